@@ -1,0 +1,265 @@
+package indexer
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+)
+
+// CatalogName is the file name of every catalog and of the agents' native indexes.
+const CatalogName = "sessions-index.json"
+
+// CatalogVersion is the schema version written into every catalog.
+const CatalogVersion = 1
+
+// Session types.
+const (
+	TypeMain     = "main"
+	TypeSubagent = "subagent"
+)
+
+// Catalog is sessionwatch's own index of one (source, project): SPEC §4.
+type Catalog struct {
+	Version   int        `json:"version"`
+	Generator string     `json:"generator"`
+	Source    string     `json:"source"`
+	Layout    string     `json:"layout"`
+	Project   string     `json:"project"`
+	UpdatedAt string     `json:"updatedAt"`
+	Sessions  []*Session `json:"sessions"`
+}
+
+// Session is one conversation as the catalog records it.
+type Session struct {
+	ID           string `json:"id"`
+	Type         string `json:"type"`
+	ParentID     string `json:"parentId,omitempty"`
+	File         string `json:"file"`
+	Title        string `json:"title,omitempty"`
+	FirstPrompt  string `json:"firstPrompt"`
+	CreatedAt    string `json:"createdAt"`
+	LastActiveAt string `json:"lastActiveAt"`
+	MessageCount int    `json:"messageCount"`
+	SizeBytes    int64  `json:"sizeBytes"`
+	Provider     string `json:"provider,omitempty"`
+	Model        string `json:"model,omitempty"`
+	GitBranch    string `json:"gitBranch,omitempty"`
+	Invalid      bool   `json:"invalid,omitempty"`
+	Corrupt      bool   `json:"corrupt,omitempty"`
+	SkippedLines int    `json:"skippedLines,omitempty"`
+	Tail         *Tail  `json:"tail,omitempty"`
+
+	// Project is the effective project (the catalog it is filed under). It is not
+	// serialized per session: the catalog's top-level project holds it.
+	Project string `json:"-"`
+	// Dir is the project directory relative to the source root that holds the
+	// session (where its native index lives); "" for layouts without one.
+	Dir string `json:"-"`
+
+	acc Accumulator // layout state behind a line unit, for native projections
+}
+
+// Tail is the internal resume state of a session's file: identity, how far it has
+// been consumed, and the layout's accumulator (flattened into the same object).
+type Tail struct {
+	Dev    uint64 `json:"dev"`
+	Ino    uint64 `json:"ino"`
+	Offset int64  `json:"offset"`
+	Mtime  int64  `json:"mtime"` // unix nanoseconds
+	Size   int64  `json:"size"`
+	// LongLine is set while the bytes from Offset on belong to a line longer than
+	// MaxLineBytes that is being skipped.
+	LongLine bool `json:"longLine,omitempty"`
+	// Fp fingerprints the bytes just before Offset, so a file truncated and regrown
+	// past Offset (same inode, no shrink seen) is detected and re-read.
+	Fp string `json:"fp,omitempty"`
+	// OwnProject is the project the session's own data names ("" if it names none).
+	OwnProject string `json:"ownProject,omitempty"`
+	// State is the layout accumulator, a JSON object merged into the tail object.
+	State json.RawMessage `json:"-"`
+}
+
+type tailFixed struct {
+	Dev        uint64 `json:"dev"`
+	Ino        uint64 `json:"ino"`
+	Offset     int64  `json:"offset"`
+	Mtime      int64  `json:"mtime"`
+	Size       int64  `json:"size"`
+	LongLine   bool   `json:"longLine,omitempty"`
+	Fp         string `json:"fp,omitempty"`
+	OwnProject string `json:"ownProject,omitempty"`
+}
+
+// tailKeys are the fixed keys of a tail object; a layout accumulator must not use them.
+var tailKeys = map[string]bool{"dev": true, "ino": true, "offset": true, "mtime": true, "size": true, "longLine": true, "fp": true, "ownProject": true}
+
+// MarshalJSON writes the fixed fields followed by the accumulator's keys.
+func (t Tail) MarshalJSON() ([]byte, error) {
+	fixed, err := json.Marshal(tailFixed{t.Dev, t.Ino, t.Offset, t.Mtime, t.Size, t.LongLine, t.Fp, t.OwnProject})
+	if err != nil {
+		return nil, err
+	}
+	st := bytes.TrimSpace(t.State)
+	if len(st) < 2 || st[0] != '{' || string(st) == "{}" {
+		return fixed, nil
+	}
+	out := make([]byte, 0, len(fixed)+len(st))
+	out = append(out, fixed[:len(fixed)-1]...)
+	out = append(out, ',')
+	out = append(out, st[1:]...)
+	return out, nil
+}
+
+// UnmarshalJSON reads the fixed fields and keeps the rest, in its original order and
+// bytes, as the accumulator state (so an untouched session re-encodes identically).
+func (t *Tail) UnmarshalJSON(data []byte) error {
+	var f tailFixed
+	if err := json.Unmarshal(data, &f); err != nil {
+		return err
+	}
+	*t = Tail{Dev: f.Dev, Ino: f.Ino, Offset: f.Offset, Mtime: f.Mtime, Size: f.Size, LongLine: f.LongLine, Fp: f.Fp, OwnProject: f.OwnProject}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if _, err := dec.Token(); err != nil { // '{'
+		return err
+	}
+	var st bytes.Buffer
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		key, _ := tok.(string)
+		var val json.RawMessage
+		if err := dec.Decode(&val); err != nil {
+			return err
+		}
+		if tailKeys[key] {
+			continue
+		}
+		if st.Len() == 0 {
+			st.WriteByte('{')
+		} else {
+			st.WriteByte(',')
+		}
+		kb, _ := marshalNoEscape(key)
+		st.Write(kb)
+		st.WriteByte(':')
+		st.Write(val)
+	}
+	if st.Len() > 0 {
+		st.WriteByte('}')
+		t.State = st.Bytes()
+	}
+	return nil
+}
+
+// SortSessions orders sessions newest first by lastActiveAt, then by id and file so
+// the order is total.
+func SortSessions(ss []*Session) {
+	sort.SliceStable(ss, func(i, j int) bool {
+		a, b := ss[i], ss[j]
+		if a.LastActiveAt != b.LastActiveAt {
+			return a.LastActiveAt > b.LastActiveAt
+		}
+		if a.ID != b.ID {
+			return a.ID < b.ID
+		}
+		return a.File < b.File
+	})
+}
+
+// Encode renders the catalog deterministically: a header, then one session per line.
+// UpdatedAt is set to the newest lastActiveAt so a rebuild reproduces it exactly.
+func (c *Catalog) Encode() ([]byte, error) {
+	SortSessions(c.Sessions)
+	c.UpdatedAt = ""
+	if len(c.Sessions) > 0 {
+		c.UpdatedAt = c.Sessions[0].LastActiveAt
+	}
+	head := *c
+	head.Sessions = nil
+	hb, err := marshalNoEscape(head)
+	if err != nil {
+		return nil, err
+	}
+	hb = bytes.TrimSuffix(hb, []byte("null}"))
+	var b bytes.Buffer
+	b.Write(hb)
+	b.WriteString("[")
+	for i, s := range c.Sessions {
+		sb, err := marshalNoEscape(s)
+		if err != nil {
+			return nil, fmt.Errorf("encode session %s: %w", s.ID, err)
+		}
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString("\n")
+		b.Write(sb)
+	}
+	if len(c.Sessions) > 0 {
+		b.WriteString("\n")
+	}
+	b.WriteString("]}\n")
+	return b.Bytes(), nil
+}
+
+// DecodeCatalog parses a catalog file's bytes.
+func DecodeCatalog(data []byte) (*Catalog, error) {
+	var c Catalog
+	if err := json.Unmarshal(data, &c); err != nil {
+		return nil, err
+	}
+	if c.Version != CatalogVersion || c.Generator != "sessionwatch" {
+		return nil, fmt.Errorf("not a sessionwatch catalog version %d", CatalogVersion)
+	}
+	for i, s := range c.Sessions {
+		if s == nil || s.ID == "" || s.File == "" {
+			return nil, fmt.Errorf("sessions[%d]: missing id or file", i)
+		}
+		s.Project = c.Project
+	}
+	return &c, nil
+}
+
+// ReadCatalog reads and parses one catalog file; errors name the file.
+func ReadCatalog(path string) (*Catalog, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	c, err := DecodeCatalog(data)
+	if err != nil {
+		return nil, fmt.Errorf("read catalog %s: %w", path, err)
+	}
+	return c, nil
+}
+
+// CatalogDir is where the catalogs of one source live.
+func CatalogDir(stateDir, source string) string {
+	return filepath.Join(stateDir, "index", source)
+}
+
+func marshalNoEscape(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+func marshalIndent(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}

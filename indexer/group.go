@@ -1,0 +1,142 @@
+package indexer
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"strings"
+
+	"github.com/sessionwatch/sessionwatch/config"
+	"github.com/sessionwatch/sessionwatch/watcher"
+)
+
+// Group is the set of indexers of every enabled source, fed by one watcher.
+type Group struct {
+	cfg      *config.Config
+	log      *slog.Logger
+	indexers []*Indexer
+}
+
+// NewGroup builds an indexer per enabled source of cfg (nothing is read yet). With
+// check set, the indexers write nothing and record differences instead.
+func NewGroup(cfg *config.Config, logger *slog.Logger, check bool) (*Group, error) {
+	g := &Group{cfg: cfg, log: logger}
+	for _, src := range cfg.Sources {
+		if !src.Enabled {
+			continue
+		}
+		ix, err := New(Options{
+			Source:      src.Name,
+			Layout:      src.Layout,
+			Root:        filepath.Clean(src.Root),
+			StateDir:    cfg.StateDir,
+			NativeIndex: src.NativeIndex,
+			Logger:      logger,
+			Check:       check,
+		})
+		if err != nil {
+			return nil, err
+		}
+		g.indexers = append(g.indexers, ix)
+	}
+	return g, nil
+}
+
+// Indexers returns the group's indexers in config order.
+func (g *Group) Indexers() []*Indexer { return g.indexers }
+
+// Indexer returns the indexer of the named source, or nil.
+func (g *Group) Indexer(source string) *Indexer {
+	for _, ix := range g.indexers {
+		if ix.opt.Source == source {
+			return ix
+		}
+	}
+	return nil
+}
+
+// Load restores every indexer from its catalogs.
+func (g *Group) Load() error {
+	var errs []error
+	for _, ix := range g.indexers {
+		if err := ix.Load(); err != nil {
+			errs = append(errs, fmt.Errorf("source %s: %w", ix.opt.Source, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// ReconcileAll reconciles every source.
+func (g *Group) ReconcileAll() error {
+	var errs []error
+	for _, ix := range g.indexers {
+		if err := ix.Reconcile(); err != nil {
+			errs = append(errs, fmt.Errorf("source %s: %w", ix.opt.Source, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// WatchRoots describes what the watcher must watch for this group.
+func (g *Group) WatchRoots() []watcher.Root {
+	var roots []watcher.Root
+	for _, ix := range g.indexers {
+		ix := ix
+		r := watcher.Root{Path: ix.opt.Root, IsFile: ix.rootRel != ""}
+		if !r.IsFile {
+			r.SkipDir = func(dir string) bool {
+				rel, ok := ix.relOf(dir)
+				return ok && rel != "." && ix.layout.SkipDir(rel)
+			}
+		}
+		roots = append(roots, r)
+	}
+	return roots
+}
+
+// Ignore reports whether a path is one of sessionwatch's own files that events can
+// be dropped for: temp files and anything under the state or archive directory.
+func (g *Group) Ignore(path string) bool {
+	if strings.HasPrefix(filepath.Base(path), TempPrefix) {
+		return true
+	}
+	for _, d := range []string{g.cfg.StateDir, g.cfg.ArchiveDir} {
+		if d != "" && (path == d || strings.HasPrefix(path, d+string(filepath.Separator))) {
+			return true
+		}
+	}
+	return false
+}
+
+// Apply hands one watcher batch to the indexers it concerns.
+func (g *Group) Apply(b watcher.Batch) error {
+	var errs []error
+	for _, ix := range g.indexers {
+		rescan := false
+		for _, r := range b.Rescan {
+			if filepath.Clean(r) == ix.opt.Root {
+				rescan = true
+			}
+		}
+		if rescan {
+			if err := ix.Reconcile(); err != nil {
+				errs = append(errs, fmt.Errorf("source %s: %w", ix.opt.Source, err))
+			}
+			continue
+		}
+		var mine []string
+		for _, p := range b.Paths {
+			if _, ok := ix.relOf(p); ok {
+				mine = append(mine, p)
+			}
+		}
+		if len(mine) == 0 {
+			continue
+		}
+		if err := ix.Update(mine); err != nil {
+			errs = append(errs, fmt.Errorf("source %s: %w", ix.opt.Source, err))
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,879 @@
+package indexer
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Options configures the Indexer of one source.
+type Options struct {
+	Source      string // source name: the catalog directory <state>/index/<source>
+	Layout      string // layout name
+	Root        string // absolute root of the store
+	StateDir    string // sessionwatch's state directory
+	NativeIndex bool   // maintain the layout's native index, if it has one
+	Logger      *slog.Logger
+	// Check makes the indexer write nothing: every write or removal it would make is
+	// recorded as a difference instead (reindex --check).
+	Check bool
+}
+
+// Stats are counters of one Indexer.
+type Stats struct {
+	Sessions      int   // sessions in the catalog
+	Projects      int   // projects with at least one session
+	Bytes         int64 // total size of the sessions
+	BytesRead     int64 // bytes read from session files since start
+	SkippedLines  int   // invalid or over-long lines in the current sessions
+	Reconciles    int   // full reconciles since start
+	CatalogWrites int   // catalog files written or removed since start
+	NativeWrites  int   // native index files written or removed since start
+}
+
+// Difference is one file a rebuild would change (reindex --check).
+type Difference struct {
+	Path   string
+	Change string // "write" (missing or different) or "remove" (should not exist)
+	Want   []byte // for "write": the content a rebuild produces
+}
+
+// Indexer maintains the catalogs (and native indexes) of one source. All methods
+// are safe for concurrent use; a single mutex serializes them.
+type Indexer struct {
+	opt     Options
+	log     *slog.Logger
+	layout  Layout
+	rootDir string // directory units are relative to (the root, or its parent for a file root)
+	rootRel string // for a file root: the root's base name; "" otherwise
+
+	mu            sync.Mutex
+	units         map[string]*unit  // by unit path relative to rootDir
+	outputs       map[string]output // files this indexer wrote, by absolute path
+	keys          map[string]string // project → catalog key last written
+	dirtyDirs     map[string]bool
+	dirtyProjects map[string]bool
+	diffs         []Difference
+	stats         Stats
+}
+
+type unit struct {
+	rel      string
+	kind     UnitKind
+	tail     Tail
+	acc      Accumulator
+	skipped  int
+	sessions []*Session
+}
+
+type output struct {
+	sum   [32]byte
+	size  int64
+	mtime int64
+	ino   uint64
+}
+
+// fileRoot is implemented by layouts whose root is one file (hyperyolo).
+type fileRoot interface{ RootIsFile() bool }
+
+// New prepares an Indexer; it reads and writes nothing until Load or Reconcile.
+func New(opt Options) (*Indexer, error) {
+	l, err := LookupLayout(opt.Layout)
+	if err != nil {
+		return nil, fmt.Errorf("source %s: %w", opt.Source, err)
+	}
+	if opt.Logger == nil {
+		opt.Logger = slog.New(slog.DiscardHandler)
+	}
+	ix := &Indexer{
+		opt:           opt,
+		log:           opt.Logger.With("component", "indexer", "source", opt.Source),
+		layout:        l,
+		rootDir:       opt.Root,
+		units:         map[string]*unit{},
+		outputs:       map[string]output{},
+		keys:          map[string]string{},
+		dirtyDirs:     map[string]bool{},
+		dirtyProjects: map[string]bool{},
+	}
+	if fr, ok := l.(fileRoot); ok && fr.RootIsFile() {
+		ix.rootDir = filepath.Dir(opt.Root)
+		ix.rootRel = filepath.Base(opt.Root)
+	}
+	return ix, nil
+}
+
+// Layout returns the indexer's layout.
+func (ix *Indexer) Layout() Layout { return ix.layout }
+
+// Options returns the options the indexer was made with.
+func (ix *Indexer) Options() Options { return ix.opt }
+
+// Load restores the indexer's state from the catalogs in the state directory, so a
+// restart resumes every file at its stored offset. Unreadable catalogs are skipped
+// (and rebuilt by the next Reconcile).
+func (ix *Indexer) Load() error {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	dir := CatalogDir(ix.opt.StateDir, ix.opt.Source)
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("load catalogs: %w", err)
+	}
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		CleanTemp(filepath.Join(dir, e.Name()))
+		path := filepath.Join(dir, e.Name(), CatalogName)
+		data, err := os.ReadFile(path)
+		if err != nil {
+			continue
+		}
+		c, err := DecodeCatalog(data)
+		if err != nil || c.Source != ix.opt.Source || c.Layout != ix.layout.Name() {
+			ix.log.Warn("catalog unreadable, rebuilding", "file", path, "err", err)
+			continue
+		}
+		ix.recordOutput(path, data)
+		ix.keys[c.Project] = e.Name()
+		for _, s := range c.Sessions {
+			ix.restoreLocked(s)
+		}
+	}
+	return nil
+}
+
+func (ix *Indexer) restoreLocked(s *Session) {
+	if s.Tail == nil {
+		return
+	}
+	rel, ok := ix.relOf(s.File)
+	if !ok {
+		return
+	}
+	urel, kind := ix.layout.Classify(rel)
+	if kind == UnitNone {
+		return
+	}
+	u := ix.units[urel]
+	if u == nil {
+		u = &unit{rel: urel, kind: kind, tail: *s.Tail}
+		u.tail.State = nil
+		u.tail.OwnProject = ""
+		ix.units[urel] = u
+	}
+	if kind == UnitLines {
+		ll, ok := ix.layout.(LineLayout)
+		if !ok {
+			return
+		}
+		acc := ll.NewAccumulator(urel)
+		if len(s.Tail.State) > 0 && json.Unmarshal(s.Tail.State, acc) != nil {
+			delete(ix.units, urel) // re-read from scratch
+			return
+		}
+		u.acc = acc
+		u.skipped = s.SkippedLines
+		s.acc = acc
+	}
+	s.Dir = ix.layout.ProjectDir(urel)
+	u.sessions = append(u.sessions, s)
+}
+
+// relOf maps an absolute path to a slash-separated path relative to rootDir.
+func (ix *Indexer) relOf(path string) (string, bool) {
+	rel, err := filepath.Rel(ix.rootDir, path)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", false
+	}
+	return filepath.ToSlash(rel), true
+}
+
+// Reconcile walks the whole source and brings the catalog in line with the files:
+// unchanged files cost one stat, changed ones are read from their stored offset, and
+// files that are gone leave the catalog. Every catalog and native index is verified
+// and stale ones are removed.
+func (ix *Indexer) Reconcile() error {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	ix.stats.Reconciles++
+	natives, err := ix.walkLocked(".")
+	for _, u := range ix.units {
+		for _, s := range u.sessions {
+			ix.dirtyDirs[s.Dir] = true
+			ix.dirtyProjects[s.Project] = true
+		}
+	}
+	for d := range natives {
+		ix.dirtyDirs[d] = true
+	}
+	for p := range ix.keys {
+		ix.dirtyProjects[p] = true
+	}
+	if ferr := ix.flushLocked(); ferr != nil && err == nil {
+		err = ferr
+	}
+	ix.sweepCatalogsLocked()
+	return err
+}
+
+// Update re-examines the given absolute paths (files or directories, existing or
+// not) and writes whatever catalogs and native indexes changed.
+func (ix *Indexer) Update(paths []string) error {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	var errs []error
+	for _, p := range paths {
+		rel, ok := ix.relOf(p)
+		if !ok {
+			continue
+		}
+		if err := ix.updatePathLocked(rel); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := ix.flushLocked(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+func (ix *Indexer) updatePathLocked(rel string) error {
+	if strings.HasPrefix(pathBase(rel), TempPrefix) {
+		return nil
+	}
+	if ix.rootRel != "" && rel != ix.rootRel && rel != "." {
+		return nil // a file root: only the file itself matters
+	}
+	if pathBase(rel) == CatalogName {
+		ix.dirtyDirs[pathDir(rel)] = true
+		return nil
+	}
+	fi, err := os.Lstat(filepath.Join(ix.rootDir, filepath.FromSlash(rel)))
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("stat %s: %w", filepath.Join(ix.rootDir, rel), err)
+		}
+		// Gone: forget it and everything under it, and re-check the unit it fed.
+		for urel := range ix.units {
+			if urel == rel || rel == "." || strings.HasPrefix(urel, rel+"/") {
+				ix.removeUnitLocked(urel)
+			}
+		}
+		if urel, kind := ix.layout.Classify(rel); kind != UnitNone && urel != rel {
+			return ix.updateUnitLocked(urel, kind)
+		}
+		return nil
+	}
+	if fi.IsDir() && ix.rootRel == "" {
+		_, err := ix.walkLocked(rel)
+		return err
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		return nil
+	}
+	if urel, kind := ix.layout.Classify(rel); kind != UnitNone {
+		return ix.updateUnitLocked(urel, kind)
+	}
+	return nil
+}
+
+// walkLocked reconciles the subtree at rel ("." for all): every unit found is
+// updated, every known unit below rel that was not found is removed. It returns the
+// project dirs that hold a native index file.
+func (ix *Indexer) walkLocked(rel string) (map[string]bool, error) {
+	seen := map[string]bool{}
+	natives := map[string]bool{}
+	var walkErr error
+	if ix.rootRel != "" {
+		if urel, kind := ix.layout.Classify(ix.rootRel); kind != UnitNone {
+			if _, err := os.Lstat(ix.opt.Root); err == nil {
+				seen[urel] = true
+				walkErr = ix.updateUnitLocked(urel, kind)
+			}
+		}
+	} else {
+		start := filepath.Join(ix.rootDir, filepath.FromSlash(rel))
+		err := filepath.WalkDir(start, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				if p == start && errors.Is(err, fs.ErrNotExist) {
+					return nil
+				}
+				ix.log.Warn("walk error", "path", p, "err", err)
+				if d != nil && d.IsDir() {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			r, _ := ix.relOf(p)
+			if d.Type()&fs.ModeSymlink != 0 {
+				return nil // never followed
+			}
+			if d.IsDir() {
+				if r != "." && ix.layout.SkipDir(r) {
+					if urel, kind := ix.layout.Classify(r); kind != UnitNone {
+						seen[urel] = true
+						ix.updateUnitLocked(urel, kind)
+					}
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			name := d.Name()
+			if name == CatalogName {
+				natives[pathDir(r)] = true
+				return nil
+			}
+			if strings.HasPrefix(name, TempPrefix) {
+				return nil
+			}
+			urel, kind := ix.layout.Classify(r)
+			if kind == UnitNone || seen[urel] {
+				return nil
+			}
+			seen[urel] = true
+			if err := ix.updateUnitLocked(urel, kind); err != nil {
+				ix.log.Warn("index failed", "file", p, "err", err)
+			}
+			return nil
+		})
+		if err != nil {
+			walkErr = err
+		}
+	}
+	for urel := range ix.units {
+		if seen[urel] {
+			continue
+		}
+		if rel == "." || urel == rel || strings.HasPrefix(urel, rel+"/") {
+			ix.removeUnitLocked(urel)
+		}
+	}
+	for d := range natives {
+		ix.dirtyDirs[d] = true
+	}
+	return natives, walkErr
+}
+
+func (ix *Indexer) removeUnitLocked(urel string) {
+	u := ix.units[urel]
+	if u == nil {
+		return
+	}
+	ix.setSessionsLocked(u, nil)
+	delete(ix.units, urel)
+}
+
+func (ix *Indexer) setSessionsLocked(u *unit, ss []*Session) {
+	for _, s := range u.sessions {
+		ix.dirtyDirs[s.Dir] = true
+		ix.dirtyProjects[s.Project] = true
+	}
+	for _, s := range ss {
+		ix.dirtyDirs[s.Dir] = true
+	}
+	u.sessions = ss
+}
+
+func statIdentity(fi fs.FileInfo) (dev, ino uint64) {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Dev), uint64(st.Ino)
+	}
+	return 0, 0
+}
+
+// updateUnitLocked brings one unit up to date with its file.
+func (ix *Indexer) updateUnitLocked(urel string, kind UnitKind) error {
+	path := filepath.Join(ix.rootDir, filepath.FromSlash(urel))
+	switch kind {
+	case UnitLines:
+		return ix.updateLinesLocked(urel, path)
+	case UnitDocument:
+		return ix.updateDocumentLocked(urel, path)
+	}
+	return nil
+}
+
+func (ix *Indexer) updateLinesLocked(urel, path string) error {
+	ll, ok := ix.layout.(LineLayout)
+	if !ok {
+		return fmt.Errorf("layout %s has no line parser", ix.layout.Name())
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ELOOP) {
+			ix.removeUnitLocked(urel)
+			return nil
+		}
+		return fmt.Errorf("open %s: %w", path, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("stat %s: %w", path, err)
+	}
+	if !fi.Mode().IsRegular() {
+		ix.removeUnitLocked(urel)
+		return nil
+	}
+	dev, ino := statIdentity(fi)
+	u := ix.units[urel]
+	if u == nil {
+		u = &unit{rel: urel, kind: UnitLines}
+		ix.units[urel] = u
+	}
+	mtime := fi.ModTime().UnixNano()
+	if u.acc != nil && u.tail.Dev == dev && u.tail.Ino == ino && u.tail.Size == fi.Size() && u.tail.Mtime == mtime && fi.Size() >= u.tail.Offset {
+		return nil // unchanged: stat only
+	}
+	reset := u.acc == nil || u.tail.Dev != dev || u.tail.Ino != ino || fi.Size() < u.tail.Offset
+	if !reset && u.tail.Offset > 0 {
+		// Same inode, no shrink seen: make sure the consumed bytes are still there
+		// (a truncate-and-regrow between two looks leaves the size past the offset).
+		fp, n, err := Fingerprint(f, u.tail.Offset)
+		ix.stats.BytesRead += n
+		if err != nil {
+			return fmt.Errorf("read %s: %w", path, err)
+		}
+		reset = fp != u.tail.Fp
+	}
+	if reset {
+		// New, replaced or truncated: read from the start.
+		u.acc = ll.NewAccumulator(urel)
+		u.tail = Tail{Dev: dev, Ino: ino}
+		u.skipped = 0
+	}
+	acc := u.acc
+	st, err := ReadLines(f, &u.tail, func(line []byte) {
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 {
+			return
+		}
+		if line[0] != '{' || acc.Line(line) != nil {
+			u.skipped++
+		}
+	})
+	ix.stats.BytesRead += st.BytesRead
+	u.skipped += st.Long
+	if err != nil {
+		return fmt.Errorf("read %s: %w", path, err)
+	}
+	size := fi.Size()
+	if end := u.tail.Offset; end > size {
+		size = end
+	}
+	u.tail.Size = size
+	u.tail.Mtime = mtime
+	fp, n, err := Fingerprint(f, u.tail.Offset)
+	ix.stats.BytesRead += n
+	if err != nil {
+		return fmt.Errorf("read %s: %w", path, err)
+	}
+	u.tail.Fp = fp
+	ix.summarizeLinesLocked(u, path)
+	return nil
+}
+
+func (ix *Indexer) summarizeLinesLocked(u *unit, path string) {
+	t := u.tail
+	s := &Session{File: path, SizeBytes: t.Size, SkippedLines: u.skipped, Tail: &t}
+	u.acc.Summarize(s, FileFacts{Root: ix.rootDir, Unit: u.rel, Path: path, Size: t.Size, Mtime: time.Unix(0, t.Mtime)})
+	s.Dir = ix.layout.ProjectDir(u.rel)
+	st, err := marshalNoEscape(u.acc)
+	if err == nil && string(st) != "{}" {
+		s.Tail.State = st
+	}
+	s.acc = u.acc
+	if len(u.sessions) == 1 {
+		s.Project = u.sessions[0].Project
+	}
+	ix.setSessionsLocked(u, []*Session{s})
+}
+
+func (ix *Indexer) updateDocumentLocked(urel, path string) error {
+	dl, ok := ix.layout.(DocumentLayout)
+	if !ok {
+		return fmt.Errorf("layout %s has no document parser", ix.layout.Name())
+	}
+	fi, err := os.Lstat(path)
+	if err != nil || !fi.Mode().IsRegular() {
+		if err == nil || errors.Is(err, fs.ErrNotExist) {
+			ix.removeUnitLocked(urel)
+			return nil
+		}
+		return fmt.Errorf("stat %s: %w", path, err)
+	}
+	dev, ino := statIdentity(fi)
+	mtime := fi.ModTime().UnixNano()
+	u := ix.units[urel]
+	if u != nil && u.tail.Dev == dev && u.tail.Ino == ino && u.tail.Size == fi.Size() && u.tail.Mtime == mtime {
+		return nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", path, err)
+	}
+	ix.stats.BytesRead += int64(len(data))
+	facts := FileFacts{Root: ix.rootDir, Unit: urel, Path: path, Size: int64(len(data)), Mtime: fi.ModTime()}
+	ss, err := dl.ParseDocument(facts, data)
+	if err != nil {
+		// Keep what we had: a half-written document must not drop sessions.
+		return fmt.Errorf("parse %s: %w", path, err)
+	}
+	if u == nil {
+		u = &unit{rel: urel, kind: UnitDocument}
+		ix.units[urel] = u
+	}
+	u.tail = Tail{Dev: dev, Ino: ino, Size: int64(len(data)), Offset: int64(len(data)), Mtime: mtime}
+	old := map[string]string{}
+	for _, s := range u.sessions {
+		old[s.ID] = s.Project
+	}
+	for _, s := range ss {
+		t := u.tail
+		if s.Tail != nil {
+			t.State, t.OwnProject = s.Tail.State, s.Tail.OwnProject
+		}
+		s.Tail = &t
+		if s.File == "" {
+			s.File = path
+		}
+		if s.SizeBytes == 0 {
+			s.SizeBytes = int64(len(data))
+		}
+		s.Project = old[s.ID]
+		s.Dir = ix.layout.ProjectDir(urel)
+	}
+	ix.setSessionsLocked(u, ss)
+	return nil
+}
+
+// flushLocked resolves projects for dirty project dirs and writes the catalogs and
+// native indexes whose content changed.
+func (ix *Indexer) flushLocked() error {
+	if len(ix.dirtyDirs) == 0 && len(ix.dirtyProjects) == 0 {
+		return nil
+	}
+	byDir := map[string][]*unit{}
+	for _, u := range ix.units {
+		for _, s := range u.sessions {
+			if us := byDir[s.Dir]; ix.dirtyDirs[s.Dir] && (len(us) == 0 || us[len(us)-1] != u) {
+				byDir[s.Dir] = append(us, u)
+			}
+		}
+	}
+	var errs []error
+	for dir := range ix.dirtyDirs {
+		us := byDir[dir]
+		sort.Slice(us, func(i, j int) bool { return us[i].rel < us[j].rel })
+		fallback := ""
+		var dirSessions []*Session
+		for _, u := range us {
+			for _, s := range u.sessions {
+				if s.Dir != dir {
+					continue
+				}
+				dirSessions = append(dirSessions, s)
+				if fallback == "" {
+					fallback = s.Tail.OwnProject
+				}
+			}
+		}
+		if fallback == "" && dir != "" && len(dirSessions) > 0 {
+			if r, ok := ix.layout.(ProjectResolver); ok {
+				fallback = r.DirProject(ix.rootDir, dir)
+			}
+		}
+		for _, s := range dirSessions {
+			p := firstNonEmpty(s.Tail.OwnProject, fallback)
+			if p != s.Project {
+				ix.dirtyProjects[s.Project] = true
+				s.Project = p
+			}
+			ix.dirtyProjects[p] = true
+		}
+		if err := ix.writeNativeLocked(dir, dirSessions); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	clear(ix.dirtyDirs)
+	if len(ix.dirtyProjects) > 0 {
+		if err := ix.writeCatalogsLocked(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	clear(ix.dirtyProjects)
+	return errors.Join(errs...)
+}
+
+func (ix *Indexer) writeNativeLocked(dir string, ss []*Session) error {
+	ni, ok := ix.layout.(NativeIndexer)
+	if !ok || !ix.opt.NativeIndex || dir == "" {
+		return nil
+	}
+	path := filepath.Join(ix.rootDir, filepath.FromSlash(dir), CatalogName)
+	if len(ss) == 0 {
+		if ix.removeOutputLocked(path) {
+			ix.stats.NativeWrites++
+		}
+		return nil
+	}
+	SortSessions(ss)
+	data, err := ni.NativeIndex(ix.rootDir, dir, ss)
+	if err != nil {
+		return fmt.Errorf("render native index %s: %w", path, err)
+	}
+	wrote, err := ix.writeOutputLocked(path, data)
+	if wrote {
+		ix.stats.NativeWrites++
+	}
+	return err
+}
+
+// writeCatalogsLocked writes the catalog of every dirty project, assigning catalog
+// keys: the Wave encoding of the project, made unique with a hash suffix when two
+// projects encode alike.
+func (ix *Indexer) writeCatalogsLocked() error {
+	byProject := map[string][]*Session{}
+	for _, u := range ix.units {
+		for _, s := range u.sessions {
+			byProject[s.Project] = append(byProject[s.Project], s)
+		}
+	}
+	keys := catalogKeys(byProject)
+	// A project whose key changed, or that vanished, loses its old file unless
+	// another project now owns that key (then it is rewritten below).
+	for p, old := range ix.keys {
+		if keys[p] == old {
+			continue
+		}
+		if p2 := ownerOf(keys, old); p2 != "" {
+			ix.dirtyProjects[p2] = true
+			continue
+		}
+		if ix.removeOutputLocked(filepath.Join(CatalogDir(ix.opt.StateDir, ix.opt.Source), old, CatalogName)) {
+			ix.stats.CatalogWrites++
+		}
+		ix.removeDirLocked(filepath.Join(CatalogDir(ix.opt.StateDir, ix.opt.Source), old))
+	}
+	for p, k := range keys {
+		if ix.keys[p] != k {
+			ix.dirtyProjects[p] = true
+		}
+	}
+	var errs []error
+	for p := range ix.dirtyProjects {
+		ss := byProject[p]
+		if len(ss) == 0 {
+			continue
+		}
+		c := &Catalog{Version: CatalogVersion, Generator: "sessionwatch", Source: ix.opt.Source, Layout: ix.layout.Name(), Project: p, Sessions: ss}
+		data, err := c.Encode()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("encode catalog of %q: %w", p, err))
+			continue
+		}
+		path := filepath.Join(CatalogDir(ix.opt.StateDir, ix.opt.Source), keys[p], CatalogName)
+		wrote, err := ix.writeOutputLocked(path, data)
+		if wrote {
+			ix.stats.CatalogWrites++
+		}
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	ix.keys = keys
+	ix.stats.Projects = len(byProject)
+	ix.stats.Sessions, ix.stats.Bytes, ix.stats.SkippedLines = 0, 0, 0
+	for _, ss := range byProject {
+		for _, s := range ss {
+			ix.stats.Sessions++
+			ix.stats.Bytes += s.SizeBytes
+			ix.stats.SkippedLines += s.SkippedLines
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func ownerOf(keys map[string]string, key string) string {
+	for p, k := range keys {
+		if k == key {
+			return p
+		}
+	}
+	return ""
+}
+
+// catalogKeys assigns every project its catalog directory name (SPEC §1).
+func catalogKeys(byProject map[string][]*Session) map[string]string {
+	byBase := map[string][]string{}
+	for p := range byProject {
+		b := ProjectKey(p)
+		byBase[b] = append(byBase[b], p)
+	}
+	keys := map[string]string{}
+	for b, ps := range byBase {
+		sort.Strings(ps)
+		keys[ps[0]] = b
+		for _, p := range ps[1:] {
+			sum := sha256.Sum256([]byte(p))
+			keys[p] = fmt.Sprintf("%s-%x", b, sum[:4])
+		}
+	}
+	return keys
+}
+
+// ProjectKey is the catalog directory name of a project: its Wave encoding, or "_"
+// for the empty project.
+func ProjectKey(project string) string {
+	if project == "" {
+		return "_"
+	}
+	return EncodeProject(project)
+}
+
+// sweepCatalogsLocked removes catalog directories that no project owns any more.
+func (ix *Indexer) sweepCatalogsLocked() {
+	dir := CatalogDir(ix.opt.StateDir, ix.opt.Source)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	owned := map[string]bool{}
+	for _, k := range ix.keys {
+		owned[k] = true
+	}
+	for _, e := range entries {
+		if !e.IsDir() || owned[e.Name()] {
+			continue
+		}
+		if ix.removeOutputLocked(filepath.Join(dir, e.Name(), CatalogName)) {
+			ix.stats.CatalogWrites++
+		}
+		ix.removeDirLocked(filepath.Join(dir, e.Name()))
+	}
+}
+
+// writeOutputLocked writes data to path unless the file already holds exactly that.
+// It reports whether it wrote (in check mode: whether it would have).
+func (ix *Indexer) writeOutputLocked(path string, data []byte) (bool, error) {
+	sum := sha256.Sum256(data)
+	if o, ok := ix.outputs[path]; ok && o.sum == sum {
+		if fi, err := os.Stat(path); err == nil && fi.Size() == o.size && fi.ModTime().UnixNano() == o.mtime {
+			if _, ino := statIdentity(fi); ino == o.ino {
+				return false, nil
+			}
+		}
+	}
+	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, data) {
+		ix.recordOutput(path, data)
+		return false, nil
+	}
+	if ix.opt.Check {
+		ix.diffs = append(ix.diffs, Difference{Path: path, Change: "write", Want: data})
+		return true, nil
+	}
+	if err := WriteFileAtomic(path, data); err != nil {
+		delete(ix.outputs, path)
+		return false, err
+	}
+	ix.recordOutput(path, data)
+	return true, nil
+}
+
+func (ix *Indexer) recordOutput(path string, data []byte) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return
+	}
+	_, ino := statIdentity(fi)
+	ix.outputs[path] = output{sum: sha256.Sum256(data), size: fi.Size(), mtime: fi.ModTime().UnixNano(), ino: ino}
+}
+
+// removeOutputLocked removes a generated file if it exists; it reports whether it did.
+func (ix *Indexer) removeOutputLocked(path string) bool {
+	delete(ix.outputs, path)
+	if _, err := os.Lstat(path); err != nil {
+		return false
+	}
+	if ix.opt.Check {
+		ix.diffs = append(ix.diffs, Difference{Path: path, Change: "remove"})
+		return true
+	}
+	if err := os.Remove(path); err != nil {
+		ix.log.Warn("remove failed", "file", path, "err", err)
+		return false
+	}
+	return true
+}
+
+func (ix *Indexer) removeDirLocked(dir string) {
+	if ix.opt.Check {
+		return
+	}
+	CleanTemp(dir)
+	os.Remove(dir) // only if empty
+}
+
+// Sessions returns a snapshot of every session of the source.
+func (ix *Indexer) Sessions() []*Session {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	var out []*Session
+	for _, u := range ix.units {
+		for _, s := range u.sessions {
+			c := *s
+			out = append(out, &c)
+		}
+	}
+	SortSessions(out)
+	return out
+}
+
+// Stats returns the indexer's counters.
+func (ix *Indexer) Stats() Stats {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	return ix.stats
+}
+
+// Differences returns what a Check-mode indexer found.
+func (ix *Indexer) Differences() []Difference {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	out := append([]Difference(nil), ix.diffs...)
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out
+}
+
+// Root returns the source root.
+func (ix *Indexer) Root() string { return ix.opt.Root }
+
+func pathBase(rel string) string {
+	if i := strings.LastIndexByte(rel, '/'); i >= 0 {
+		return rel[i+1:]
+	}
+	return rel
+}
+
+func pathDir(rel string) string {
+	if i := strings.LastIndexByte(rel, '/'); i >= 0 {
+		return rel[:i]
+	}
+	return ""
+}

@@ -1,0 +1,501 @@
+package indexer
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io/fs"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+var fixedMtime = time.Date(2026, 3, 5, 12, 0, 0, 0, time.UTC)
+
+// copyTree copies src into dst and gives every file fixedMtime.
+func copyTree(t *testing.T, src, dst string) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o700)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(target, data, 0o600); err != nil {
+			return err
+		}
+		return os.Chtimes(target, fixedMtime, fixedMtime)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func newTestIndexer(t *testing.T, root, state string, check bool) *Indexer {
+	t.Helper()
+	ix, err := New(Options{Source: "wave", Layout: "wave", Root: root, StateDir: state, NativeIndex: true, Check: check})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ix
+}
+
+// normalizeCatalog zeroes the machine-specific tail fields and replaces root.
+func normalizeCatalog(t *testing.T, data []byte, root string) []byte {
+	t.Helper()
+	c, err := DecodeCatalog(data)
+	if err != nil {
+		t.Fatalf("decode catalog: %v\n%s", err, data)
+	}
+	for _, s := range c.Sessions {
+		s.Tail.Dev, s.Tail.Ino = 0, 0
+	}
+	out, err := c.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bytes.ReplaceAll(out, []byte(root), []byte("$ROOT"))
+}
+
+func checkGolden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("read golden (run go test -update): %v", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs:\ngot:\n%s\nwant:\n%s", path, got, want)
+	}
+}
+
+func TestWaveGolden(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "projects")
+	state := t.TempDir()
+	copyTree(t, "testdata/wave/basic/store", root)
+	ix := newTestIndexer(t, root, state, false)
+	if err := ix.Reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ key, golden string }{
+		{EncodeProject("/home/u/proj"), "catalog-proj.json"},
+		{EncodeProject("/home/u/other app"), "catalog-other.json"},
+	} {
+		data, err := os.ReadFile(filepath.Join(state, "index", "wave", c.key, CatalogName))
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkGolden(t, filepath.Join("testdata/wave/basic", c.golden), normalizeCatalog(t, data, root))
+	}
+	for _, c := range []struct{ dir, golden string }{
+		{"home-u-proj", "native-proj.json"},
+		{"home-u-other_app", "native-other.json"},
+	} {
+		data, err := os.ReadFile(filepath.Join(root, c.dir, CatalogName))
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkGolden(t, filepath.Join("testdata/wave/basic", c.golden), data)
+	}
+	// The files it wrote are private.
+	fi, err := os.Stat(filepath.Join(state, "index", "wave", EncodeProject("/home/u/proj"), CatalogName))
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("catalog mode = %v (%v), want 0600", fi.Mode().Perm(), err)
+	}
+	assertConverged(t, root, state)
+}
+
+// assertConverged checks that a from-scratch rebuild would change nothing.
+func assertConverged(t *testing.T, root, state string) {
+	t.Helper()
+	chk := newTestIndexer(t, root, state, true)
+	if err := chk.Reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	if d := chk.Differences(); len(d) > 0 {
+		for _, x := range d {
+			data, _ := os.ReadFile(x.Path)
+			t.Errorf("rebuild differs: %s %s\n%s", x.Change, x.Path, lineDiff(string(data), string(x.Want)))
+		}
+	}
+}
+
+const uuidA = "aaaaaaaa-0000-4000-8000-000000000001"
+
+func msg(ts, text string) string {
+	return fmt.Sprintf(`{"timestamp":%q,"id":"x","role":"user","blocks":[{"type":"text","content":%q}]}`+"\n", ts, text)
+}
+
+func readCatalogAt(t *testing.T, state, project string) *Catalog {
+	t.Helper()
+	c, err := ReadCatalog(filepath.Join(state, "index", "wave", ProjectKey(project), CatalogName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestIndexerIncrementalAndRestart(t *testing.T) {
+	root, state := t.TempDir(), t.TempDir()
+	dir := filepath.Join(root, "p")
+	os.MkdirAll(dir, 0o700)
+	file := filepath.Join(dir, uuidA+".jsonl")
+	header := `{"type":"metadata","workdir":"/w/p","createdAt":"2026-01-01T00:00:00Z"}` + "\n"
+	big := strings.Repeat(msg("2026-01-01T00:00:01Z", strings.Repeat("y", 1000)), 2000)
+	appendFile(t, file, header+big)
+
+	ix := newTestIndexer(t, root, state, false)
+	if err := ix.Reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	// Reading costs the bytes themselves plus the fingerprint window before the new
+	// offset; an incremental read also re-verifies the window before the old offset.
+	if got, want := ix.Stats().BytesRead, int64(len(header)+len(big)+fpWindow); got != want {
+		t.Fatalf("cold read %d bytes, want %d", got, want)
+	}
+	line := msg("2026-01-02T00:00:00Z", "hello")
+	appendFile(t, file, line)
+	before := ix.Stats().BytesRead
+	if err := ix.Update([]string{file}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := ix.Stats().BytesRead-before, int64(len(line)+2*fpWindow); got != want {
+		t.Errorf("append read %d bytes, want %d", got, want)
+	}
+	c := readCatalogAt(t, state, "/w/p")
+	if c.Sessions[0].LastActiveAt != "2026-01-02T00:00:00.000Z" || c.Sessions[0].MessageCount != 2001 {
+		t.Errorf("after append: lastActive %s count %d", c.Sessions[0].LastActiveAt, c.Sessions[0].MessageCount)
+	}
+
+	// Restart: nothing changed → only stats; then an append reads only itself.
+	ix2 := newTestIndexer(t, root, state, false)
+	if err := ix2.Load(); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix2.Reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	if got := ix2.Stats().BytesRead; got != 0 {
+		t.Errorf("restart re-read %d bytes of unchanged files, want 0", got)
+	}
+	if w := ix2.Stats().CatalogWrites + ix2.Stats().NativeWrites; w != 0 {
+		t.Errorf("restart rewrote %d unchanged files", w)
+	}
+	line2 := msg("2026-01-03T00:00:00Z", "again")
+	appendFile(t, file, line2)
+	ix3 := newTestIndexer(t, root, state, false)
+	ix3.Load()
+	if err := ix3.Reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := ix3.Stats().BytesRead, int64(len(line2)+2*fpWindow); got != want {
+		t.Errorf("restart after append read %d bytes, want %d", got, want)
+	}
+	assertConverged(t, root, state)
+}
+
+func TestIndexerTruncateReplaceDelete(t *testing.T) {
+	root, state := t.TempDir(), t.TempDir()
+	dir := filepath.Join(root, "p")
+	os.MkdirAll(dir, 0o700)
+	file := filepath.Join(dir, uuidA+".jsonl")
+	appendFile(t, file, msg("2026-01-01T00:00:00Z", "one")+msg("2026-01-01T00:00:01Z", "two"))
+	ix := newTestIndexer(t, root, state, false)
+	ix.Reconcile()
+
+	// Truncate and write less: re-read from 0.
+	os.WriteFile(file, []byte(msg("2026-01-05T00:00:00Z", "new")), 0o600)
+	ix.Update([]string{file})
+	s := ix.Sessions()[0]
+	if s.FirstPrompt != "new" || s.MessageCount != 1 {
+		t.Errorf("after truncate: prompt %q count %d, want new/1", s.FirstPrompt, s.MessageCount)
+	}
+	// Replace by rename with a longer file: a new inode is re-read from 0.
+	tmp := filepath.Join(root, "tmp")
+	os.WriteFile(tmp, []byte(msg("2026-01-06T00:00:00Z", "replaced")+msg("2026-01-06T00:00:01Z", "x")+msg("2026-01-06T00:00:02Z", "y")), 0o600)
+	os.Rename(tmp, file)
+	ix.Update([]string{file})
+	s = ix.Sessions()[0]
+	if s.FirstPrompt != "replaced" || s.MessageCount != 3 {
+		t.Errorf("after replace: prompt %q count %d, want replaced/3", s.FirstPrompt, s.MessageCount)
+	}
+	native := filepath.Join(dir, CatalogName)
+	if _, err := os.Stat(native); err != nil {
+		t.Fatalf("native index missing: %v", err)
+	}
+	// Delete: the session leaves the catalog; the dir's native index goes too.
+	os.Remove(file)
+	ix.Update([]string{file})
+	if n := len(ix.Sessions()); n != 0 {
+		t.Errorf("after delete: %d sessions, want 0", n)
+	}
+	if _, err := os.Stat(native); !os.IsNotExist(err) {
+		t.Errorf("native index of an emptied dir still exists (%v)", err)
+	}
+	if ents, _ := os.ReadDir(filepath.Join(state, "index", "wave")); len(ents) != 0 {
+		t.Errorf("catalog dirs left after the last session went: %v", ents)
+	}
+	assertConverged(t, root, state)
+}
+
+func TestIndexerRebuildsCorruptIndexes(t *testing.T) {
+	root, state := t.TempDir(), t.TempDir()
+	dir := filepath.Join(root, "p")
+	os.MkdirAll(dir, 0o700)
+	file := filepath.Join(dir, uuidA+".jsonl")
+	appendFile(t, file, `{"type":"metadata","workdir":"/w/p"}`+"\n"+msg("2026-01-01T00:00:00Z", "one"))
+	ix := newTestIndexer(t, root, state, false)
+	ix.Reconcile()
+	native := filepath.Join(dir, CatalogName)
+	good, _ := os.ReadFile(native)
+
+	// Corrupt native index while running: the event for it triggers a rewrite.
+	os.WriteFile(native, []byte("{garbage"), 0o600)
+	ix.Update([]string{native})
+	if got, _ := os.ReadFile(native); !bytes.Equal(got, good) {
+		t.Errorf("corrupt native index not rebuilt: %s", got)
+	}
+	// Native index deleted while stopped, catalog corrupted while stopped.
+	os.Remove(native)
+	cat := filepath.Join(state, "index", "wave", ProjectKey("/w/p"), CatalogName)
+	goodCat, _ := os.ReadFile(cat)
+	os.WriteFile(cat, []byte(`{"version":1,"generator":"sessionwatch","sessions":[{"id":`), 0o600)
+	ix2 := newTestIndexer(t, root, state, false)
+	if err := ix2.Load(); err != nil {
+		t.Fatal(err)
+	}
+	ix2.Reconcile()
+	if got, _ := os.ReadFile(native); !bytes.Equal(got, good) {
+		t.Errorf("missing native index not rebuilt: %s", got)
+	}
+	if got, _ := os.ReadFile(cat); !bytes.Equal(got, goodCat) {
+		t.Errorf("corrupt catalog not rebuilt:\n%s\nwant\n%s", got, goodCat)
+	}
+	assertConverged(t, root, state)
+}
+
+func TestIndexerProjectFallbacks(t *testing.T) {
+	root, state := t.TempDir(), t.TempDir()
+	real := filepath.Join(t.TempDir(), "my-app")
+	os.MkdirAll(real, 0o700)
+	enc := EncodeResolved(real)
+	dir := filepath.Join(root, enc)
+	os.MkdirAll(dir, 0o700)
+	// No session names its workdir: the dir name is decoded, preferring what exists.
+	appendFile(t, filepath.Join(dir, uuidA+".jsonl"), msg("2026-01-01T00:00:00Z", "a"))
+	ix := newTestIndexer(t, root, state, false)
+	ix.Reconcile()
+	if got := ix.Sessions()[0].Project; got != real {
+		t.Errorf("decoded project = %q, want %q", got, real)
+	}
+	// A sibling that names a workdir lends it to the others.
+	other := "bbbbbbbb-0000-4000-8000-000000000002"
+	f2 := filepath.Join(dir, other+".jsonl")
+	appendFile(t, f2, `{"type":"metadata","workdir":"/elsewhere/x"}`+"\n")
+	ix.Update([]string{f2})
+	for _, s := range ix.Sessions() {
+		if s.Project != "/elsewhere/x" {
+			t.Errorf("session %s project = %q, want the sibling's /elsewhere/x", s.ID, s.Project)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(state, "index", "wave", ProjectKey(real))); !os.IsNotExist(err) {
+		t.Errorf("old project's catalog dir still exists (%v)", err)
+	}
+	assertConverged(t, root, state)
+}
+
+func TestCatalogKeysCollide(t *testing.T) {
+	keys := catalogKeys(map[string][]*Session{"/a b": nil, "/a_b": nil, "/c": nil, "": nil})
+	if keys["/a b"] != "a_b" || keys["/c"] != "c" || keys[""] != "_" {
+		t.Errorf("keys = %v", keys)
+	}
+	if k := keys["/a_b"]; !strings.HasPrefix(k, "a_b-") || len(k) != len("a_b-")+8 {
+		t.Errorf("colliding key = %q, want a_b-<8 hex>", k)
+	}
+}
+
+// TestIndexerModel applies random sequences of file operations, telling the indexer
+// which paths were touched (as the watcher would), and checks after each sequence
+// that the catalogs and native indexes equal a full rebuild.
+func TestIndexerModel(t *testing.T) {
+	for seed := int64(1); seed <= 8; seed++ {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			root, state := t.TempDir(), t.TempDir()
+			ix := newTestIndexer(t, root, state, false)
+			ix.Reconcile()
+			rng := rand.New(rand.NewSource(seed))
+			m := newModelOps(t, root, rng)
+			for step := 0; step < 150; step++ {
+				touched := m.step()
+				if rng.Intn(4) == 0 {
+					if err := ix.Update(touched); err != nil {
+						t.Fatal(err)
+					}
+				} else {
+					m.pending = append(m.pending, touched...)
+				}
+			}
+			ix.Update(m.pending)
+			assertConverged(t, root, state)
+		})
+	}
+}
+
+// modelOps performs random store operations in a wave root.
+type modelOps struct {
+	t       *testing.T
+	root    string
+	rng     *rand.Rand
+	pending []string
+	n       int
+}
+
+func newModelOps(t *testing.T, root string, rng *rand.Rand) *modelOps {
+	return &modelOps{t: t, root: root, rng: rng}
+}
+
+func (m *modelOps) dirs() []string {
+	ents, _ := os.ReadDir(m.root)
+	var out []string
+	for _, e := range ents {
+		if e.IsDir() {
+			out = append(out, filepath.Join(m.root, e.Name()))
+		}
+	}
+	return out
+}
+
+func (m *modelOps) files() []string {
+	fs, _ := filepath.Glob(filepath.Join(m.root, "*", "*.jsonl"))
+	return fs
+}
+
+func (m *modelOps) line() string {
+	m.n++
+	ts := time.Date(2026, 1, 1, 0, 0, m.n, 0, time.UTC).Format(time.RFC3339)
+	switch m.rng.Intn(6) {
+	case 0:
+		return "garbage " + fmt.Sprint(m.n) + "\n"
+	case 1:
+		return fmt.Sprintf(`{"timestamp":%q,"id":"u","role":"assistant","blocks":[],"usage":{"total_tokens":%d}}`+"\n", ts, m.n)
+	default:
+		return msg(ts, fmt.Sprintf("prompt %d", m.n))
+	}
+}
+
+// step does one random operation and returns the paths it touched.
+func (m *modelOps) step() []string {
+	t := m.t
+	dirs, files := m.dirs(), m.files()
+	pick := func(xs []string) string { return xs[m.rng.Intn(len(xs))] }
+	switch op := m.rng.Intn(10); {
+	case op == 0 || len(dirs) == 0:
+		d := filepath.Join(m.root, fmt.Sprintf("home-u-p%d", m.rng.Intn(5)))
+		os.MkdirAll(d, 0o700)
+		return []string{d}
+	case op == 1 || len(files) == 0:
+		d := pick(dirs)
+		name := fmt.Sprintf("%08x-0000-4000-8000-%012x.jsonl", m.rng.Intn(1<<30), m.rng.Intn(1<<30))
+		if m.rng.Intn(3) == 0 {
+			name = "subagent-" + name
+		}
+		p := filepath.Join(d, name)
+		content := ""
+		if m.rng.Intn(2) == 0 {
+			content = fmt.Sprintf(`{"type":"metadata","workdir":"/w/%s","createdAt":"2026-01-01T00:00:00Z"}`+"\n", filepath.Base(d))
+		}
+		if err := os.WriteFile(p, []byte(content+m.line()), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return []string{p}
+	case op <= 4:
+		p := pick(files)
+		appendFile(t, p, m.line())
+		return []string{p}
+	case op == 5: // partial line, completed later
+		p := pick(files)
+		l := m.line()
+		cut := m.rng.Intn(len(l))
+		appendFile(t, p, l[:cut])
+		if m.rng.Intn(2) == 0 {
+			appendFile(t, p, l[cut:])
+		}
+		return []string{p}
+	case op == 6: // truncate
+		p := pick(files)
+		fi, _ := os.Stat(p)
+		if fi != nil && fi.Size() > 0 {
+			os.Truncate(p, m.rng.Int63n(fi.Size()))
+		}
+		return []string{p}
+	case op == 7: // replace by rename
+		p := pick(files)
+		tmp := filepath.Join(filepath.Dir(p), "tmp-replace")
+		os.WriteFile(tmp, []byte(m.line()+m.line()), 0o600)
+		os.Rename(tmp, p)
+		return []string{tmp, p}
+	case op == 8:
+		p := pick(files)
+		os.Remove(p)
+		return []string{p}
+	default: // rmdir (with its content)
+		d := pick(dirs)
+		os.RemoveAll(d)
+		return []string{d}
+	}
+}
+
+func TestTailJSONRoundTrip(t *testing.T) {
+	tl := Tail{Dev: 1, Ino: 2, Offset: 3, Mtime: 4, Size: 5, State: json.RawMessage(`{"zeta":1,"alpha":"x"}`)}
+	b, err := json.Marshal(tl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"dev":1,"ino":2,"offset":3,"mtime":4,"size":5,"zeta":1,"alpha":"x"}`; string(b) != want {
+		t.Fatalf("Marshal = %s, want %s", b, want)
+	}
+	var back Tail
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if string(back.State) != `{"zeta":1,"alpha":"x"}` || back.Size != 5 {
+		t.Fatalf("Unmarshal = %+v state %s", back, back.State)
+	}
+}
+
+// lineDiff shows the lines of got and want that differ.
+func lineDiff(got, want string) string {
+	g, w := strings.Split(got, "\n"), strings.Split(want, "\n")
+	var b strings.Builder
+	for i := 0; i < len(g) || i < len(w); i++ {
+		var gl, wl string
+		if i < len(g) {
+			gl = g[i]
+		}
+		if i < len(w) {
+			wl = w[i]
+		}
+		if gl != wl {
+			fmt.Fprintf(&b, "line %d:\n  have %s\n  want %s\n", i+1, gl, wl)
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,116 @@
+package indexer
+
+import (
+	"fmt"
+	"sort"
+	"time"
+)
+
+// UnitKind says how the indexer reads a unit (a file it parses).
+type UnitKind int
+
+const (
+	// UnitNone: the path is not part of any session.
+	UnitNone UnitKind = iota
+	// UnitLines: a JSONL transcript holding one session, read incrementally.
+	UnitLines
+	// UnitDocument: a file re-parsed whole when it changes; it may hold many sessions.
+	UnitDocument
+)
+
+// FileFacts is what the indexer knows about a unit's file when it summarizes it.
+type FileFacts struct {
+	Root  string    // absolute source root
+	Unit  string    // unit path relative to Root, slash-separated
+	Path  string    // absolute path
+	Size  int64     // bytes
+	Mtime time.Time // modification time
+}
+
+// Layout is one agent's on-disk format (SPEC §3). A layout is one file in this
+// package implementing Layout plus LineLayout or DocumentLayout.
+type Layout interface {
+	// Name is the layout name used in the config ("wave", "claude", …).
+	Name() string
+	// Classify maps a slash-separated path relative to the root (a file, or a
+	// directory that is itself a session) to the unit it belongs to.
+	Classify(rel string) (unit string, kind UnitKind)
+	// SkipDir reports whether a directory (relative to the root) can hold no unit, so
+	// it is neither watched nor walked.
+	SkipDir(rel string) bool
+	// ProjectDir is the project directory (relative to the root) a unit's sessions
+	// belong to: where a native index lives and whose sessions share a project
+	// fallback. "" for layouts without project directories.
+	ProjectDir(unit string) string
+}
+
+// LineLayout is a Layout whose units are JSONL transcripts.
+type LineLayout interface {
+	Layout
+	// NewAccumulator returns an empty state for a unit; it must be a pointer that
+	// round-trips through encoding/json.
+	NewAccumulator(unit string) Accumulator
+}
+
+// Accumulator is a layout's incremental summary of one transcript, a pure function
+// of the lines folded into it so far.
+type Accumulator interface {
+	// Line folds one complete line that holds a JSON object. An error means the line
+	// is skipped (and counted); the state must then be unchanged.
+	Line(line []byte) error
+	// Summarize fills the summary fields of s (ID, Type, timestamps, prompt, counts,
+	// Tail.OwnProject…) from the state and the file facts.
+	Summarize(s *Session, f FileFacts)
+}
+
+// DocumentLayout is a Layout whose units are parsed whole.
+type DocumentLayout interface {
+	Layout
+	// ParseDocument returns the sessions a unit holds. Each session's Tail.State may
+	// carry the layout's details; the indexer fills File (if empty), SizeBytes (if
+	// zero) and the stat fields of Tail.
+	ParseDocument(f FileFacts, data []byte) ([]*Session, error)
+}
+
+// ProjectResolver is implemented by layouts whose sessions may not name their project:
+// DirProject gives the project of a project directory (relative to root) when none
+// of its sessions names one.
+type ProjectResolver interface {
+	DirProject(root, dir string) string
+}
+
+// NativeIndexer is implemented by layouts with a native index in each project dir.
+type NativeIndexer interface {
+	// NativeIndex renders the native index of one project directory from its
+	// sessions (at least one); the file is <root>/<dir>/CatalogName.
+	NativeIndex(root, dir string, sessions []*Session) ([]byte, error)
+}
+
+var layouts = map[string]Layout{}
+
+// register adds a layout; each layout file calls it from init.
+func register(l Layout) {
+	if _, dup := layouts[l.Name()]; dup {
+		panic("indexer: layout registered twice: " + l.Name())
+	}
+	layouts[l.Name()] = l
+}
+
+// LookupLayout returns the layout with that name.
+func LookupLayout(name string) (Layout, error) {
+	l, ok := layouts[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown layout %q", name)
+	}
+	return l, nil
+}
+
+// LayoutNames lists the implemented layouts, sorted.
+func LayoutNames() []string {
+	var names []string
+	for n := range layouts {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}

@@ -1,0 +1,120 @@
+package indexer
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"os"
+)
+
+// fpWindow is how many bytes before the offset the fingerprint covers.
+const fpWindow = 64
+
+// Fingerprint hashes the (up to) fpWindow bytes before offset; it returns the
+// fingerprint and the number of bytes read.
+func Fingerprint(f *os.File, offset int64) (string, int64, error) {
+	if offset <= 0 {
+		return "", 0, nil
+	}
+	start := max(offset-fpWindow, 0)
+	buf := make([]byte, offset-start)
+	n, err := f.ReadAt(buf, start)
+	if n < len(buf) {
+		if err == nil || errors.Is(err, io.EOF) {
+			return "short", int64(n), nil // the file no longer reaches offset
+		}
+		return "", int64(n), err
+	}
+	h := fnv.New64a()
+	h.Write(buf)
+	return fmt.Sprintf("%016x", h.Sum64()), int64(n), nil
+}
+
+// MaxLineBytes is the longest line that is parsed; longer lines are skipped (and
+// counted) without ever being held in memory whole.
+const MaxLineBytes = 16 << 20
+
+// readChunk is how much of a file is read per call.
+const readChunk = 256 << 10
+
+// LineStats reports what one ReadLines call did.
+type LineStats struct {
+	BytesRead int64 // bytes read from the file
+	Lines     int   // complete lines handed to the callback
+	Long      int   // complete lines skipped for being longer than MaxLineBytes
+}
+
+// ReadLines reads f from t.Offset to end of file and calls fn with every complete
+// '\n'-terminated line (without the '\n'). It advances t.Offset past the last
+// complete line, so a trailing partial line is read again next time, unless that
+// partial line is already longer than MaxLineBytes: then its bytes are consumed and
+// t.LongLine set, and the line is counted as skipped when its newline arrives.
+func ReadLines(f *os.File, t *Tail, fn func(line []byte)) (LineStats, error) {
+	var st LineStats
+	if _, err := f.Seek(t.Offset, io.SeekStart); err != nil {
+		return st, err
+	}
+	buf := make([]byte, readChunk)
+	var pending []byte // start of a line that continues in the next chunk
+	pos := t.Offset    // file position of buf[0]
+	for {
+		n, err := f.Read(buf)
+		if n > 0 {
+			st.BytesRead += int64(n)
+			chunk := buf[:n]
+			start := 0
+			for start < len(chunk) {
+				i := bytes.IndexByte(chunk[start:], '\n')
+				if i < 0 {
+					rest := chunk[start:]
+					switch {
+					case t.LongLine:
+						// still inside a skipped line: drop the bytes
+					case len(pending)+len(rest) > MaxLineBytes:
+						pending = nil
+						t.LongLine = true
+					default:
+						pending = append(pending, rest...)
+					}
+					break
+				}
+				end := start + i
+				if t.LongLine {
+					t.LongLine = false
+					st.Long++
+				} else if len(pending) > 0 {
+					if len(pending)+i > MaxLineBytes {
+						st.Long++
+					} else {
+						pending = append(pending, chunk[start:end]...)
+						fn(pending)
+						st.Lines++
+					}
+					pending = pending[:0]
+				} else if i > MaxLineBytes {
+					st.Long++
+				} else {
+					fn(chunk[start:end])
+					st.Lines++
+				}
+				start = end + 1
+				t.Offset = pos + int64(start)
+			}
+			pos += int64(n)
+			if t.LongLine {
+				t.Offset = pos
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return st, nil
+		}
+		if err != nil {
+			return st, err
+		}
+		if n == 0 {
+			return st, nil
+		}
+	}
+}

@@ -1,0 +1,337 @@
+package indexer
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"unicode"
+)
+
+// Wave (SPEC §3.1): <root>/<encoded workdir>/<uuid>.jsonl and subagent-<uuid>.jsonl.
+
+func init() { register(waveLayout{}) }
+
+type waveLayout struct{}
+
+var waveFileRE = regexp.MustCompile(`^(subagent-)?([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\.jsonl$`)
+
+func (waveLayout) Name() string { return "wave" }
+
+func (waveLayout) Classify(rel string) (string, UnitKind) {
+	dir, name, ok := strings.Cut(rel, "/")
+	if !ok || dir == "" || strings.Contains(name, "/") || !waveFileRE.MatchString(name) {
+		return "", UnitNone
+	}
+	return rel, UnitLines
+}
+
+// SkipDir: only the project directories directly under the root hold sessions;
+// memory/ and anything deeper are never read.
+func (waveLayout) SkipDir(rel string) bool { return strings.Contains(rel, "/") }
+
+func (waveLayout) ProjectDir(unit string) string { return pathDir(unit) }
+
+func (waveLayout) NewAccumulator(string) Accumulator { return &waveAcc{} }
+
+// waveAcc is the incremental state of one Wave transcript.
+type waveAcc struct {
+	Lines         int    `json:"lines,omitempty"` // JSON objects folded
+	Workdir       string `json:"workdir,omitempty"`
+	HeaderCreated string `json:"headerCreatedAt,omitempty"`
+	GitBranch     string `json:"gitBranch,omitempty"`
+	RootSession   string `json:"rootSessionId,omitempty"`
+	ParentSession string `json:"parentSessionId,omitempty"`
+	FirstTS       string `json:"firstTs,omitempty"`
+	LastTS        string `json:"lastTs,omitempty"`
+	Messages      int    `json:"messages,omitempty"`
+	Tokens        int64  `json:"tokens,omitempty"`
+	Model         string `json:"model,omitempty"`
+	FirstMessage  string `json:"firstMessage,omitempty"`
+	FirstSeen     bool   `json:"firstSeen,omitempty"` // the first non-meta message was seen
+}
+
+type waveLine struct {
+	Type          string      `json:"type"`
+	Workdir       string      `json:"workdir"`
+	CreatedAt     string      `json:"createdAt"`
+	GitBranch     string      `json:"gitBranch"`
+	RootSession   string      `json:"rootSessionId"`
+	ParentSession string      `json:"parentSessionId"`
+	Timestamp     string      `json:"timestamp"`
+	Role          string      `json:"role"`
+	Blocks        []waveBlock `json:"blocks"`
+	Usage         *struct {
+		TotalTokens int64  `json:"total_tokens"`
+		Model       string `json:"model"`
+	} `json:"usage"`
+	IsMeta bool `json:"isMeta"`
+}
+
+type waveBlock struct {
+	Type    string          `json:"type"`
+	Content json.RawMessage `json:"content"`
+}
+
+func (a *waveAcc) Line(line []byte) error {
+	var l waveLine
+	if err := json.Unmarshal(line, &l); err != nil {
+		return err
+	}
+	first := a.Lines == 0
+	a.Lines++
+	if l.Type == "metadata" {
+		if first {
+			a.Workdir = l.Workdir
+			a.HeaderCreated = NormTime(l.CreatedAt)
+			a.GitBranch = l.GitBranch
+			a.RootSession = l.RootSession
+			a.ParentSession = l.ParentSession
+		}
+		return nil // a later metadata line is not a message
+	}
+	if ts := NormTime(l.Timestamp); ts != "" {
+		if a.FirstTS == "" {
+			a.FirstTS = ts
+		}
+		a.LastTS = ts
+	}
+	if l.Usage != nil {
+		a.Tokens = l.Usage.TotalTokens
+		if l.Usage.Model != "" {
+			a.Model = l.Usage.Model
+		}
+	}
+	if l.IsMeta {
+		return nil
+	}
+	a.Messages++
+	if !a.FirstSeen {
+		a.FirstSeen = true
+		for _, b := range l.Blocks {
+			if b.Type != "text" && b.Type != "compact" {
+				continue
+			}
+			var text string
+			if json.Unmarshal(b.Content, &text) == nil {
+				a.FirstMessage = Prompt(text)
+				break
+			}
+		}
+	}
+	return nil
+}
+
+func (a *waveAcc) Summarize(s *Session, f FileFacts) {
+	_, name, _ := strings.Cut(f.Unit, "/")
+	m := waveFileRE.FindStringSubmatch(name)
+	s.ID = strings.ToLower(m[2])
+	s.Type = TypeMain
+	if m[1] != "" {
+		s.Type = TypeSubagent
+	}
+	s.ParentID = a.ParentSession
+	s.Tail.OwnProject = a.Workdir
+	mtime := FormatTime(f.Mtime)
+	s.CreatedAt = firstNonEmpty(a.HeaderCreated, a.FirstTS, mtime)
+	s.LastActiveAt = firstNonEmpty(a.LastTS, mtime)
+	s.FirstPrompt = a.FirstMessage
+	s.MessageCount = a.Messages
+	s.GitBranch = a.GitBranch
+	s.Model = a.Model
+}
+
+// DirProject decodes a Wave project directory name when no session in it names its
+// workdir: "-" → "/", "_" → " ", leading "/", preferring a decoding that exists.
+func (waveLayout) DirProject(root, dir string) string {
+	return DecodeWaveDir(dir, func(p string) bool {
+		fi, err := os.Stat(p)
+		return err == nil && fi.IsDir()
+	})
+}
+
+// waveIndex is Wave's own sessions-index.json schema.
+type waveIndex struct {
+	Sessions    map[string]waveIndexEntry `json:"sessions"`
+	LastUpdated string                    `json:"lastUpdated"`
+}
+
+type waveIndexEntry struct {
+	SessionType       string `json:"sessionType"`
+	Workdir           string `json:"workdir"`
+	CreatedAt         string `json:"createdAt"`
+	LastActiveAt      string `json:"lastActiveAt"`
+	LatestTotalTokens int64  `json:"latestTotalTokens"`
+	FirstMessage      string `json:"firstMessage"`
+	RootSessionID     string `json:"rootSessionId"`
+	ParentSessionID   string `json:"parentSessionId,omitempty"`
+}
+
+// NativeIndex renders Wave's index, pretty-printed with two spaces as Wave wrote it.
+// lastUpdated is the newest lastActiveAt, so a rebuild reproduces the file exactly.
+func (waveLayout) NativeIndex(root, dir string, sessions []*Session) ([]byte, error) {
+	idx := waveIndex{Sessions: map[string]waveIndexEntry{}}
+	for _, s := range sessions {
+		var acc waveAcc
+		if a, ok := s.acc.(*waveAcc); ok {
+			acc = *a
+		}
+		root := firstNonEmpty(acc.RootSession, s.ID)
+		idx.Sessions[s.ID] = waveIndexEntry{
+			SessionType:       s.Type,
+			Workdir:           s.Project,
+			CreatedAt:         s.CreatedAt,
+			LastActiveAt:      s.LastActiveAt,
+			LatestTotalTokens: acc.Tokens,
+			FirstMessage:      s.FirstPrompt,
+			RootSessionID:     root,
+			ParentSessionID:   acc.ParentSession,
+		}
+		if s.LastActiveAt > idx.LastUpdated {
+			idx.LastUpdated = s.LastActiveAt
+		}
+	}
+	return marshalIndent(idx)
+}
+
+// MaxEncodedLen is the longest Wave project directory name.
+const MaxEncodedLen = 200
+
+// EncodeProject encodes a working directory the way Wave names its project
+// directories (SPEC §3.1); sessionwatch uses the same rule for catalog keys.
+// Symlinks are resolved; if that fails the absolute path is used.
+func EncodeProject(path string) string {
+	resolved := path
+	if r, err := filepath.EvalSymlinks(path); err == nil {
+		resolved = r
+	} else if abs, err := filepath.Abs(path); err == nil {
+		resolved = abs
+	}
+	return EncodeResolved(resolved)
+}
+
+// EncodeResolved applies Wave's encoding to an already resolved path.
+func EncodeResolved(resolved string) string {
+	s := resolved
+	if len(s) >= 2 && s[1] == ':' && (s[0] >= 'A' && s[0] <= 'Z' || s[0] >= 'a' && s[0] <= 'z') {
+		s = s[2:]
+	}
+	if strings.HasPrefix(s, "/") || strings.HasPrefix(s, `\`) {
+		s = s[1:]
+	}
+	var b strings.Builder
+	space := false
+	for _, r := range s {
+		if unicode.IsSpace(r) {
+			if !space {
+				b.WriteByte('_')
+			}
+			space = true
+			continue
+		}
+		space = false
+		switch r {
+		case '/', '\\':
+			b.WriteByte('-')
+		case 0:
+			b.WriteByte('_')
+		default:
+			b.WriteRune(r)
+		}
+	}
+	out := b.String()
+	if rs := []rune(out); len(rs) > MaxEncodedLen {
+		sum := sha256.Sum256([]byte(resolved))
+		out = string(rs[:MaxEncodedLen-9]) + "-" + hex.EncodeToString(sum[:])[:8]
+	}
+	return out
+}
+
+var waveHashedRE = regexp.MustCompile(`-[0-9a-f]{8}$`)
+
+// DecodeWaveDir decodes a Wave directory name to a path: each "-" is a "/" or a
+// literal "-", each "_" a space or a literal "_". Of the candidates, the first one
+// for which exists reports true wins (searching component by component); otherwise
+// the plain decoding ("-" → "/", "_" → " ") is returned.
+func DecodeWaveDir(name string, exists func(string) bool) string {
+	plain := "/" + strings.ReplaceAll(strings.ReplaceAll(name, "-", "/"), "_", " ")
+	if len([]rune(name)) == MaxEncodedLen && waveHashedRE.MatchString(name) {
+		return plain // a hashed name cannot be decoded
+	}
+	budget := 4096
+	var walk func(prefix, rest string) (string, bool)
+	walk = func(prefix, rest string) (string, bool) {
+		if rest == "" {
+			return prefix, exists(prefix)
+		}
+		if budget--; budget < 0 {
+			return "", false
+		}
+		// The next component runs to some "-"; try longest-first is arbitrary, so try
+		// every split point in order and both readings of each "_".
+		for end := 1; end <= len(rest); end++ {
+			if end < len(rest) && rest[end] != '-' {
+				continue
+			}
+			comp := rest[:end]
+			next := ""
+			if end < len(rest) {
+				next = rest[end+1:]
+			}
+			for _, c := range underscoreReadings(comp, 8) {
+				p := prefix + "/" + c
+				if next != "" && !exists(p) {
+					continue
+				}
+				if got, ok := walk(p, next); ok {
+					return got, true
+				}
+			}
+		}
+		return "", false
+	}
+	if got, ok := walk("", name); ok {
+		return got
+	}
+	return plain
+}
+
+// underscoreReadings lists a component with each "_" read as "_" or " " (at most
+// limit variants; the all-space reading first).
+func underscoreReadings(comp string, limit int) []string {
+	out := []string{strings.ReplaceAll(comp, "_", " ")}
+	if !strings.Contains(comp, "_") {
+		return out
+	}
+	out = append(out, comp)
+	idx := []int{}
+	for i := 0; i < len(comp); i++ {
+		if comp[i] == '_' {
+			idx = append(idx, i)
+		}
+	}
+	if len(idx) > 1 {
+		for mask := 1; mask < (1<<len(idx))-1 && len(out) < limit; mask++ {
+			b := []byte(comp)
+			for k, i := range idx {
+				if mask&(1<<k) != 0 {
+					b[i] = ' '
+				}
+			}
+			out = append(out, string(b))
+		}
+	}
+	return out
+}
+
+func firstNonEmpty(ss ...string) string {
+	for _, s := range ss {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}
