@@ -21,9 +21,18 @@ type Group struct {
 // NewGroup builds an indexer per enabled source of cfg (nothing is read yet). With
 // check set, the indexers write nothing and record differences instead.
 func NewGroup(cfg *config.Config, logger *slog.Logger, check bool) (*Group, error) {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
 	g := &Group{cfg: cfg, log: logger}
 	for _, src := range cfg.Sources {
 		if !src.Enabled {
+			continue
+		}
+		if _, err := LookupLayout(src.Layout); err != nil {
+			// Configs name every layout by default; one this build cannot read yet is
+			// left alone rather than stopping the others.
+			logger.Warn("layout not supported by this build, source skipped", "source", src.Name, "layout", src.Layout)
 			continue
 		}
 		ix, err := New(Options{

@@ -270,9 +270,13 @@ func (ix *Indexer) updatePathLocked(rel string) error {
 			return fmt.Errorf("stat %s: %w", filepath.Join(ix.rootDir, rel), err)
 		}
 		// Gone: forget it and everything under it, and re-check the unit it fed.
-		for urel := range ix.units {
+		for urel, u := range ix.units {
 			if urel == rel || rel == "." || strings.HasPrefix(urel, rel+"/") {
+				kind := u.kind
 				ix.removeUnitLocked(urel)
+				if _, ok := ix.layout.(Relater); ok && urel == rel {
+					ix.updateUnitLocked(urel, kind) // the file is gone: re-reads its related units
+				}
 			}
 		}
 		if urel, kind := ix.layout.Classify(rel); kind != UnitNone && urel != rel {
@@ -397,8 +401,29 @@ func statIdentity(fi fs.FileInfo) (dev, ino uint64) {
 	return 0, 0
 }
 
-// updateUnitLocked brings one unit up to date with its file.
+// updateUnitLocked brings one unit up to date with its file, then re-reads the
+// units related to it.
 func (ix *Indexer) updateUnitLocked(urel string, kind UnitKind) error {
+	err := ix.readUnitLocked(urel, kind)
+	if r, ok := ix.layout.(Relater); ok {
+		for _, rel := range r.Related(urel) {
+			if u := ix.units[rel]; u != nil {
+				u.tail.Mtime = -1 // force a re-read
+				if u.kind == UnitLines {
+					u.acc = nil
+				}
+			}
+			if _, k := ix.layout.Classify(rel); k != UnitNone {
+				if rerr := ix.readUnitLocked(rel, k); rerr != nil && err == nil {
+					err = rerr
+				}
+			}
+		}
+	}
+	return err
+}
+
+func (ix *Indexer) readUnitLocked(urel string, kind UnitKind) error {
 	path := filepath.Join(ix.rootDir, filepath.FromSlash(urel))
 	switch kind {
 	case UnitLines:

@@ -114,3 +114,24 @@ func LayoutNames() []string {
 	sort.Strings(names)
 	return names
 }
+
+// Locker is implemented by layouts whose sessions have lock files (SPEC §3.5): the
+// lock files that, when held, mark one session in use. The janitor and the CLI
+// judge them (pid liveness, age); a stale one is removed with its session.
+type Locker interface {
+	LockFiles(s *Session) []string
+}
+
+// LiveLister is implemented by layouts whose agent registers its running sessions
+// (Claude Code's ~/.claude/sessions/<pid>.json): LiveSessions maps a session id to
+// the pid that claims it. The caller checks that the pid is alive.
+type LiveLister interface {
+	LiveSessions(root string) (map[string]int, error)
+}
+
+// Relater is implemented by layouts where one unit's presence changes the sessions
+// of another (Gemini's legacy session-*.json beside its session-*.jsonl): Related
+// lists the units to re-read whenever unit changes, appears or disappears.
+type Relater interface {
+	Related(unit string) []string
+}

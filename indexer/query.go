@@ -119,6 +119,15 @@ func ProjectCandidates(dir string) []string {
 // exact id, unique id prefix, 1-based number, or the path of a session file. A REF
 // holding "/" or ".." that is no session file is rejected with ErrBadRef.
 func Resolve(entries []Entry, ref string) (Entry, error) {
+	return resolve(entries, ref, true)
+}
+
+// ResolveID is Resolve without list numbers: exact id, unique id prefix or path.
+func ResolveID(entries []Entry, ref string) (Entry, error) {
+	return resolve(entries, ref, false)
+}
+
+func resolve(entries []Entry, ref string, numbers bool) (Entry, error) {
 	if ref == "" {
 		return Entry{}, fmt.Errorf("%w: empty reference", ErrBadRef)
 	}
@@ -152,9 +161,10 @@ func Resolve(entries []Entry, ref string) (Entry, error) {
 		for _, m := range matches {
 			ids = append(ids, m.ID)
 		}
+		sort.Strings(ids)
 		return Entry{}, fmt.Errorf("%w: %s matches %s", ErrAmbiguous, ref, strings.Join(ids, ", "))
 	}
-	if n, err := strconv.Atoi(ref); err == nil && n >= 1 && n <= len(entries) && strconv.Itoa(n) == ref {
+	if n, err := strconv.Atoi(ref); numbers && err == nil && n >= 1 && n <= len(entries) && strconv.Itoa(n) == ref {
 		return entries[n-1], nil
 	}
 	return Entry{}, fmt.Errorf("%w for this project: %s", ErrNotFound, ref)

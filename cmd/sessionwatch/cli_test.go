@@ -1,0 +1,206 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// seedProject writes three Wave sessions (plus one subagent) for workdir and
+// another project's session, then indexes them with `reindex`.
+func seedProject(t *testing.T, e *testEnv, workdir string) {
+	t.Helper()
+	dir := e.project(workdir)
+	base := time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)
+	sessions := []struct{ id, prompt string }{
+		{"11111111-aaaa-4000-8000-000000000001", "oldest prompt"},
+		{"11112222-bbbb-4000-8000-000000000002", "middle prompt"},
+		{"33333333-cccc-4000-8000-000000000003", "newest prompt"},
+	}
+	for i, s := range sessions {
+		appendTo(t, filepath.Join(dir, s.id+".jsonl"), header(workdir)+message(base.Add(time.Duration(i)*time.Hour), s.prompt))
+	}
+	appendTo(t, filepath.Join(dir, "subagent-44444444-dddd-4000-8000-000000000004.jsonl"), header(workdir)+message(base.Add(5*time.Hour), "sub"))
+	other := e.project("/elsewhere/proj")
+	appendTo(t, filepath.Join(other, "55555555-eeee-4000-8000-000000000005.jsonl"), header("/elsewhere/proj")+message(base, "elsewhere"))
+	if out, errs, code := e.cli("reindex"); code != 0 {
+		t.Fatalf("reindex = %d\n%s%s", code, out, errs)
+	}
+}
+
+func TestListCurrentProject(t *testing.T) {
+	e := newEnv(t)
+	work := filepath.Join(e.home, "code", "my proj")
+	os.MkdirAll(work, 0o700)
+	seedProject(t, e, work)
+	t.Chdir(work)
+
+	out, errs, code := e.cli("list")
+	if code != 0 {
+		t.Fatalf("list = %d: %s", code, errs)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 4 {
+		t.Fatalf("list printed %d lines, want header + 3:\n%s", len(lines), out)
+	}
+	for _, col := range []string{"#", "ID", "AGENT", "STARTED", "LAST ACTIVE", "MODEL", "MSGS", "SIZE", "TITLE"} {
+		if !strings.Contains(lines[0], col) {
+			t.Errorf("header %q lacks column %q", lines[0], col)
+		}
+	}
+	for i, want := range []string{"newest prompt", "middle prompt", "oldest prompt"} {
+		if !strings.Contains(lines[i+1], want) || !strings.HasPrefix(lines[i+1], string(rune('1'+i))) {
+			t.Errorf("row %d = %q, want #%d with %q", i+1, lines[i+1], i+1, want)
+		}
+	}
+
+	out, _, _ = e.cli("list", "--json", "--type", "all")
+	var rows []listed
+	if err := json.Unmarshal([]byte(out), &rows); err != nil {
+		t.Fatalf("list --json: %v\n%s", err, out)
+	}
+	if len(rows) != 4 || rows[0].Type != "subagent" || rows[0].N != 1 || rows[1].Project != work || rows[1].Source != "wave" || rows[1].Layout != "wave" {
+		t.Errorf("list --json --type all = %+v", rows)
+	}
+	var raw []map[string]any
+	json.Unmarshal([]byte(out), &raw)
+	for _, k := range []string{"n", "id", "source", "layout", "project", "type", "title", "firstPrompt", "createdAt", "lastActiveAt", "messageCount", "sizeBytes", "file", "provider", "model", "inUse", "stale", "invalid", "corrupt"} {
+		if _, ok := raw[0][k]; !ok {
+			t.Errorf("list --json lacks key %q", k)
+		}
+	}
+
+	out, _, _ = e.cli("list", "--all", "--json")
+	json.Unmarshal([]byte(out), &rows)
+	if len(rows) != 4 {
+		t.Errorf("list --all gave %d main sessions, want 4", len(rows))
+	}
+
+	t.Chdir(e.home)
+	out, _, code = e.cli("list")
+	if code != 0 || strings.TrimSpace(out) != "No sessions found for this project" {
+		t.Errorf("list in an empty project = %d %q", code, out)
+	}
+	if _, errs, code := e.cli("list", "--source", "nope"); code != 2 || !strings.Contains(errs, `unknown source "nope"`) {
+		t.Errorf("list --source nope = %d %q, want 2 naming the source", code, errs)
+	}
+	if _, errs, code := e.cli("list", "--type", "x"); code != 2 || !strings.HasPrefix(errs, "sessionwatch: ") {
+		t.Errorf("list --type x = %d %q, want 2", code, errs)
+	}
+}
+
+func TestShowResolvesRefs(t *testing.T) {
+	e := newEnv(t)
+	work := filepath.Join(e.home, "proj")
+	os.MkdirAll(work, 0o700)
+	seedProject(t, e, work)
+	t.Chdir(work)
+	tests := []struct {
+		name, ref string
+		code      int
+		want      string
+	}{
+		{"exact id", "11112222-bbbb-4000-8000-000000000002", 0, "middle prompt"},
+		{"unique prefix", "3333", 0, "newest prompt"},
+		{"number", "2", 0, "middle prompt"},
+		{"prefix before number", "3", 0, "newest prompt"},
+		{"ambiguous prefix", "1111", 1, "11111111-aaaa-4000-8000-000000000001, 11112222-bbbb-4000-8000-000000000002"},
+		{"not found", "9999", 1, "session not found for this project: 9999"},
+		{"number out of range", "7", 1, "session not found for this project: 7"},
+		{"other project by id", "55555555", 0, "elsewhere"},
+		{"traversal", "../../etc/passwd", 2, "not a session file"},
+		{"slash", "a/b", 2, "not a session file"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, errs, code := e.cli("show", tt.ref)
+			if code != tt.code || !strings.Contains(out+errs, tt.want) {
+				t.Errorf("show %q = %d\n%s%s\nwant %d containing %q", tt.ref, code, out, errs, tt.code, tt.want)
+			}
+			if code != 0 && strings.Count(strings.TrimSpace(errs), "\n") > 1 {
+				t.Errorf("show %q error is more than a line and a hint: %q", tt.ref, errs)
+			}
+		})
+	}
+	// A session file path is accepted.
+	file := filepath.Join(e.project(work), "33333333-cccc-4000-8000-000000000003.jsonl")
+	out, _, code := e.cli("show", file, "--json")
+	var got shown
+	if code != 0 || json.Unmarshal([]byte(out), &got) != nil || got.ID != "33333333-cccc-4000-8000-000000000003" || got.File != file {
+		t.Errorf("show PATH --json = %d %s", code, out)
+	}
+	out, _, _ = e.cli("show", "1", "--json")
+	json.Unmarshal([]byte(out), &got)
+	if len(got.Subagents) != 0 || got.MessageCount != 1 {
+		t.Errorf("show 1 --json = %+v", got)
+	}
+}
+
+func TestReindexCheckReportsDifferences(t *testing.T) {
+	e := newEnv(t)
+	work := filepath.Join(e.home, "p")
+	os.MkdirAll(work, 0o700)
+	seedProject(t, e, work)
+	if out, errs, code := e.cli("reindex", "--check"); code != 0 {
+		t.Fatalf("check after reindex = %d\n%s%s", code, out, errs)
+	}
+	native := filepath.Join(e.project(work), "sessions-index.json")
+	os.WriteFile(native, []byte("{}"), 0o600)
+	stray := filepath.Join(e.state, "index", "wave", "stray", "sessions-index.json")
+	os.MkdirAll(filepath.Dir(stray), 0o700)
+	os.WriteFile(stray, []byte("{}"), 0o600)
+	out, errs, code := e.cli("reindex", "--check")
+	if code != 1 || !strings.Contains(out, "differs: "+native) || !strings.Contains(out, "stale: "+stray) {
+		t.Errorf("check after tampering = %d\n%s%s", code, out, errs)
+	}
+	if got, _ := os.ReadFile(native); string(got) != "{}" {
+		t.Errorf("--check wrote the native index")
+	}
+	if _, _, code := e.cli("reindex"); code != 0 {
+		t.Fatal("reindex failed")
+	}
+	if _, _, code := e.cli("reindex", "--check"); code != 0 {
+		t.Errorf("check after reindex = %d, want 0", code)
+	}
+}
+
+func TestConfigCommands(t *testing.T) {
+	e := newEnv(t)
+	e.writeConfig(`{"settle":"5x","janitor":{"schedule":"not cron"},"sources":[{"name":"w","layout":"nope"}],"bogus":1}`)
+	_, errs, code := e.cli("config", "check")
+	if code != 2 {
+		t.Fatalf("config check of a bad file = %d, want 2: %s", code, errs)
+	}
+	for _, want := range []string{"settle", "janitor.schedule", "sources[0].layout", "bogus"} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("config check output lacks %q:\n%s", want, errs)
+		}
+	}
+	if _, _, code := e.cli("list"); code != 2 {
+		t.Errorf("list with a bad config = %d, want 2", code)
+	}
+	os.Remove(e.config)
+	out, errs, code := e.cli("config", "init")
+	if code != 0 || !strings.Contains(out, e.config) {
+		t.Fatalf("config init = %d %s %s", code, out, errs)
+	}
+	if _, _, code := e.cli("config", "init"); code != 1 {
+		t.Errorf("config init over an existing file = %d, want 1", code)
+	}
+	out, _, code = e.cli("config", "show")
+	if code != 0 || !strings.Contains(out, `"state_dir"`) || !strings.Contains(out, filepath.Join(e.home, ".wave", "projects")) {
+		t.Errorf("config show = %d\n%s", code, out)
+	}
+	if _, _, code := e.cli("config", "check"); code != 0 {
+		t.Errorf("config check of the init file = %d", code)
+	}
+	if _, errs, code := e.cli("frobnicate"); code != 2 || !strings.Contains(errs, `unknown command "frobnicate"`) {
+		t.Errorf("unknown command = %d %q", code, errs)
+	}
+	if out, _, code := e.cli("version"); code != 0 || !strings.HasPrefix(out, "sessionwatch ") {
+		t.Errorf("version = %d %q", code, out)
+	}
+}

@@ -1,0 +1,279 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/sessionwatch/sessionwatch/config"
+	"github.com/sessionwatch/sessionwatch/indexer"
+)
+
+// listed is one row of `list --json` (SPEC §6).
+type listed struct {
+	N            int    `json:"n"`
+	ID           string `json:"id"`
+	Source       string `json:"source"`
+	Layout       string `json:"layout"`
+	Project      string `json:"project"`
+	Type         string `json:"type"`
+	Title        string `json:"title"`
+	FirstPrompt  string `json:"firstPrompt"`
+	CreatedAt    string `json:"createdAt"`
+	LastActiveAt string `json:"lastActiveAt"`
+	MessageCount int    `json:"messageCount"`
+	SizeBytes    int64  `json:"sizeBytes"`
+	File         string `json:"file"`
+	Provider     string `json:"provider"`
+	Model        string `json:"model"`
+	InUse        bool   `json:"inUse"`
+	Stale        bool   `json:"stale"`
+	Invalid      bool   `json:"invalid"`
+	Corrupt      bool   `json:"corrupt"`
+}
+
+// scope is the set of sessions a command works on.
+type scope struct {
+	all     bool
+	sources []string
+	typ     string
+}
+
+// selectSessions reads the catalogs of the scope: the current directory's project,
+// or every project.
+func selectSessions(cfg *config.Config, sc scope) ([]indexer.Entry, error) {
+	var projects []string
+	if !sc.all {
+		cwd, err := os.Getwd()
+		if err != nil {
+			return nil, fmt.Errorf("find current directory: %w", err)
+		}
+		projects = indexer.ProjectCandidates(cwd)
+	}
+	entries, err := indexer.ReadCatalogs(cfg.StateDir, sc.sources, projects)
+	if err != nil && len(entries) == 0 {
+		return nil, err
+	}
+	if sc.typ != "all" {
+		kept := entries[:0]
+		for _, e := range entries {
+			if e.Type == sc.typ {
+				kept = append(kept, e)
+			}
+		}
+		entries = kept
+	}
+	return entries, nil
+}
+
+// scopeFlags registers the flags that choose a scope (list, show).
+func scopeFlags(e *env, name, usage string) *scopeFlagSet {
+	fs := newFlags(e, name, usage)
+	s := &scopeFlagSet{fs: fs}
+	fs.BoolVar(&s.all, "all", false, "every project, not only the current directory's")
+	fs.StringVar(&s.source, "source", "", "only this source")
+	fs.StringVar(&s.typ, "type", "main", "main, subagent or all")
+	fs.BoolVar(&s.json, "json", false, "print JSON")
+	return s
+}
+
+type scopeFlagSet struct {
+	fs     *flag.FlagSet
+	all    bool
+	source string
+	typ    string
+	json   bool
+}
+
+func (s *scopeFlagSet) scope(cfg *config.Config) (scope, error) {
+	sc := scope{all: s.all, typ: s.typ}
+	switch s.typ {
+	case "main", "subagent", "all":
+	default:
+		return sc, usageErr("use --type main, subagent or all", "%s: invalid --type %q", s.fs.Name(), s.typ)
+	}
+	if s.source != "" {
+		found := false
+		for _, src := range cfg.Sources {
+			if src.Name == s.source {
+				found = true
+			}
+		}
+		if !found {
+			return sc, usageErr("see 'sessionwatch config show' for the sources", "%s: unknown source %q", s.fs.Name(), s.source)
+		}
+		sc.sources = []string{s.source}
+	}
+	return sc, nil
+}
+
+func cmdList(e *env, args []string) error {
+	f := scopeFlags(e, "list", "sessionwatch list [--all] [--source S] [--type main|subagent|all] [--json]   (example: sessionwatch list --all)")
+	pos, err := parseFlags(f.fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usageErr("", "list: unexpected argument %q", pos[0])
+	}
+	cfg, err := e.loadConfig()
+	if err != nil {
+		return err
+	}
+	sc, err := f.scope(cfg)
+	if err != nil {
+		return err
+	}
+	entries, err := selectSessions(cfg, sc)
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	rows := make([]listed, len(entries))
+	for i, en := range entries {
+		rows[i] = toListed(cfg, i+1, en, now)
+	}
+	if f.json {
+		return writeJSON(e.stdout, rows)
+	}
+	if len(rows) == 0 {
+		if sc.all {
+			fmt.Fprintln(e.stdout, "No sessions found")
+		} else {
+			fmt.Fprintln(e.stdout, "No sessions found for this project")
+		}
+		return nil
+	}
+	printTable(e.stdout, rows)
+	return nil
+}
+
+func toListed(cfg *config.Config, n int, en indexer.Entry, now time.Time) listed {
+	return listed{
+		N: n, ID: en.ID, Source: en.Source, Layout: en.Layout, Project: en.Project, Type: en.Type,
+		Title: en.Title, FirstPrompt: en.FirstPrompt, CreatedAt: en.CreatedAt, LastActiveAt: en.LastActiveAt,
+		MessageCount: en.MessageCount, SizeBytes: en.SizeBytes, File: en.File, Provider: en.Provider, Model: en.Model,
+		Stale: isStale(cfg, en, now), Invalid: en.Invalid, Corrupt: en.Corrupt,
+	}
+}
+
+// isStale: the session is past its source's retention.
+func isStale(cfg *config.Config, en indexer.Entry, now time.Time) bool {
+	for _, src := range cfg.Sources {
+		if src.Name == en.Source && src.Retention.Enabled() {
+			last := indexer.ParseTime(en.LastActiveAt)
+			return !last.IsZero() && now.Sub(last) > src.Retention.D
+		}
+	}
+	return false
+}
+
+func printTable(w io.Writer, rows []listed) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "#\tID\tAGENT\tSTARTED\tLAST ACTIVE\tMODEL\tMSGS\tSIZE\tTITLE")
+	for _, r := range rows {
+		title := r.Title
+		if title == "" {
+			title = r.FirstPrompt
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", r.N, short(r.ID, 8), r.Source,
+			localTime(r.CreatedAt), localTime(r.LastActiveAt), dash(r.Model), r.MessageCount, humanSize(r.SizeBytes), cut(oneLine(title), 60))
+	}
+	tw.Flush()
+}
+
+func short(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func cut(s string, n int) string {
+	r := []rune(s)
+	if len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+func localTime(ts string) string {
+	t := indexer.ParseTime(ts)
+	if t.IsZero() {
+		return "-"
+	}
+	return t.Local().Format("2006-01-02 15:04")
+}
+
+// humanSize renders bytes as B, KB or MB (decimal, as `list` shows).
+func humanSize(n int64) string {
+	switch {
+	case n < 1000:
+		return fmt.Sprintf("%dB", n)
+	case n < 1000*1000:
+		return fmt.Sprintf("%.1fKB", float64(n)/1000)
+	default:
+		return fmt.Sprintf("%.1fMB", float64(n)/1000/1000)
+	}
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// resolveRef finds the session REF names: in the current project first (numbers
+// count as `list` numbers them), then, for an id or id prefix, in every project.
+func resolveRef(cfg *config.Config, sc scope, ref string) (indexer.Entry, error) {
+	entries, err := selectSessions(cfg, sc)
+	if err != nil {
+		return indexer.Entry{}, err
+	}
+	en, err := indexer.Resolve(entries, ref)
+	if err == nil || !errors.Is(err, indexer.ErrNotFound) || sc.all {
+		return en, refErr(err)
+	}
+	wide := sc
+	wide.all = true
+	wide.typ = "all"
+	all, werr := selectSessions(cfg, wide)
+	if werr != nil {
+		return indexer.Entry{}, werr
+	}
+	en, err2 := indexer.ResolveID(all, ref)
+	if errors.Is(err2, indexer.ErrNotFound) {
+		return en, refErr(err)
+	}
+	return en, refErr(err2)
+}
+
+func refErr(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, indexer.ErrBadRef):
+		return usageErr("give a session id, id prefix or number from 'sessionwatch list'", "%v", err)
+	case errors.Is(err, indexer.ErrAmbiguous):
+		return failErr("give more characters of the id", "%v", err)
+	case errors.Is(err, indexer.ErrNotFound):
+		return failErr("run 'sessionwatch list' (or 'list --all') to see the sessions", "%v", err)
+	}
+	return err
+}

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/sessionwatch/sessionwatch/indexer"
+)
+
+func cmdReindex(e *env, args []string) error {
+	fs := newFlags(e, "reindex", "sessionwatch reindex [--source S] [--check]   (example: sessionwatch reindex --check)")
+	source := fs.String("source", "", "only this source")
+	check := fs.Bool("check", false, "write nothing; exit 1 listing what a rebuild would change")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usageErr("", "reindex: unexpected argument %q", pos[0])
+	}
+	cfg, err := e.loadConfig()
+	if err != nil {
+		return err
+	}
+	g, err := indexer.NewGroup(cfg, newLogger(cfg, e.stderr), *check)
+	if err != nil {
+		return err
+	}
+	ixs := g.Indexers()
+	if *source != "" {
+		ix := g.Indexer(*source)
+		if ix == nil {
+			return usageErr("see 'sessionwatch config show' for the enabled sources", "reindex: unknown or disabled source %q", *source)
+		}
+		ixs = []*indexer.Indexer{ix}
+	}
+	progress := isTerminal(e.stderr)
+	var diffs []indexer.Difference
+	for i, ix := range ixs {
+		start := time.Now()
+		if progress {
+			fmt.Fprintf(e.stderr, "[%d/%d] %s: scanning %s…\n", i+1, len(ixs), ix.Options().Source, ix.Root())
+		}
+		if err := ix.Reconcile(); err != nil {
+			return failErr("", "reindex %s: %v", ix.Options().Source, err)
+		}
+		st := ix.Stats()
+		if *check {
+			diffs = append(diffs, ix.Differences()...)
+		} else {
+			fmt.Fprintf(e.stdout, "%s: %d sessions in %d projects, %s read, %d catalogs and %d native indexes written in %s\n",
+				ix.Options().Source, st.Sessions, st.Projects, humanSize(st.BytesRead), st.CatalogWrites, st.NativeWrites, time.Since(start).Round(time.Millisecond))
+		}
+	}
+	if !*check {
+		return nil
+	}
+	if len(diffs) == 0 {
+		fmt.Fprintln(e.stdout, "ok: every catalog and native index matches a rebuild")
+		return nil
+	}
+	for _, d := range diffs {
+		what := "differs"
+		if d.Change == "remove" {
+			what = "stale"
+		}
+		fmt.Fprintf(e.stdout, "%s: %s\n", what, d.Path)
+	}
+	return failErr("run 'sessionwatch reindex' to rebuild them", "reindex --check: %d files differ from a rebuild", len(diffs))
+}

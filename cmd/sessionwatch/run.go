@@ -1,0 +1,251 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/sessionwatch/sessionwatch/config"
+	"github.com/sessionwatch/sessionwatch/indexer"
+	"github.com/sessionwatch/sessionwatch/watcher"
+)
+
+// statusEvery is how often the daemon refreshes its status file while idle.
+const statusEvery = 10 * time.Second
+
+func cmdRun(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "run", "sessionwatch run [--once]   (example: sessionwatch run)")
+	once := fs.Bool("once", false, "one full index pass and one janitor pass, then exit")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usageErr("", "run: unexpected argument %q", pos[0])
+	}
+	cfg, err := e.loadConfig()
+	if err != nil {
+		return err
+	}
+	logger := newLogger(cfg, e.stderr)
+	lock, err := lockDaemon(cfg.StateDir)
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
+
+	// First SIGINT/SIGTERM: cancel and shut down cleanly; a second one exits at once.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	sigc := make(chan os.Signal, 2)
+	signal.Notify(sigc, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sigc)
+	go func() {
+		select {
+		case s := <-sigc:
+			logger.Info("shutting down", "signal", s.String())
+			cancel()
+		case <-ctx.Done():
+			return
+		}
+		if s, ok := <-sigc; ok {
+			logger.Warn("second signal, exiting now", "signal", s.String())
+			os.Exit(1)
+		}
+	}()
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+
+	d := &daemon{log: logger, started: time.Now(), statePath: filepath.Join(cfg.StateDir, "status.json"), notify: newNotifier()}
+	for {
+		reload, err := d.serve(ctx, cfg, *once, hup)
+		if err != nil || !reload {
+			d.notify.send("STOPPING=1")
+			d.writeStatus(nil, nil, false)
+			return err
+		}
+		d.notify.send(fmt.Sprintf("RELOADING=1\nMONOTONIC_USEC=%d", monotonicUsec()))
+		next, err := e.loadConfig()
+		if err != nil {
+			logger.Error("config reload rejected, keeping the old config", "file", e.configPath, "err", err)
+			continue
+		}
+		if next.StateDir != cfg.StateDir {
+			logger.Error("config reload: state_dir cannot change while running, keeping the old one", "state_dir", cfg.StateDir, "got", next.StateDir)
+			next.StateDir = cfg.StateDir
+		}
+		logger.Info("config reloaded", "file", e.configPath)
+		cfg = next
+	}
+}
+
+// daemon holds what survives a config reload.
+type daemon struct {
+	log       *slog.Logger
+	started   time.Time
+	statePath string
+	lastErr   string
+	notify    *notifier
+}
+
+// serve runs one configuration until ctx ends (reload=false) or SIGHUP (reload=true).
+func (d *daemon) serve(ctx context.Context, cfg *config.Config, once bool, hup <-chan os.Signal) (reload bool, err error) {
+	g, err := indexer.NewGroup(cfg, d.log, false)
+	if err != nil {
+		return false, err
+	}
+	if err := g.Load(); err != nil {
+		d.log.Warn("load catalogs", "err", err)
+	}
+	if once {
+		start := time.Now()
+		err := g.ReconcileAll()
+		d.log.Info("index pass done", "took", time.Since(start).Round(time.Millisecond), "sessions", totalSessions(g))
+		return false, err
+	}
+	w, err := watcher.New(g.WatchRoots(), watcher.Options{
+		Settle:         enabled(cfg.Settle),
+		MaxSettle:      enabled(cfg.MaxSettle),
+		RescanInterval: enabled(cfg.RescanInterval),
+		Ignore:         g.Ignore,
+	}, d.log)
+	if err != nil {
+		return false, err
+	}
+	wctx, stopWatcher := context.WithCancel(ctx)
+	defer stopWatcher()
+	werr := make(chan error, 1)
+	go func() { werr <- w.Run(wctx) }()
+	// Index only once the watches exist, so nothing written meanwhile is missed.
+	select {
+	case <-w.Ready():
+	case <-ctx.Done():
+		return false, nil
+	}
+	start := time.Now()
+	if err := g.ReconcileAll(); err != nil {
+		d.note(err)
+	}
+	d.log.Info("indexed", "took", time.Since(start).Round(time.Millisecond), "sessions", totalSessions(g))
+	d.writeStatus(g, w, true)
+	d.notify.send("READY=1\nSTATUS=" + d.summary(g))
+
+	tick := time.NewTicker(statusEvery)
+	defer tick.Stop()
+	// The watchdog is pinged from this loop, so a hung loop stops the pings.
+	var dog <-chan time.Time
+	if iv := watchdogInterval(); iv > 0 {
+		t := time.NewTicker(iv)
+		defer t.Stop()
+		dog = t.C
+		d.notify.send("WATCHDOG=1")
+	}
+	// This loop is the one goroutine that hands batches to the indexers.
+	for {
+		select {
+		case <-dog:
+			d.notify.send("WATCHDOG=1")
+		case b, ok := <-w.Batches():
+			if !ok {
+				return false, <-werr
+			}
+			if len(b.Rescan) > 0 {
+				d.log.Info("rescan", "reason", b.Reason, "roots", b.Rescan)
+			}
+			if err := g.Apply(b); err != nil {
+				d.note(err)
+			}
+		case <-hup:
+			d.log.Info("reloading config")
+			stopWatcher()
+			for range w.Batches() {
+			}
+			<-werr
+			return true, nil
+		case <-tick.C:
+			d.writeStatus(g, w, true)
+			d.notify.send("STATUS=" + d.summary(g))
+		}
+	}
+}
+
+// summary is the one-line STATUS= text.
+func (d *daemon) summary(g *indexer.Group) string {
+	n, b := 0, int64(0)
+	for _, ix := range g.Indexers() {
+		st := ix.Stats()
+		n += st.Sessions
+		b += st.Bytes
+	}
+	s := fmt.Sprintf("watching %d sources: %d sessions, %s", len(g.Indexers()), n, humanSize(b))
+	if d.lastErr != "" {
+		s += "; last error: " + d.lastErr
+	}
+	return s
+}
+
+// note logs an indexing error (rate-limited by message) and keeps it for status.
+func (d *daemon) note(err error) {
+	msg := err.Error()
+	if msg != d.lastErr {
+		d.log.Warn("index error", "err", err)
+	}
+	d.lastErr = msg
+}
+
+func enabled(d config.Duration) time.Duration {
+	if d.Enabled() {
+		return d.D
+	}
+	return 0
+}
+
+func totalSessions(g *indexer.Group) int {
+	n := 0
+	for _, ix := range g.Indexers() {
+		n += ix.Stats().Sessions
+	}
+	return n
+}
+
+// lockDaemon takes the state dir's daemon lock (flock on daemon.pid) and writes
+// our pid into it; if another process holds it, the error names that pid.
+func lockDaemon(stateDir string) (*os.File, error) {
+	if err := os.MkdirAll(stateDir, 0o700); err != nil {
+		return nil, fmt.Errorf("create state dir: %w", err)
+	}
+	path := filepath.Join(stateDir, "daemon.pid")
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, failErr("stop it first, or use another state_dir", "another sessionwatch daemon is running for %s (pid %s)", stateDir, daemonPID(stateDir))
+		}
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	f.Truncate(0)
+	f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	f.Sync()
+	return f, nil
+}
+
+// daemonPID reads the pid a daemon wrote into the state dir ("?" if unknown).
+func daemonPID(stateDir string) string {
+	data, err := os.ReadFile(filepath.Join(stateDir, "daemon.pid"))
+	if p := strings.TrimSpace(string(data)); err == nil && p != "" {
+		return p
+	}
+	return "?"
+}

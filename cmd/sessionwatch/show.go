@@ -1,0 +1,98 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"text/tabwriter"
+	"time"
+
+	"github.com/sessionwatch/sessionwatch/indexer"
+)
+
+// shown is `show --json`: the list fields plus the layout's details.
+type shown struct {
+	listed
+	ParentID     string          `json:"parentId,omitempty"`
+	GitBranch    string          `json:"gitBranch,omitempty"`
+	SkippedLines int             `json:"skippedLines"`
+	Subagents    []string        `json:"subagents"`
+	Details      json.RawMessage `json:"details,omitempty"`
+}
+
+func cmdShow(e *env, args []string) error {
+	f := scopeFlags(e, "show", "sessionwatch show REF [--json]   (example: sessionwatch show 1)")
+	pos, err := parseFlags(f.fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usageErr("example: sessionwatch show 1", "show: want exactly one REF (got %d)", len(pos))
+	}
+	cfg, err := e.loadConfig()
+	if err != nil {
+		return err
+	}
+	sc, err := f.scope(cfg)
+	if err != nil {
+		return err
+	}
+	en, err := resolveRef(cfg, sc, pos[0])
+	if err != nil {
+		return err
+	}
+	out := shown{listed: toListed(cfg, 0, en, time.Now()), ParentID: en.ParentID, GitBranch: en.GitBranch, SkippedLines: en.SkippedLines, Subagents: []string{}}
+	if en.Tail != nil {
+		out.Details = en.Tail.State
+	}
+	// Subagents live in the same catalog (same project and source).
+	if siblings, err := indexer.ReadCatalogs(cfg.StateDir, []string{en.Source}, []string{en.Project}); err == nil {
+		for _, s := range siblings {
+			if s.ParentID == en.ID {
+				out.Subagents = append(out.Subagents, s.ID)
+			}
+		}
+	}
+	if f.json {
+		return writeJSON(e.stdout, out)
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+	row := func(k string, v any) { fmt.Fprintf(tw, "%s:\t%v\n", k, v) }
+	row("id", en.ID)
+	row("agent", fmt.Sprintf("%s (%s)", en.Source, en.Layout))
+	row("type", en.Type)
+	if en.ParentID != "" {
+		row("parent", en.ParentID)
+	}
+	row("project", dash(en.Project))
+	row("file", en.File)
+	if en.Title != "" {
+		row("title", en.Title)
+	}
+	row("first prompt", dash(en.FirstPrompt))
+	row("started", localTime(en.CreatedAt))
+	row("last active", localTime(en.LastActiveAt))
+	row("messages", en.MessageCount)
+	row("size", humanSize(en.SizeBytes))
+	if en.Provider != "" {
+		row("provider", en.Provider)
+	}
+	row("model", dash(en.Model))
+	if en.GitBranch != "" {
+		row("git branch", en.GitBranch)
+	}
+	if en.SkippedLines > 0 {
+		row("skipped lines", en.SkippedLines)
+	}
+	if len(out.Subagents) > 0 {
+		row("subagents", len(out.Subagents))
+	}
+	for _, flag := range []struct {
+		on   bool
+		name string
+	}{{out.Stale, "stale (past retention)"}, {en.Invalid, "invalid"}, {en.Corrupt, "corrupt"}} {
+		if flag.on {
+			row("status", flag.name)
+		}
+	}
+	return tw.Flush()
+}
