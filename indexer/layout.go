@@ -135,3 +135,11 @@ type LiveLister interface {
 type Relater interface {
 	Related(unit string) []string
 }
+
+// Companioner is implemented by layouts whose sessions own more than their
+// transcript (Claude Code's <uuid>/ directory with subagents and tool results, and
+// <uuid>.cast recordings): Companions lists those existing-or-not absolute paths,
+// which are retired, archived and restored together with the session.
+type Companioner interface {
+	Companions(s *Session) []string
+}
