@@ -269,8 +269,16 @@ func (l *loop) publish() {
 		return
 	}
 	l.pubWatches, l.pubUnwatched = len(l.kernel), unwatched
+	perRoot := make(map[string]int, len(l.roots))
+	for dir := range l.kernel {
+		for _, r := range l.roots {
+			if dir == r.top || r.recursive && within(dir, r.top) {
+				perRoot[r.Path]++
+			}
+		}
+	}
 	l.w.updateStats(func(s *Stats) {
-		s.Watches, s.Unwatched = len(l.kernel), unwatched
+		s.Watches, s.Unwatched, s.RootWatches = len(l.kernel), unwatched, perRoot
 		if unwatched == 0 && l.limitActive {
 			s.WatchError = ""
 		}

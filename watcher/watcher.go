@@ -110,6 +110,9 @@ type Stats struct {
 	// Watches is the number of directories currently watched, including the nearest
 	// existing ancestors watched while roots are missing.
 	Watches int
+	// RootWatches is the number of directories watched for each root (by Root.Path):
+	// its tree, or the parent directory of a file root.
+	RootWatches map[string]int
 	// Unwatched is the number of directories that could not be watched because of
 	// kernel limits; their roots are rescanned every FallbackInterval.
 	Unwatched int
@@ -207,6 +210,7 @@ func (w *Watcher) Stats() Stats {
 	defer w.mu.Unlock()
 	s := w.stats
 	s.RescanReasons = maps.Clone(w.stats.RescanReasons)
+	s.RootWatches = maps.Clone(w.stats.RootWatches)
 	return s
 }
 

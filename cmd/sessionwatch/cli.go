@@ -28,6 +28,9 @@ commands:
   list                  sessions of this directory's project (--all for every project)
   show REF              one session in detail
   reindex [--check]     rebuild catalogs and native indexes from the session files
+  status [--json]       whether the daemon runs, per-source figures, last janitor run
+  doctor                check config, roots, permissions and inotify limits
+  service install|uninstall|print
   config show|check|init
   version
 
@@ -121,6 +124,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cmdReindex(e, cargs)
 	case "config":
 		return cmdConfig(e, cargs)
+	case "status":
+		return cmdStatus(e, cargs)
+	case "doctor":
+		return cmdDoctor(e, cargs)
+	case "service":
+		return cmdService(e, cargs)
 	case "version":
 		return cmdVersion(e, cargs)
 	case "help", "-h", "--help":

@@ -18,6 +18,9 @@ import (
 	"github.com/sessionwatch/sessionwatch/watcher"
 )
 
+// shutdownTimeout bounds a graceful shutdown (the unit's TimeoutStopSec is above it).
+const shutdownTimeout = 10 * time.Second
+
 // statusEvery is how often the daemon refreshes its status file while idle.
 const statusEvery = 10 * time.Second
 
@@ -56,10 +59,13 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 		case <-ctx.Done():
 			return
 		}
-		if s, ok := <-sigc; ok {
+		select {
+		case s := <-sigc:
 			logger.Warn("second signal, exiting now", "signal", s.String())
-			os.Exit(1)
+		case <-time.After(shutdownTimeout):
+			logger.Error("shutdown took too long, exiting now", "timeout", shutdownTimeout)
 		}
+		os.Exit(1)
 	}()
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)

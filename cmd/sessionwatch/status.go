@@ -32,6 +32,7 @@ type sourceStatus struct {
 	Projects  int    `json:"projects"`
 	Sessions  int    `json:"sessions"`
 	Bytes     int64  `json:"bytes"`
+	Watches   int    `json:"watches"`
 	Rescans   int    `json:"rescans"`
 	BytesRead int64  `json:"bytesRead"`
 }
@@ -50,6 +51,9 @@ func (d *daemon) writeStatus(g *indexer.Group, w *watcher.Watcher, running bool)
 	}
 	if w != nil {
 		ws := w.Stats()
+		for i := range st.Sources {
+			st.Sources[i].Watches = ws.RootWatches[st.Sources[i].Root]
+		}
 		st.Watches, st.Unwatched, st.Rescans, st.Reasons, st.WatchErr = ws.Watches, ws.Unwatched, ws.Rescans, ws.RescanReasons, ws.WatchError
 	}
 	data, err := json.MarshalIndent(st, "", "  ")

@@ -1,0 +1,248 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/sessionwatch/sessionwatch/config"
+	"github.com/sessionwatch/sessionwatch/indexer"
+)
+
+// inotifyDir is where the kernel's inotify limits are read; tests point it at a
+// directory holding fake max_user_watches / max_user_instances files.
+var inotifyDir = "/proc/sys/fs/inotify"
+
+// doctorReport collects findings: problems make doctor exit 1, notes do not.
+type doctorReport struct {
+	out      *strings.Builder
+	problems int
+}
+
+func (r *doctorReport) ok(format string, args ...any) {
+	fmt.Fprintf(r.out, "ok       "+format+"\n", args...)
+}
+
+func (r *doctorReport) note(format string, args ...any) {
+	fmt.Fprintf(r.out, "note     "+format+"\n", args...)
+}
+
+func (r *doctorReport) problem(hint, format string, args ...any) {
+	r.problems++
+	fmt.Fprintf(r.out, "PROBLEM  "+format+"\n", args...)
+	if hint != "" {
+		fmt.Fprintf(r.out, "         fix: %s\n", hint)
+	}
+}
+
+func cmdDoctor(e *env, args []string) error {
+	fs := newFlags(e, "doctor", "sessionwatch doctor   (example: sessionwatch doctor)")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usageErr("", "doctor: unexpected argument %q", pos[0])
+	}
+	r := &doctorReport{out: &strings.Builder{}}
+	defer func() { fmt.Fprint(e.stdout, r.out.String()) }()
+
+	cfg, err := e.loadConfig()
+	if err != nil {
+		r.problem("run 'sessionwatch config check' and fix the file", "config %s: %v", e.configPath, strings.ReplaceAll(err.Error(), "\n", "; "))
+		return errSilentFailure
+	}
+	r.ok("config %s", e.configPath)
+
+	g, err := indexer.NewGroup(cfg, nil, true)
+	if err != nil {
+		r.problem("", "%v", err)
+		return errSilentFailure
+	}
+	for _, dir := range []struct{ name, path string }{{"state_dir", cfg.StateDir}, {"archive_dir", cfg.ArchiveDir}} {
+		if p := firstExisting(dir.path); p == "" || syscall.Access(p, 2 /* W_OK */) != nil {
+			r.problem(fmt.Sprintf("make %s writable by you", dir.path), "%s %s is not writable", dir.name, dir.path)
+		} else {
+			r.ok("%s %s", dir.name, dir.path)
+		}
+	}
+	dirs := 0
+	for _, root := range g.WatchRoots() {
+		name := sourceOfRoot(cfg, root.Path)
+		fi, err := os.Stat(root.Path)
+		switch {
+		case os.IsNotExist(err):
+			r.note("source %s: %s does not exist yet (the daemon waits for it)", name, root.Path)
+			dirs++ // the nearest existing ancestor is watched meanwhile
+			continue
+		case err != nil:
+			r.problem("check the path and its permissions", "source %s: %v", name, err)
+			continue
+		}
+		top := root.Path
+		if !fi.IsDir() {
+			top = filepath.Dir(root.Path)
+		}
+		if syscall.Access(top, 4|1 /* R_OK|X_OK */) != nil {
+			r.problem(fmt.Sprintf("chmod u+rx %s", top), "source %s: %s is not readable", name, top)
+			continue
+		}
+		if syscall.Access(top, 2 /* W_OK */) != nil {
+			r.problem(fmt.Sprintf("chmod u+w %s (the janitor archives and removes sessions there)", top), "source %s: %s is not writable", name, top)
+		}
+		n := 1
+		if fi.IsDir() {
+			n = countWatchDirs(root.Path, root.SkipDir)
+		}
+		dirs += n
+		r.ok("source %s: %s (%d directories to watch)", name, root.Path, n)
+	}
+	checkInotify(r, dirs)
+	checkUnit(r)
+	if running, pid := daemonRunning(cfg.StateDir); running {
+		r.ok("daemon running (pid %d)", pid)
+	} else {
+		r.note("daemon not running")
+	}
+	if r.problems > 0 {
+		return errSilentFailure
+	}
+	return nil
+}
+
+// sourceOfRoot names the enabled source watching root.
+func sourceOfRoot(cfg *config.Config, root string) string {
+	for _, s := range cfg.Sources {
+		if s.Enabled && filepath.Clean(s.Root) == root {
+			return s.Name
+		}
+	}
+	return root
+}
+
+func firstExisting(p string) string {
+	for {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return ""
+		}
+		p = parent
+	}
+}
+
+// countWatchDirs counts the directories the watcher would watch under root.
+func countWatchDirs(root string, skip func(string) bool) int {
+	n := 0
+	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return nil
+		}
+		if p != root && skip != nil && skip(p) {
+			return filepath.SkipDir
+		}
+		n++
+		return nil
+	})
+	return n
+}
+
+func readLimit(name string) (int, bool) {
+	data, err := os.ReadFile(filepath.Join(inotifyDir, name))
+	if err != nil {
+		return 0, false
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	return n, err == nil
+}
+
+// inotifyUsage counts the inotify instances and watches this user's processes hold
+// now (from /proc/*/fdinfo), excluding this process.
+func inotifyUsage() (instances, watches int) {
+	uid := os.Getuid()
+	procs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, p := range procs {
+		if fi, err := os.Stat(p); err != nil || fi.Sys().(*syscall.Stat_t).Uid != uint32(uid) || filepath.Base(p) == strconv.Itoa(os.Getpid()) {
+			continue
+		}
+		fds, _ := filepath.Glob(p + "/fd/*")
+		for _, fd := range fds {
+			if l, err := os.Readlink(fd); err != nil || l != "anon_inode:inotify" {
+				continue
+			}
+			instances++
+			f, err := os.Open(p + "/fdinfo/" + filepath.Base(fd))
+			if err != nil {
+				continue
+			}
+			sc := bufio.NewScanner(f)
+			for sc.Scan() {
+				if strings.HasPrefix(sc.Text(), "inotify wd:") {
+					watches++
+				}
+			}
+			f.Close()
+		}
+	}
+	return instances, watches
+}
+
+func checkInotify(r *doctorReport, need int) {
+	maxWatches, okW := readLimit("max_user_watches")
+	maxInst, okI := readLimit("max_user_instances")
+	if !okW || !okI {
+		r.note("inotify limits not readable in %s (not Linux?); %d directories to watch", inotifyDir, need)
+		return
+	}
+	usedInst, usedWatches := inotifyUsage()
+	if free := maxWatches - usedWatches; need > free {
+		want := max(524288, 2*(need+usedWatches))
+		r.problem(fmt.Sprintf("sudo sysctl fs.inotify.max_user_watches=%d (persist it in /etc/sysctl.d/90-inotify.conf)", want),
+			"inotify watches: %d directories to watch but only %d of fs.inotify.max_user_watches=%d are free (%d in use by your other programs); the daemon would fall back to slow periodic rescans",
+			need, max(free, 0), maxWatches, usedWatches)
+	} else {
+		r.ok("inotify watches: %d needed, %d of %d free", need, maxWatches-usedWatches, maxWatches)
+	}
+	if usedInst >= maxInst {
+		r.problem("sudo sysctl fs.inotify.max_user_instances=1024",
+			"inotify instances: all %d of fs.inotify.max_user_instances are in use by your programs; the daemon could not watch at all", maxInst)
+	} else {
+		r.ok("inotify instances: %d of %d in use", usedInst, maxInst)
+	}
+}
+
+// checkUnit reports whether the service is installed and enabled (advice only,
+// unless the unit runs a binary that is gone).
+func checkUnit(r *doctorReport) {
+	sf, err := userServiceFile("", false)
+	if err != nil {
+		return
+	}
+	data, err := os.ReadFile(sf.path)
+	if err != nil {
+		r.note("service not installed: run 'sessionwatch service install' to start it at login")
+		return
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "ExecStart="); ok {
+			bin := strings.Fields(rest)[0]
+			if _, err := os.Stat(bin); err != nil && !strings.Contains(bin, "%") {
+				r.problem("rebuild it there, or run 'sessionwatch service install' again from the installed binary", "service %s runs %s, which does not exist", sf.path, bin)
+				return
+			}
+		}
+	}
+	wants := filepath.Join(filepath.Dir(sf.path), "default.target.wants", "sessionwatch.service")
+	if _, err := os.Lstat(wants); err != nil {
+		r.note("service installed at %s but not enabled: systemctl --user enable --now sessionwatch", sf.path)
+		return
+	}
+	r.ok("service installed and enabled (%s)", sf.path)
+}
