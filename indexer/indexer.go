@@ -280,6 +280,7 @@ func (ix *Indexer) updatePathLocked(rel string) error {
 			}
 		}
 		if urel, kind := ix.layout.Classify(rel); kind != UnitNone && urel != rel {
+			ix.forceLocked(urel)
 			return ix.updateUnitLocked(urel, kind)
 		}
 		return nil
@@ -292,9 +293,24 @@ func (ix *Indexer) updatePathLocked(rel string) error {
 		return nil
 	}
 	if urel, kind := ix.layout.Classify(rel); kind != UnitNone {
+		if urel != rel {
+			// A file the unit depends on (an attachment of a directory session)
+			// changed: the unit's own stat may not have.
+			ix.forceLocked(urel)
+		}
 		return ix.updateUnitLocked(urel, kind)
 	}
 	return nil
+}
+
+// forceLocked makes the next read of a unit re-read it even if its stat is unchanged.
+func (ix *Indexer) forceLocked(urel string) {
+	if u := ix.units[urel]; u != nil {
+		u.tail.Mtime = -1
+		if u.kind == UnitLines {
+			u.acc = nil
+		}
+	}
 }
 
 // walkLocked reconciles the subtree at rel ("." for all): every unit found is
@@ -407,12 +423,7 @@ func (ix *Indexer) updateUnitLocked(urel string, kind UnitKind) error {
 	err := ix.readUnitLocked(urel, kind)
 	if r, ok := ix.layout.(Relater); ok {
 		for _, rel := range r.Related(urel) {
-			if u := ix.units[rel]; u != nil {
-				u.tail.Mtime = -1 // force a re-read
-				if u.kind == UnitLines {
-					u.acc = nil
-				}
-			}
+			ix.forceLocked(rel)
 			if _, k := ix.layout.Classify(rel); k != UnitNone {
 				if rerr := ix.readUnitLocked(rel, k); rerr != nil && err == nil {
 					err = rerr
