@@ -225,6 +225,47 @@ func DecodeCatalog(data []byte) (*Catalog, error) {
 	return &c, nil
 }
 
+// skipTail decodes to nothing: listing needs no resume state, and skipping it keeps
+// `list` fast.
+type skipTail struct{}
+
+func (*skipTail) UnmarshalJSON([]byte) error { return nil }
+
+// listSession decodes a session without its tail: the outer Tail field shadows the
+// embedded Session's.
+type listSession struct {
+	*Session
+	Tail skipTail `json:"tail"`
+}
+
+// readCatalogSummaries reads a catalog without the sessions' tail state.
+func readCatalogSummaries(path string) (*Catalog, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var lite struct {
+		Catalog
+		Sessions []listSession `json:"sessions"`
+	}
+	if err := json.Unmarshal(data, &lite); err != nil {
+		return nil, fmt.Errorf("read catalog %s: %w", path, err)
+	}
+	c := lite.Catalog
+	if c.Version != CatalogVersion || c.Generator != "sessionwatch" {
+		return nil, fmt.Errorf("read catalog %s: not a sessionwatch catalog version %d", path, CatalogVersion)
+	}
+	c.Sessions = make([]*Session, 0, len(lite.Sessions))
+	for i, ls := range lite.Sessions {
+		if ls.Session == nil || ls.ID == "" || ls.File == "" {
+			return nil, fmt.Errorf("read catalog %s: sessions[%d]: missing id or file", path, i)
+		}
+		ls.Session.Project = c.Project
+		c.Sessions = append(c.Sessions, ls.Session)
+	}
+	return &c, nil
+}
+
 // ReadCatalog reads and parses one catalog file; errors name the file.
 func ReadCatalog(path string) (*Catalog, error) {
 	data, err := os.ReadFile(path)

@@ -28,8 +28,18 @@ var (
 // ReadCatalogs reads the catalogs of the given sources (all when nil) in stateDir.
 // When projects is non-empty, only the catalogs of those projects are read. The
 // result is sorted newest first. Unreadable catalogs are reported in the error but
-// do not stop the others from being read.
+// do not stop the others from being read. Sessions come without their Tail (resume
+// state); ReadCatalogsFull includes it.
 func ReadCatalogs(stateDir string, sources []string, projects []string) ([]Entry, error) {
+	return readCatalogs(stateDir, sources, projects, readCatalogSummaries)
+}
+
+// ReadCatalogsFull is ReadCatalogs with every session's Tail.
+func ReadCatalogsFull(stateDir string, sources []string, projects []string) ([]Entry, error) {
+	return readCatalogs(stateDir, sources, projects, ReadCatalog)
+}
+
+func readCatalogs(stateDir string, sources []string, projects []string, read func(string) (*Catalog, error)) ([]Entry, error) {
 	root := filepath.Join(stateDir, "index")
 	if sources == nil {
 		ents, err := os.ReadDir(root)
@@ -67,7 +77,7 @@ func ReadCatalogs(stateDir string, sources []string, projects []string) ([]Entry
 			}
 		}
 		for _, f := range files {
-			c, err := ReadCatalog(f)
+			c, err := read(f)
 			if err != nil {
 				if !errors.Is(err, os.ErrNotExist) {
 					errs = append(errs, err)

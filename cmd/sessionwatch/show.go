@@ -41,14 +41,15 @@ func cmdShow(e *env, args []string) error {
 		return err
 	}
 	out := shown{listed: toListed(cfg, 0, en, time.Now()), ParentID: en.ParentID, GitBranch: en.GitBranch, SkippedLines: en.SkippedLines, Subagents: []string{}}
-	if en.Tail != nil {
-		out.Details = en.Tail.State
-	}
-	// Subagents live in the same catalog (same project and source).
-	if siblings, err := indexer.ReadCatalogs(cfg.StateDir, []string{en.Source}, []string{en.Project}); err == nil {
+	// The layout's details (resume state) and the subagents live in the session's
+	// own catalog (same project and source), read in full.
+	if siblings, err := indexer.ReadCatalogsFull(cfg.StateDir, []string{en.Source}, []string{en.Project}); err == nil {
 		for _, s := range siblings {
 			if s.ParentID == en.ID {
 				out.Subagents = append(out.Subagents, s.ID)
+			}
+			if s.ID == en.ID && s.File == en.File && s.Tail != nil {
+				out.Details = s.Tail.State
 			}
 		}
 	}
