@@ -7,6 +7,7 @@ import (
 	"hash/fnv"
 	"io"
 	"os"
+	"sync"
 )
 
 // fpWindow is how many bytes before the offset the fingerprint covers.
@@ -39,6 +40,9 @@ const MaxLineBytes = 16 << 20
 // readChunk is how much of a file is read per call.
 const readChunk = 256 << 10
 
+// chunkPool recycles read buffers: a cold index reads thousands of files.
+var chunkPool = sync.Pool{New: func() any { b := make([]byte, readChunk); return &b }}
+
 // LineStats reports what one ReadLines call did.
 type LineStats struct {
 	BytesRead int64 // bytes read from the file
@@ -56,7 +60,9 @@ func ReadLines(f *os.File, t *Tail, fn func(line []byte)) (LineStats, error) {
 	if _, err := f.Seek(t.Offset, io.SeekStart); err != nil {
 		return st, err
 	}
-	buf := make([]byte, readChunk)
+	bp := chunkPool.Get().(*[]byte)
+	defer chunkPool.Put(bp)
+	buf := *bp
 	var pending []byte // start of a line that continues in the next chunk
 	pos := t.Offset    // file position of buf[0]
 	for {

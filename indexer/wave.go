@@ -54,21 +54,11 @@ type waveAcc struct {
 	FirstSeen     bool   `json:"firstSeen,omitempty"` // the first non-meta message was seen
 }
 
+// waveLine is what one line contributes; fields of an unexpected type are ignored.
 type waveLine struct {
-	Type          string      `json:"type"`
-	Workdir       string      `json:"workdir"`
-	CreatedAt     string      `json:"createdAt"`
-	GitBranch     string      `json:"gitBranch"`
-	RootSession   string      `json:"rootSessionId"`
-	ParentSession string      `json:"parentSessionId"`
-	Timestamp     string      `json:"timestamp"`
-	Role          string      `json:"role"`
-	Blocks        []waveBlock `json:"blocks"`
-	Usage         *struct {
-		TotalTokens int64  `json:"total_tokens"`
-		Model       string `json:"model"`
-	} `json:"usage"`
-	IsMeta bool `json:"isMeta"`
+	typ, workdir, createdAt, gitBranch, rootSession, parentSession, timestamp string
+	usage, blocks                                                             []byte
+	isMeta                                                                    bool
 }
 
 type waveBlock struct {
@@ -76,49 +66,90 @@ type waveBlock struct {
 	Content json.RawMessage `json:"content"`
 }
 
+// Line folds one line. It validates the whole line first (ObjectFields) and only
+// then changes the state, decoding the blocks only for the first message.
 func (a *waveAcc) Line(line []byte) error {
 	var l waveLine
-	if err := json.Unmarshal(line, &l); err != nil {
+	err := ObjectFields(line, func(k, v []byte) {
+		str := func(dst *string) {
+			if s, ok := JSONString(v); ok {
+				*dst = s
+			}
+		}
+		switch string(k) {
+		case "type":
+			str(&l.typ)
+		case "workdir":
+			str(&l.workdir)
+		case "createdAt":
+			str(&l.createdAt)
+		case "gitBranch":
+			str(&l.gitBranch)
+		case "rootSessionId":
+			str(&l.rootSession)
+		case "parentSessionId":
+			str(&l.parentSession)
+		case "timestamp":
+			str(&l.timestamp)
+		case "isMeta":
+			l.isMeta = JSONTrue(v)
+		case "usage":
+			l.usage = v
+		case "blocks":
+			l.blocks = v
+		}
+	})
+	if err != nil {
 		return err
 	}
 	first := a.Lines == 0
 	a.Lines++
-	if l.Type == "metadata" {
+	if l.typ == "metadata" {
 		if first {
-			a.Workdir = l.Workdir
-			a.HeaderCreated = NormTime(l.CreatedAt)
-			a.GitBranch = l.GitBranch
-			a.RootSession = l.RootSession
-			a.ParentSession = l.ParentSession
+			a.Workdir = l.workdir
+			a.HeaderCreated = NormTime(l.createdAt)
+			a.GitBranch = l.gitBranch
+			a.RootSession = l.rootSession
+			a.ParentSession = l.parentSession
 		}
 		return nil // a later metadata line is not a message
 	}
-	if ts := NormTime(l.Timestamp); ts != "" {
+	if ts := NormTime(l.timestamp); ts != "" {
 		if a.FirstTS == "" {
 			a.FirstTS = ts
 		}
 		a.LastTS = ts
 	}
-	if l.Usage != nil {
-		a.Tokens = l.Usage.TotalTokens
-		if l.Usage.Model != "" {
-			a.Model = l.Usage.Model
-		}
+	if len(l.usage) > 0 && l.usage[0] == '{' {
+		// Already validated: only pick the two members.
+		a.Tokens = 0
+		ObjectFields(l.usage, func(k, v []byte) {
+			switch string(k) {
+			case "total_tokens":
+				a.Tokens = JSONInt(v)
+			case "model":
+				if m, ok := JSONString(v); ok && m != "" {
+					a.Model = m
+				}
+			}
+		})
 	}
-	if l.IsMeta {
+	if l.isMeta {
 		return nil
 	}
 	a.Messages++
 	if !a.FirstSeen {
 		a.FirstSeen = true
-		for _, b := range l.Blocks {
-			if b.Type != "text" && b.Type != "compact" {
-				continue
-			}
-			var text string
-			if json.Unmarshal(b.Content, &text) == nil {
-				a.FirstMessage = Prompt(text)
-				break
+		var blocks []waveBlock
+		if json.Unmarshal(l.blocks, &blocks) == nil {
+			for _, b := range blocks {
+				if b.Type != "text" && b.Type != "compact" {
+					continue
+				}
+				if text, ok := JSONString(b.Content); ok {
+					a.FirstMessage = Prompt(text)
+					break
+				}
 			}
 		}
 	}

@@ -141,8 +141,10 @@ func TestWaveSummary(t *testing.T) {
 			Session{ID: waveID, Type: TypeMain, CreatedAt: "2026-03-01T10:00:01.500Z", LastActiveAt: "2026-03-01T10:00:01.500Z", FirstPrompt: "fix the bug", MessageCount: 1}, "", 0, 0},
 		{"first message without text", "d/" + waveID + ".jsonl", []string{`{"timestamp":"2026-03-01T10:00:00Z","id":"a","role":"user","blocks":[{"type":"image","imageUrls":["x"]}]}`, user},
 			Session{ID: waveID, Type: TypeMain, CreatedAt: "2026-03-01T10:00:00.000Z", LastActiveAt: "2026-03-01T10:00:01.500Z", MessageCount: 2}, "", 0, 0},
-		{"bad lines skipped", "d/" + waveID + ".jsonl", []string{`{"timestamp":5}`, `{not json`, user},
-			Session{ID: waveID, Type: TypeMain, CreatedAt: "2026-03-01T10:00:01.500Z", LastActiveAt: "2026-03-01T10:00:01.500Z", FirstPrompt: "fix the bug", MessageCount: 1}, "", 0, 2},
+		{"bad lines skipped", "d/" + waveID + ".jsonl", []string{`{not json`, `[1,2]`, `{"a":1}{}`, user},
+			Session{ID: waveID, Type: TypeMain, CreatedAt: "2026-03-01T10:00:01.500Z", LastActiveAt: "2026-03-01T10:00:01.500Z", FirstPrompt: "fix the bug", MessageCount: 1}, "", 0, 3},
+		{"mistyped fields are ignored, not the line", "d/" + waveID + ".jsonl", []string{`{"timestamp":5,"isMeta":"yes","usage":{"total_tokens":"many"},"blocks":{"type":"text"}}`, user},
+			Session{ID: waveID, Type: TypeMain, CreatedAt: "2026-03-01T10:00:01.500Z", LastActiveAt: "2026-03-01T10:00:01.500Z", MessageCount: 2}, "", 0, 0},
 		{"unparseable timestamp ignored", "d/" + waveID + ".jsonl", []string{`{"timestamp":"yesterday","id":"a","role":"user","blocks":[]}`},
 			Session{ID: waveID, Type: TypeMain, CreatedAt: mtimeTS, LastActiveAt: mtimeTS, MessageCount: 1}, "", 0, 0},
 	}

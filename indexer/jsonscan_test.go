@@ -1,0 +1,77 @@
+package indexer
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"reflect"
+	"testing"
+)
+
+// FuzzObjectFields checks ObjectFields against encoding/json: it accepts exactly
+// the lines json.Valid accepts that hold an object, and reports the same members.
+func FuzzObjectFields(f *testing.F) {
+	for _, s := range []string{
+		`{}`, ` {"a":1} `, `{"a":"b\"c","d":[1,2,{"e":null}],"f":true,"g":-0.5e+3}`,
+		`{"a":"\u00e9\ud83d\ude00"}`, `{"\u0061":1}`, `{"a":1,}`, `{"a" 1}`, `{"a":01}`, `{"a":1.}`,
+		`{"a":"x` + "\x01" + `"}`, `{"a":"\x"}`, `[1]`, `"s"`, `null`, `{"a":1}{}`, `{"a":[}`, `{"a":tru}`,
+		`{"a":"` + "\xff\xfe" + `"}`, `{"a":{"b":{"c":[[[]]]}}}`, `{"a":-}`, `{"a":1e}`, `{"a":"\u12"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		got := map[string]json.RawMessage{}
+		err := ObjectFields(line, func(k, v []byte) { got[string(k)] = append(json.RawMessage(nil), v...) })
+		var want map[string]json.RawMessage
+		werr := json.Unmarshal(line, &want)
+		valid := json.Valid(line) && werr == nil && want != nil
+		if (err == nil) != valid {
+			t.Fatalf("ObjectFields(%q) err = %v, encoding/json valid object = %v (%v)", line, err, valid, werr)
+		}
+		if err != nil {
+			return
+		}
+		if len(got) != len(want) {
+			t.Fatalf("ObjectFields(%q) members %v, want %v", line, got, want)
+		}
+		for k, v := range want {
+			var a, b any
+			json.Unmarshal(v, &a)
+			json.Unmarshal(got[k], &b)
+			if !reflect.DeepEqual(a, b) {
+				t.Fatalf("ObjectFields(%q)[%q] = %s, want %s", line, k, got[k], v)
+			}
+		}
+	})
+}
+
+func TestJSONString(t *testing.T) {
+	tests := []struct {
+		raw  string
+		want string
+		ok   bool
+	}{
+		{`"plain"`, "plain", true},
+		{`"a\nb\u00e9"`, "a\nbé", true},
+		{`5`, "", false},
+		{`null`, "", false},
+	}
+	for _, tt := range tests {
+		got, ok := JSONString([]byte(tt.raw))
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("JSONString(%s) = %q, %v; want %q, %v", tt.raw, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+func TestSwarSpecial(t *testing.T) {
+	for c := 0; c < 256; c++ {
+		for pos := 0; pos < 8; pos++ {
+			b := []byte("abcdefgh")
+			b[pos] = byte(c)
+			want := c < 0x20 || c == '"' || c == '\\'
+			if got := swarSpecial(binary.LittleEndian.Uint64(b)); got != want {
+				t.Fatalf("swarSpecial(%q) = %v, want %v", b, got, want)
+			}
+		}
+	}
+}
