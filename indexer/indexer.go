@@ -270,15 +270,13 @@ func (ix *Indexer) updatePathLocked(rel string) error {
 			return fmt.Errorf("stat %s: %w", filepath.Join(ix.rootDir, rel), err)
 		}
 		// Gone: forget it and everything under it, and re-check the unit it fed.
-		for urel, u := range ix.units {
+		var gone []string
+		for urel := range ix.units {
 			if urel == rel || rel == "." || strings.HasPrefix(urel, rel+"/") {
-				kind := u.kind
-				ix.removeUnitLocked(urel)
-				if _, ok := ix.layout.(Relater); ok && urel == rel {
-					ix.updateUnitLocked(urel, kind) // the file is gone: re-reads its related units
-				}
+				gone = append(gone, urel)
 			}
 		}
+		ix.removeUnitsLocked(gone)
 		if urel, kind := ix.layout.Classify(rel); kind != UnitNone && urel != rel {
 			ix.forceLocked(urel)
 			return ix.updateUnitLocked(urel, kind)
@@ -376,27 +374,39 @@ func (ix *Indexer) walkLocked(rel string) (map[string]bool, error) {
 			walkErr = err
 		}
 	}
+	var gone []string
 	for urel := range ix.units {
-		if seen[urel] {
-			continue
-		}
-		if rel == "." || urel == rel || strings.HasPrefix(urel, rel+"/") {
-			ix.removeUnitLocked(urel)
+		if !seen[urel] && (rel == "." || urel == rel || strings.HasPrefix(urel, rel+"/")) {
+			gone = append(gone, urel)
 		}
 	}
+	ix.removeUnitsLocked(gone)
 	for d := range natives {
 		ix.dirtyDirs[d] = true
 	}
 	return natives, walkErr
 }
 
-func (ix *Indexer) removeUnitLocked(urel string) {
+// removeUnitsLocked forgets units whose files are gone, then re-reads the units
+// related to them.
+func (ix *Indexer) removeUnitsLocked(urels []string) {
+	for _, urel := range urels {
+		ix.removeUnitLocked(urel)
+	}
+	for _, urel := range urels {
+		ix.relatedLocked(urel)
+	}
+}
+
+// removeUnitLocked forgets a unit; it reports whether there was one.
+func (ix *Indexer) removeUnitLocked(urel string) bool {
 	u := ix.units[urel]
 	if u == nil {
-		return
+		return false
 	}
 	ix.setSessionsLocked(u, nil)
 	delete(ix.units, urel)
+	return true
 }
 
 func (ix *Indexer) setSessionsLocked(u *unit, ss []*Session) {
@@ -417,24 +427,38 @@ func statIdentity(fi fs.FileInfo) (dev, ino uint64) {
 	return 0, 0
 }
 
-// updateUnitLocked brings one unit up to date with its file, then re-reads the
-// units related to it.
+// updateUnitLocked brings one unit up to date with its file and, if that changed
+// anything, re-reads the units related to it.
 func (ix *Indexer) updateUnitLocked(urel string, kind UnitKind) error {
-	err := ix.readUnitLocked(urel, kind)
-	if r, ok := ix.layout.(Relater); ok {
-		for _, rel := range r.Related(urel) {
-			ix.forceLocked(rel)
-			if _, k := ix.layout.Classify(rel); k != UnitNone {
-				if rerr := ix.readUnitLocked(rel, k); rerr != nil && err == nil {
-					err = rerr
-				}
+	changed, err := ix.readUnitLocked(urel, kind)
+	if changed {
+		if rerr := ix.relatedLocked(urel); err == nil {
+			err = rerr
+		}
+	}
+	return err
+}
+
+// relatedLocked force-re-reads the units related to urel (Relater).
+func (ix *Indexer) relatedLocked(urel string) error {
+	r, ok := ix.layout.(Relater)
+	if !ok {
+		return nil
+	}
+	var err error
+	for _, rel := range r.Related(urel) {
+		ix.forceLocked(rel)
+		if _, k := ix.layout.Classify(rel); k != UnitNone {
+			if _, rerr := ix.readUnitLocked(rel, k); rerr != nil && err == nil {
+				err = rerr
 			}
 		}
 	}
 	return err
 }
 
-func (ix *Indexer) readUnitLocked(urel string, kind UnitKind) error {
+// readUnitLocked reads one unit; changed reports whether its sessions may differ.
+func (ix *Indexer) readUnitLocked(urel string, kind UnitKind) (changed bool, err error) {
 	path := filepath.Join(ix.rootDir, filepath.FromSlash(urel))
 	switch kind {
 	case UnitLines:
@@ -442,30 +466,28 @@ func (ix *Indexer) readUnitLocked(urel string, kind UnitKind) error {
 	case UnitDocument:
 		return ix.updateDocumentLocked(urel, path)
 	}
-	return nil
+	return false, nil
 }
 
-func (ix *Indexer) updateLinesLocked(urel, path string) error {
+func (ix *Indexer) updateLinesLocked(urel, path string) (bool, error) {
 	ll, ok := ix.layout.(LineLayout)
 	if !ok {
-		return fmt.Errorf("layout %s has no line parser", ix.layout.Name())
+		return false, fmt.Errorf("layout %s has no line parser", ix.layout.Name())
 	}
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ELOOP) {
-			ix.removeUnitLocked(urel)
-			return nil
+			return ix.removeUnitLocked(urel), nil
 		}
-		return fmt.Errorf("open %s: %w", path, err)
+		return false, fmt.Errorf("open %s: %w", path, err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return fmt.Errorf("stat %s: %w", path, err)
+		return false, fmt.Errorf("stat %s: %w", path, err)
 	}
 	if !fi.Mode().IsRegular() {
-		ix.removeUnitLocked(urel)
-		return nil
+		return ix.removeUnitLocked(urel), nil
 	}
 	dev, ino := statIdentity(fi)
 	u := ix.units[urel]
@@ -475,7 +497,7 @@ func (ix *Indexer) updateLinesLocked(urel, path string) error {
 	}
 	mtime := fi.ModTime().UnixNano()
 	if u.acc != nil && u.tail.Dev == dev && u.tail.Ino == ino && u.tail.Size == fi.Size() && u.tail.Mtime == mtime && fi.Size() >= u.tail.Offset {
-		return nil // unchanged: stat only
+		return false, nil // unchanged: stat only
 	}
 	reset := u.acc == nil || u.tail.Dev != dev || u.tail.Ino != ino || fi.Size() < u.tail.Offset
 	if !reset && u.tail.Offset > 0 {
@@ -484,7 +506,7 @@ func (ix *Indexer) updateLinesLocked(urel, path string) error {
 		fp, n, err := Fingerprint(f, u.tail.Offset)
 		ix.stats.BytesRead += n
 		if err != nil {
-			return fmt.Errorf("read %s: %w", path, err)
+			return false, fmt.Errorf("read %s: %w", path, err)
 		}
 		reset = fp != u.tail.Fp
 	}
@@ -507,7 +529,7 @@ func (ix *Indexer) updateLinesLocked(urel, path string) error {
 	ix.stats.BytesRead += st.BytesRead
 	u.skipped += st.Long
 	if err != nil {
-		return fmt.Errorf("read %s: %w", path, err)
+		return true, fmt.Errorf("read %s: %w", path, err)
 	}
 	size := fi.Size()
 	if end := u.tail.Offset; end > size {
@@ -518,11 +540,11 @@ func (ix *Indexer) updateLinesLocked(urel, path string) error {
 	fp, n, err := Fingerprint(f, u.tail.Offset)
 	ix.stats.BytesRead += n
 	if err != nil {
-		return fmt.Errorf("read %s: %w", path, err)
+		return true, fmt.Errorf("read %s: %w", path, err)
 	}
 	u.tail.Fp = fp
 	ix.summarizeLinesLocked(u, path)
-	return nil
+	return true, nil
 }
 
 func (ix *Indexer) summarizeLinesLocked(u *unit, path string) {
@@ -541,35 +563,34 @@ func (ix *Indexer) summarizeLinesLocked(u *unit, path string) {
 	ix.setSessionsLocked(u, []*Session{s})
 }
 
-func (ix *Indexer) updateDocumentLocked(urel, path string) error {
+func (ix *Indexer) updateDocumentLocked(urel, path string) (bool, error) {
 	dl, ok := ix.layout.(DocumentLayout)
 	if !ok {
-		return fmt.Errorf("layout %s has no document parser", ix.layout.Name())
+		return false, fmt.Errorf("layout %s has no document parser", ix.layout.Name())
 	}
 	fi, err := os.Lstat(path)
 	if err != nil || !fi.Mode().IsRegular() {
 		if err == nil || errors.Is(err, fs.ErrNotExist) {
-			ix.removeUnitLocked(urel)
-			return nil
+			return ix.removeUnitLocked(urel), nil
 		}
-		return fmt.Errorf("stat %s: %w", path, err)
+		return false, fmt.Errorf("stat %s: %w", path, err)
 	}
 	dev, ino := statIdentity(fi)
 	mtime := fi.ModTime().UnixNano()
 	u := ix.units[urel]
 	if u != nil && u.tail.Dev == dev && u.tail.Ino == ino && u.tail.Size == fi.Size() && u.tail.Mtime == mtime {
-		return nil
+		return false, nil
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return fmt.Errorf("read %s: %w", path, err)
+		return false, fmt.Errorf("read %s: %w", path, err)
 	}
 	ix.stats.BytesRead += int64(len(data))
 	facts := FileFacts{Root: ix.rootDir, Unit: urel, Path: path, Size: int64(len(data)), Mtime: fi.ModTime()}
 	ss, err := dl.ParseDocument(facts, data)
 	if err != nil {
 		// Keep what we had: a half-written document must not drop sessions.
-		return fmt.Errorf("parse %s: %w", path, err)
+		return false, fmt.Errorf("parse %s: %w", path, err)
 	}
 	if u == nil {
 		u = &unit{rel: urel, kind: UnitDocument}
@@ -596,7 +617,7 @@ func (ix *Indexer) updateDocumentLocked(urel, path string) error {
 		s.Dir = ix.layout.ProjectDir(urel)
 	}
 	ix.setSessionsLocked(u, ss)
-	return nil
+	return true, nil
 }
 
 // flushLocked resolves projects for dirty project dirs and writes the catalogs and

@@ -1,0 +1,481 @@
+package indexer
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+)
+
+// Gemini CLI (SPEC §3.4): <root>/<slug-or-sha256>/chats/session-<...>.jsonl, subagents
+// in chats/<parentId>/<id>.jsonl, legacy single-document chats/session-<...>.json.
+
+func init() { register(geminiLayout{}) }
+
+type geminiLayout struct{}
+
+var (
+	// geminiMainRE matches a main chat file; Gemini sanitizes ids to [A-Za-z0-9_-].
+	geminiMainRE = regexp.MustCompile(`^session-[A-Za-z0-9_-]+\.jsonl?$`)
+	// geminiIDRE matches a sanitized session id (a subagent file stem or parent dir).
+	geminiIDRE = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+)
+
+// geminiProjectRootFile is the ownership marker Gemini writes into a project dir.
+const geminiProjectRootFile = ".project_root"
+
+// Bounds on the project files DirProject reads.
+const (
+	maxProjectRootBytes = 64 << 10
+	maxRegistryBytes    = 16 << 20
+)
+
+func (geminiLayout) Name() string { return "gemini" }
+
+func (geminiLayout) Classify(rel string) (string, UnitKind) {
+	parts := strings.Split(rel, "/")
+	if len(parts) < 3 || parts[0] == "" || parts[1] != "chats" {
+		return "", UnitNone
+	}
+	switch name := parts[len(parts)-1]; len(parts) {
+	case 3:
+		if !geminiMainRE.MatchString(name) {
+			return "", UnitNone
+		}
+		if strings.HasSuffix(name, ".json") {
+			return rel, UnitDocument
+		}
+		return rel, UnitLines
+	case 4:
+		stem, ok := strings.CutSuffix(name, ".jsonl")
+		if ok && geminiIDRE.MatchString(stem) && geminiIDRE.MatchString(parts[2]) {
+			return rel, UnitLines
+		}
+	}
+	return "", UnitNone
+}
+
+// SkipDir keeps the project dirs, their chats/ and the per-parent subagent dirs
+// chats/<parentId>/; logs/, tool-outputs/, plans and the rest hold no chats.
+func (geminiLayout) SkipDir(rel string) bool {
+	parts := strings.Split(rel, "/")
+	switch len(parts) {
+	case 1:
+		return false
+	case 2:
+		return parts[1] != "chats"
+	case 3:
+		return parts[1] != "chats" || !geminiIDRE.MatchString(parts[2])
+	}
+	return true
+}
+
+func (geminiLayout) ProjectDir(unit string) string {
+	dir, _, _ := strings.Cut(unit, "/")
+	return dir
+}
+
+// Related: a legacy session-X.json is listed only while no session-X.jsonl sits
+// beside it, so the .json is re-read whenever the .jsonl changes, appears or goes.
+// The reverse is not needed: a .jsonl's summary never depends on its .json.
+func (geminiLayout) Related(unit string) []string {
+	if strings.Count(unit, "/") == 2 && strings.HasSuffix(unit, ".jsonl") && geminiMainRE.MatchString(pathBase(unit)) {
+		return []string{strings.TrimSuffix(unit, "l")}
+	}
+	return nil
+}
+
+// DirProject maps a Gemini project dir to its project path: the path that
+// <root>/../projects.json maps to this slug (or, for a legacy dir named by
+// sha256(path), the registered path with that hash), else the content of
+// <root>/<dir>/.project_root, else "".
+func (geminiLayout) DirProject(root, dir string) string {
+	if p := geminiRegistryPath(filepath.Join(filepath.Dir(root), "projects.json"), dir); p != "" {
+		return p
+	}
+	data, err := readCappedRegular(filepath.Join(root, filepath.FromSlash(dir), geminiProjectRootFile), maxProjectRootBytes)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(data))
+}
+
+// geminiRegistryPath finds dir in Gemini's projects.json ({"projects":{path:slug}}).
+// Of several matching paths the smallest wins, so the answer is deterministic.
+func geminiRegistryPath(file, dir string) string {
+	data, err := readCappedRegular(file, maxRegistryBytes)
+	if err != nil {
+		return ""
+	}
+	var reg struct {
+		Projects map[string]json.RawMessage `json:"projects"`
+	}
+	if json.Unmarshal(data, &reg) != nil {
+		return ""
+	}
+	best := ""
+	for path, raw := range reg.Projects {
+		if path == "" || (best != "" && path >= best) {
+			continue
+		}
+		slug, _ := jsString(raw)
+		if slug == dir || sha256Hex(path) == dir {
+			best = path
+		}
+	}
+	return best
+}
+
+func sha256Hex(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
+func (geminiLayout) NewAccumulator(string) Accumulator { return &geminiAcc{} }
+
+// geminiAcc is the folded state of one Gemini chat: the conversation metadata and,
+// per message still in the history after replacements and rewinds, its id in order.
+// For eligible user messages (see geminiPrompt) it also keeps the prompt as Prompt
+// renders it, because a replacement or rewind can make any of them the first one.
+// Its size is bounded by len(id)+3 bytes per folded message plus at most
+// MaxPromptChars characters (+ "…") per eligible user message.
+type geminiAcc struct {
+	SessionID string         `json:"sessionId,omitempty"`
+	Kind      string         `json:"kind,omitempty"`
+	Start     string         `json:"startTime,omitempty"`   // normalized
+	Updated   string         `json:"lastUpdated,omitempty"` // normalized, header or last $set
+	Summary   string         `json:"summary,omitempty"`
+	FirstTS   string         `json:"firstTs,omitempty"` // first message timestamp
+	LastTS    string         `json:"lastTs,omitempty"`  // timestamp of the last message record
+	Model     string         `json:"model,omitempty"`   // of the last gemini record naming one
+	IDs       []string       `json:"ids,omitempty"`
+	Prompts   map[int]string `json:"prompts,omitempty"` // position in IDs → prompt
+
+	index map[string]int // id → position in IDs; rebuilt after decoding
+}
+
+var errJSNotObject = errors.New("not a JSON object")
+
+// Line folds one record: a $rewindTo, a message (string id; a known id is replaced
+// in place), a $set update, or a header/partial metadata record (string sessionId
+// and projectHash), tested in that order as Gemini's own loader does. Other objects
+// are ignored; only invalid JSON is rejected.
+func (a *geminiAcc) Line(line []byte) error {
+	rec, err := jsObject(line)
+	if err != nil {
+		return err
+	}
+	a.fold(rec)
+	return nil
+}
+
+func (a *geminiAcc) fold(rec map[string]json.RawMessage) {
+	if id, ok := jsString(rec["$rewindTo"]); ok {
+		a.rewind(id)
+		return
+	}
+	if id, ok := jsString(rec["id"]); ok {
+		a.message(id, rec)
+		return
+	}
+	if set, err := jsObject(rec["$set"]); err == nil {
+		a.meta(set)
+		return
+	}
+	_, sid := jsString(rec["sessionId"])
+	_, ph := jsString(rec["projectHash"])
+	if sid && ph {
+		a.meta(rec)
+	}
+}
+
+func (a *geminiAcc) lookup(id string) (int, bool) {
+	if a.index == nil {
+		a.index = make(map[string]int, len(a.IDs))
+		for i, x := range a.IDs {
+			a.index[x] = i
+		}
+	}
+	i, ok := a.index[id]
+	return i, ok
+}
+
+func (a *geminiAcc) message(id string, rec map[string]json.RawMessage) {
+	if ts := NormTime(jsStr(rec["timestamp"])); ts != "" {
+		if a.FirstTS == "" {
+			a.FirstTS = ts
+		}
+		a.LastTS = ts
+	}
+	typ := jsStr(rec["type"])
+	if m := jsStr(rec["model"]); typ == "gemini" && m != "" {
+		a.Model = m
+	}
+	p := ""
+	if typ == "user" {
+		p = geminiPrompt(rec["content"])
+	}
+	i, ok := a.lookup(id)
+	if !ok {
+		i = len(a.IDs)
+		a.IDs = append(a.IDs, id)
+		a.index[id] = i
+	}
+	if p != "" {
+		if a.Prompts == nil {
+			a.Prompts = map[int]string{}
+		}
+		a.Prompts[i] = p
+	} else {
+		delete(a.Prompts, i)
+	}
+}
+
+// rewind drops the message id and everything after it; an unknown id empties the
+// history, as Gemini's loader does.
+func (a *geminiAcc) rewind(id string) {
+	cut, ok := a.lookup(id)
+	if !ok {
+		cut = 0
+	}
+	for _, x := range a.IDs[cut:] {
+		delete(a.index, x)
+	}
+	for i := range a.Prompts {
+		if i >= cut {
+			delete(a.Prompts, i)
+		}
+	}
+	a.IDs = a.IDs[:cut:cut]
+	if len(a.IDs) == 0 {
+		a.IDs, a.Prompts = nil, nil
+	}
+	if len(a.Prompts) == 0 {
+		a.Prompts = nil
+	}
+}
+
+// meta merges metadata fields: a string sets a field, null clears it, other values
+// (and unparseable times) are ignored. messages replaces the whole history.
+func (a *geminiAcc) meta(m map[string]json.RawMessage) {
+	setStr := func(key string, dst *string, norm func(string) string) {
+		raw, ok := m[key]
+		if !ok {
+			return
+		}
+		if jsNull(raw) {
+			*dst = ""
+			return
+		}
+		if s, ok := jsString(raw); ok {
+			if norm != nil {
+				if s = norm(s); s == "" {
+					return
+				}
+			}
+			*dst = s
+		}
+	}
+	setStr("sessionId", &a.SessionID, nil)
+	setStr("kind", &a.Kind, nil)
+	setStr("summary", &a.Summary, nil)
+	setStr("startTime", &a.Start, NormTime)
+	setStr("lastUpdated", &a.Updated, NormTime)
+	if raw, ok := m["messages"]; ok {
+		var msgs []json.RawMessage
+		if json.Unmarshal(raw, &msgs) == nil && msgs != nil {
+			a.IDs, a.Prompts, a.index = nil, nil, nil
+			for _, mr := range msgs {
+				rec, err := jsObject(mr)
+				if err != nil {
+					continue
+				}
+				if id, ok := jsString(rec["id"]); ok {
+					a.message(id, rec)
+				}
+			}
+		}
+	}
+}
+
+// firstPrompt is the prompt of the first eligible user message still in the history.
+func (a *geminiAcc) firstPrompt() string {
+	first := -1
+	for i := range a.Prompts {
+		if first < 0 || i < first {
+			first = i
+		}
+	}
+	if first < 0 {
+		return ""
+	}
+	return a.Prompts[first]
+}
+
+func (a *geminiAcc) Summarize(s *Session, f FileFacts) {
+	parts := strings.Split(f.Unit, "/")
+	name := parts[len(parts)-1]
+	stem := strings.TrimSuffix(strings.TrimSuffix(name, ".jsonl"), ".json")
+	s.ID = firstNonEmpty(a.SessionID, stem)
+	s.Type = TypeMain
+	if len(parts) == 4 {
+		s.Type = TypeSubagent
+		s.ParentID = parts[2]
+	} else if a.Kind == TypeSubagent {
+		s.Type = TypeSubagent
+	}
+	mtime := FormatTime(f.Mtime)
+	s.Title = a.Summary
+	s.FirstPrompt = a.firstPrompt()
+	s.CreatedAt = firstNonEmpty(a.Start, a.FirstTS, mtime)
+	s.LastActiveAt = firstNonEmpty(a.Updated, a.LastTS, mtime)
+	s.MessageCount = len(a.IDs)
+	s.Model = a.Model
+}
+
+// geminiIgnoredPrefixes mark user content that is not a person's prompt: slash
+// commands, "?" help and injected context (Gemini's isIgnoredUserContent), plus the
+// model-written <state_snapshot> that chat compression records as a user turn.
+var geminiIgnoredPrefixes = []string{"/", "?", "<session_context>", "<hook_context>", "<state_snapshot>"}
+
+// geminiPrompt renders a user message's content as a first-prompt candidate, or ""
+// when it is not eligible. content is a string, a part {text}, or an array of both;
+// the texts are joined as Gemini joins them.
+func geminiPrompt(raw json.RawMessage) string {
+	var b strings.Builder
+	var add func(raw json.RawMessage, nested bool)
+	add = func(raw json.RawMessage, nested bool) {
+		raw = bytes.TrimSpace(raw)
+		if len(raw) == 0 {
+			return
+		}
+		switch raw[0] {
+		case '"':
+			s, _ := jsString(raw)
+			b.WriteString(s)
+		case '{':
+			if part, err := jsObject(raw); err == nil {
+				b.WriteString(jsStr(part["text"]))
+			}
+		case '[':
+			var parts []json.RawMessage
+			if !nested && json.Unmarshal(raw, &parts) == nil {
+				for _, p := range parts {
+					add(p, true)
+				}
+			}
+		}
+	}
+	add(raw, false)
+	text := strings.TrimSpace(b.String())
+	if text == "" {
+		return ""
+	}
+	for _, p := range geminiIgnoredPrefixes {
+		if strings.HasPrefix(text, p) {
+			return ""
+		}
+	}
+	return Prompt(text)
+}
+
+// ParseDocument reads a legacy single-document chat (the header object plus
+// "messages"). A .json with a session-X.jsonl beside it yields no session: Gemini
+// migrated it on resume and the .jsonl is the live copy. A document that is not an
+// object with a string sessionId is listed as corrupt under its file name.
+func (geminiLayout) ParseDocument(f FileFacts, data []byte) ([]*Session, error) {
+	if fi, err := os.Lstat(f.Path + "l"); err == nil && fi.Mode().IsRegular() {
+		return nil, nil
+	}
+	s := &Session{}
+	acc, ok := parseGeminiDocument(data)
+	if !ok {
+		acc = &geminiAcc{}
+		s.Corrupt = true
+	}
+	acc.Summarize(s, f)
+	return []*Session{s}, nil
+}
+
+// parseGeminiDocument folds a legacy document; ok is false when it is not a
+// conversation record.
+func parseGeminiDocument(data []byte) (*geminiAcc, bool) {
+	rec, err := jsObject(data)
+	if err != nil {
+		return nil, false
+	}
+	if _, ok := jsString(rec["sessionId"]); !ok {
+		return nil, false
+	}
+	acc := &geminiAcc{}
+	acc.meta(rec)
+	return acc, true
+}
+
+// jsObject decodes raw as a JSON object (null and other values are errors).
+func jsObject(raw []byte) (map[string]json.RawMessage, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, err
+	}
+	if m == nil {
+		return nil, errJSNotObject
+	}
+	return m, nil
+}
+
+// jsString decodes raw if it is a JSON string.
+func jsString(raw json.RawMessage) (string, bool) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || raw[0] != '"' {
+		return "", false
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return "", false
+	}
+	return s, true
+}
+
+// jsStr is jsString without the flag: "" for anything but a string.
+func jsStr(raw json.RawMessage) string {
+	s, _ := jsString(raw)
+	return s
+}
+
+func jsNull(raw json.RawMessage) bool {
+	return string(bytes.TrimSpace(raw)) == "null"
+}
+
+// readCappedRegular reads a small regular file without following a symlink or
+// blocking on a FIFO; a file larger than limit bytes is an error.
+func readCappedRegular(path string, limit int64) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", path)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("%s: larger than %d bytes", path, limit)
+	}
+	return data, nil
+}
