@@ -646,7 +646,9 @@ func (ix *Indexer) flushLocked() error {
 					continue
 				}
 				dirSessions = append(dirSessions, s)
-				if fallback == "" {
+				// Sessions lend their project to siblings in the same project
+				// directory; without project directories (dir "") there are none.
+				if fallback == "" && dir != "" {
 					fallback = s.Tail.OwnProject
 				}
 			}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"unicode/utf8"
 )
 
 // A fast, allocation-free validator for transcript lines. encoding/json validates
@@ -272,7 +273,8 @@ func isASCII(b []byte) bool {
 	return true
 }
 
-// JSONString decodes a raw JSON string value; ok is false for any other value.
+// JSONString decodes a raw JSON string value as encoding/json does (invalid UTF-8
+// becomes U+FFFD); ok is false for any other value.
 func JSONString(raw []byte) (string, bool) {
 	if len(raw) < 2 || raw[0] != '"' {
 		return "", false
@@ -285,7 +287,7 @@ func JSONString(raw []byte) (string, bool) {
 			break
 		}
 	}
-	if plain {
+	if plain && utf8.Valid(inner) {
 		return string(inner), true
 	}
 	var s string
