@@ -420,29 +420,22 @@ func parseGeminiDocument(data []byte) (*geminiAcc, bool) {
 	return acc, true
 }
 
-// jsObject decodes raw as a JSON object (null and other values are errors).
+// jsObject splits raw, which must be a JSON object, into its members (null and
+// other values are errors). The values alias raw: use them before raw changes.
 func jsObject(raw []byte) (map[string]json.RawMessage, error) {
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &m); err != nil {
+	m := map[string]json.RawMessage{}
+	if err := ObjectFields(raw, func(k, v []byte) { m[string(k)] = v }); err != nil {
+		if t := bytes.TrimSpace(raw); len(t) > 0 && t[0] != '{' {
+			return nil, errJSNotObject
+		}
 		return nil, err
-	}
-	if m == nil {
-		return nil, errJSNotObject
 	}
 	return m, nil
 }
 
 // jsString decodes raw if it is a JSON string.
 func jsString(raw json.RawMessage) (string, bool) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || raw[0] != '"' {
-		return "", false
-	}
-	var s string
-	if json.Unmarshal(raw, &s) != nil {
-		return "", false
-	}
-	return s, true
+	return JSONString(bytes.TrimSpace(raw))
 }
 
 // jsStr is jsString without the flag: "" for anything but a string.

@@ -146,10 +146,24 @@ type llxprtLine struct {
 // event whose payload is not an object, is rejected; unknown types only advance
 // the activity time.
 func (a *llxprtAcc) Line(line []byte) error {
-	var l llxprtLine
-	if err := json.Unmarshal(line, &l); err != nil {
+	rec, err := jsObject(line)
+	if err != nil {
 		return err
 	}
+	var l llxprtLine
+	for _, f := range []struct {
+		key string
+		dst *string
+	}{{"type", &l.Type}, {"ts", &l.TS}} {
+		if raw, ok := rec[f.key]; ok && !jsNull(raw) {
+			s, ok := jsString(raw)
+			if !ok {
+				return fmt.Errorf("envelope %s is not a string", f.key)
+			}
+			*f.dst = s
+		}
+	}
+	l.Payload = rec["payload"]
 	var p map[string]json.RawMessage
 	switch l.Type {
 	case "session_start", "content", "provider_switch", "session_named", "session_metadata":
