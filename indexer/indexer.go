@@ -577,8 +577,12 @@ func (ix *Indexer) updateDocumentLocked(urel, path string) (bool, error) {
 	}
 	dev, ino := statIdentity(fi)
 	mtime := fi.ModTime().UnixNano()
+	dep := ""
+	if ds, ok := ix.layout.(DependencyStamper); ok {
+		dep = ds.DepStamp(ix.rootDir, urel)
+	}
 	u := ix.units[urel]
-	if u != nil && u.tail.Dev == dev && u.tail.Ino == ino && u.tail.Size == fi.Size() && u.tail.Mtime == mtime {
+	if u != nil && u.tail.Dev == dev && u.tail.Ino == ino && u.tail.Size == fi.Size() && u.tail.Mtime == mtime && u.tail.Dep == dep {
 		return false, nil
 	}
 	data, err := os.ReadFile(path)
@@ -596,7 +600,7 @@ func (ix *Indexer) updateDocumentLocked(urel, path string) (bool, error) {
 		u = &unit{rel: urel, kind: UnitDocument}
 		ix.units[urel] = u
 	}
-	u.tail = Tail{Dev: dev, Ino: ino, Size: int64(len(data)), Offset: int64(len(data)), Mtime: mtime}
+	u.tail = Tail{Dev: dev, Ino: ino, Size: int64(len(data)), Offset: int64(len(data)), Mtime: mtime, Dep: dep}
 	old := map[string]string{}
 	for _, s := range u.sessions {
 		old[s.ID] = s.Project

@@ -143,3 +143,11 @@ type Relater interface {
 type Companioner interface {
 	Companions(s *Session) []string
 }
+
+// DependencyStamper is implemented by layouts whose units depend on files besides
+// their own (a Mogzi session's attachments count toward its size): DepStamp
+// summarizes those files from their stat alone, and a changed stamp makes the
+// indexer re-parse the unit even when the unit's own file is unchanged.
+type DependencyStamper interface {
+	DepStamp(root, unit string) string
+}

@@ -28,6 +28,7 @@ commands:
   list                  sessions of this directory's project (--all for every project)
   show REF              one session in detail
   reindex [--check]     rebuild catalogs and native indexes from the session files
+  export [--source S]   the HyperYOLO store's records as one JSON object (a backup)
   status [--json]       whether the daemon runs, per-source figures, last janitor run
   doctor                check config, roots, permissions and inotify limits
   service install|uninstall|print
@@ -122,6 +123,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cmdShow(e, cargs)
 	case "reindex":
 		return cmdReindex(e, cargs)
+	case "export":
+		return cmdExport(e, cargs)
 	case "config":
 		return cmdConfig(e, cargs)
 	case "status":
