@@ -204,3 +204,20 @@ func TestConfigCommands(t *testing.T) {
 		t.Errorf("version = %d %q", code, out)
 	}
 }
+
+func TestReindexGoesOnPastABrokenSource(t *testing.T) {
+	e := newEnv(t)
+	store := filepath.Join(e.home, "hy", "sessions.json")
+	os.MkdirAll(filepath.Dir(store), 0o700)
+	os.WriteFile(store, []byte(`{"hyper_0000000a": {"backend":`), 0o600)
+	e.writeConfig(`{"state_dir":%q,"sources":[{"name":"hy","layout":"hyperyolo","root":%q},{"name":"wave","layout":"wave","root":%q}]}`, e.state, store, e.root)
+	dir := e.project("/after/broken")
+	appendTo(t, filepath.Join(dir, idA+".jsonl"), header("/after/broken")+message(time.Now(), "x"))
+	_, errs, code := e.cli("reindex")
+	if code != 1 || !strings.Contains(errs, "hy:") || !strings.Contains(errs, store) {
+		t.Errorf("reindex with a corrupt store = %d %q, want 1 naming the source and file", code, errs)
+	}
+	if e.catalogOf("/after/broken") == nil {
+		t.Errorf("the wave source after the broken one was not indexed")
+	}
+}

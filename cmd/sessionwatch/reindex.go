@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/sessionwatch/sessionwatch/indexer"
@@ -36,13 +37,15 @@ func cmdReindex(e *env, args []string) error {
 	}
 	progress := isTerminal(e.stderr)
 	var diffs []indexer.Difference
+	var failed []string
 	for i, ix := range ixs {
 		start := time.Now()
 		if progress {
 			fmt.Fprintf(e.stderr, "[%d/%d] %s: scanning %s…\n", i+1, len(ixs), ix.Options().Source, ix.Root())
 		}
 		if err := ix.Reconcile(); err != nil {
-			return failErr("", "reindex %s: %v", ix.Options().Source, err)
+			// A broken source (a half-written store) must not stop the others.
+			failed = append(failed, fmt.Sprintf("%s: %v", ix.Options().Source, err))
 		}
 		st := ix.Stats()
 		if *check {
@@ -51,6 +54,9 @@ func cmdReindex(e *env, args []string) error {
 			fmt.Fprintf(e.stdout, "%s: %d sessions in %d projects, %s read, %d catalogs and %d native indexes written in %s\n",
 				ix.Options().Source, st.Sessions, st.Projects, humanSize(st.BytesRead), st.CatalogWrites, st.NativeWrites, time.Since(start).Round(time.Millisecond))
 		}
+	}
+	if len(failed) > 0 {
+		return failErr("fix or move the file named, then run reindex again", "reindex: %s", strings.Join(failed, "\n"))
 	}
 	if !*check {
 		return nil
