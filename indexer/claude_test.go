@@ -10,30 +10,6 @@ import (
 	"testing"
 )
 
-// newSourceIndexer makes an indexer for a source named after its layout (shared by
-// the claude and codex tests).
-func newSourceIndexer(t *testing.T, layout, root, state string, check bool) *Indexer {
-	t.Helper()
-	ix, err := New(Options{Source: layout, Layout: layout, Root: root, StateDir: state, NativeIndex: true, Check: check})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ix
-}
-
-// assertSourceConverged checks that a from-scratch rebuild would change nothing.
-func assertSourceConverged(t *testing.T, layout, root, state string) {
-	t.Helper()
-	chk := newSourceIndexer(t, layout, root, state, true)
-	if err := chk.Reconcile(); err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range chk.Differences() {
-		data, _ := os.ReadFile(d.Path)
-		t.Errorf("rebuild differs: %s %s\n%s", d.Change, d.Path, lineDiff(string(data), string(d.Want)))
-	}
-}
-
 // checkStoreGoldens indexes testdata/<layout>/<name>/store and compares every catalog
 // (catalog-<key>.json) and native index (native-<dir>.json) with its golden file;
 // a golden file nothing was produced for is an error too.
@@ -43,7 +19,7 @@ func checkStoreGoldens(t *testing.T, layout, name string) (root, state string) {
 	root = filepath.Join(t.TempDir(), "store")
 	state = t.TempDir()
 	copyTree(t, filepath.Join(caseDir, "store"), root)
-	ix := newSourceIndexer(t, layout, root, state, false)
+	ix := newLayoutIndexer(t, layout, root, state, false)
 	if err := ix.Reconcile(); err != nil {
 		t.Fatal(err)
 	}
@@ -111,16 +87,7 @@ func claudeConv(typ, ts, content string, extra string) string {
 // foldClaude folds lines into a fresh claude accumulator and summarizes it.
 func foldClaude(t *testing.T, unit string, lines ...string) (*Session, int) {
 	t.Helper()
-	acc := claudeLayout{}.NewAccumulator(unit)
-	bad := 0
-	for _, l := range lines {
-		if acc.Line([]byte(l)) != nil {
-			bad++
-		}
-	}
-	s := &Session{Tail: &Tail{}}
-	acc.Summarize(s, FileFacts{Unit: unit, Mtime: ParseTime(mtimeTS)})
-	return s, bad
+	return foldLines(t, claudeLayout{}.NewAccumulator(unit), unit, lines...)
 }
 
 func TestClaudeSummary(t *testing.T) {
@@ -461,7 +428,7 @@ func TestClaudeGolden(t *testing.T) {
 	root, state := checkStoreGoldens(t, "claude", "basic")
 	// Transcripts under tool-results/ are never read, and files that are not sessions
 	// stay untouched.
-	ix := newSourceIndexer(t, "claude", root, state, false)
+	ix := newLayoutIndexer(t, "claude", root, state, false)
 	ix.Load()
 	for _, s := range ix.Sessions() {
 		if strings.Contains(s.File, "tool-results") || strings.HasSuffix(s.File, "notes.jsonl") || strings.HasSuffix(s.File, "journal.jsonl") {
@@ -471,16 +438,7 @@ func TestClaudeGolden(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(root, "-home-u-scratch", "memory", "MEMORY.md")); err != nil {
 		t.Errorf("memory file: %v", err)
 	}
-	assertSourceConverged(t, "claude", root, state)
-}
-
-func readSourceCatalog(t *testing.T, layout, state, project string) *Catalog {
-	t.Helper()
-	c, err := ReadCatalog(filepath.Join(state, "index", layout, ProjectKey(project), CatalogName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
+	assertLayoutConverged(t, "claude", root, state)
 }
 
 func TestClaudeIncremental(t *testing.T) {
@@ -488,7 +446,7 @@ func TestClaudeIncremental(t *testing.T) {
 	dir := filepath.Join(root, claudeDir)
 	os.MkdirAll(dir, 0o700)
 	file := filepath.Join(dir, claudeS1+".jsonl")
-	ix := newSourceIndexer(t, "claude", root, state, false)
+	ix := newLayoutIndexer(t, "claude", root, state, false)
 	ix.Reconcile()
 
 	steps := []struct {
@@ -525,7 +483,7 @@ func TestClaudeIncremental(t *testing.T) {
 		if i == 0 {
 			project = "" // no line has named a cwd yet
 		}
-		c := readSourceCatalog(t, "claude", state, project)
+		c := layoutCatalog(t, state, "claude", project)
 		if len(c.Sessions) != 1 {
 			t.Fatalf("step %d: %d sessions", i, len(c.Sessions))
 		}
@@ -540,7 +498,7 @@ func TestClaudeIncremental(t *testing.T) {
 		if s.Tail.Offset != s.SizeBytes {
 			t.Errorf("step %d: offset %d, size %d", i, s.Tail.Offset, s.SizeBytes)
 		}
-		assertSourceConverged(t, "claude", root, state)
+		assertLayoutConverged(t, "claude", root, state)
 	}
 	if n := ix.Sessions()[0].SkippedLines; n != 1 {
 		t.Errorf("skipped lines = %d, want 1", n)
@@ -552,7 +510,7 @@ func TestClaudeIncremental(t *testing.T) {
 	if err := ix.Update([]string{filepath.Join(dir, claudeS1)}); err != nil {
 		t.Fatal(err)
 	}
-	c := readSourceCatalog(t, "claude", state, "/home/u/proj")
+	c := layoutCatalog(t, state, "claude", "/home/u/proj")
 	if len(c.Sessions) != 2 || c.Sessions[1].ID != "a1" || c.Sessions[1].ParentID != claudeS1 || c.Sessions[1].Type != TypeSubagent {
 		t.Fatalf("after sub-agent: %+v", c.Sessions)
 	}
@@ -560,25 +518,13 @@ func TestClaudeIncremental(t *testing.T) {
 	if strings.Contains(string(native), `"a1"`) || !strings.Contains(string(native), `"messageCount": 4`) {
 		t.Errorf("native index:\n%s", native)
 	}
-	assertSourceConverged(t, "claude", root, state)
+	assertLayoutConverged(t, "claude", root, state)
 
 	// Restart: unchanged files cost no reads; an append costs only its bytes.
-	ix2 := newSourceIndexer(t, "claude", root, state, false)
-	if err := ix2.Load(); err != nil {
-		t.Fatal(err)
-	}
-	if err := ix2.Reconcile(); err != nil {
-		t.Fatal(err)
-	}
-	if got := ix2.Stats().BytesRead; got != 0 {
-		t.Errorf("restart re-read %d bytes", got)
-	}
-	if w := ix2.Stats().CatalogWrites + ix2.Stats().NativeWrites; w != 0 {
-		t.Errorf("restart rewrote %d files", w)
-	}
+	restartIdle(t, "claude", root, state)
 	line := `{"type":"custom-title","customTitle":"Docs v2","sessionId":"` + claudeS1 + `"}` + "\n"
 	appendFile(t, file, line)
-	ix3 := newSourceIndexer(t, "claude", root, state, false)
+	ix3 := newLayoutIndexer(t, "claude", root, state, false)
 	ix3.Load()
 	if err := ix3.Reconcile(); err != nil {
 		t.Fatal(err)
@@ -591,7 +537,7 @@ func TestClaudeIncremental(t *testing.T) {
 			t.Errorf("after restart: %+v", s)
 		}
 	}
-	assertSourceConverged(t, "claude", root, state)
+	assertLayoutConverged(t, "claude", root, state)
 }
 
 // mtimeNow marks an expected time that is the file's mtime.

@@ -34,16 +34,7 @@ func codexTurn(ts, model string) string {
 // foldCodex folds lines into a fresh codex accumulator and summarizes it.
 func foldCodex(t *testing.T, unit string, lines ...string) (*Session, int) {
 	t.Helper()
-	acc := codexLayout{}.NewAccumulator(unit)
-	bad := 0
-	for _, l := range lines {
-		if acc.Line([]byte(l)) != nil {
-			bad++
-		}
-	}
-	s := &Session{Tail: &Tail{}}
-	acc.Summarize(s, FileFacts{Unit: unit, Mtime: ParseTime(mtimeTS)})
-	return s, bad
+	return foldLines(t, codexLayout{}.NewAccumulator(unit), unit, lines...)
 }
 
 func TestCodexSummary(t *testing.T) {
@@ -180,13 +171,13 @@ func TestCodexGolden(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(root, CatalogName)); !os.IsNotExist(err) {
 		t.Errorf("codex has no native index, found one (%v)", err)
 	}
-	assertSourceConverged(t, "codex", root, state)
+	assertLayoutConverged(t, "codex", root, state)
 }
 
 func TestCodexIncremental(t *testing.T) {
 	root, state := t.TempDir(), t.TempDir()
 	dir := filepath.Join(root, "2026", "03", "01")
-	ix := newSourceIndexer(t, "codex", root, state, false)
+	ix := newLayoutIndexer(t, "codex", root, state, false)
 	ix.Reconcile()
 	os.MkdirAll(dir, 0o700)
 	file := filepath.Join(root, filepath.FromSlash(codexUnit))
@@ -222,7 +213,7 @@ func TestCodexIncremental(t *testing.T) {
 		if err := ix.Update([]string{file}); err != nil {
 			t.Fatal(err)
 		}
-		c := readSourceCatalog(t, "codex", state, "/home/u/proj")
+		c := layoutCatalog(t, state, "codex", "/home/u/proj")
 		if len(c.Sessions) != 1 {
 			t.Fatalf("step %d: %d sessions", i, len(c.Sessions))
 		}
@@ -230,23 +221,16 @@ func TestCodexIncremental(t *testing.T) {
 		if s.MessageCount != st.msgs || s.FirstPrompt != st.prompt || s.Model != st.model || s.LastActiveAt != st.last || s.ID != codexID {
 			t.Errorf("step %d: got msgs %d prompt %q model %q last %s id %s", i, s.MessageCount, s.FirstPrompt, s.Model, s.LastActiveAt, s.ID)
 		}
-		assertSourceConverged(t, "codex", root, state)
+		assertLayoutConverged(t, "codex", root, state)
 	}
 	if _, err := os.Stat(filepath.Join(state, "index", "codex", ProjectKey(""))); !os.IsNotExist(err) {
 		t.Errorf("catalog of the empty project left behind (%v)", err)
 	}
 
-	ix2 := newSourceIndexer(t, "codex", root, state, false)
-	ix2.Load()
-	if err := ix2.Reconcile(); err != nil {
-		t.Fatal(err)
-	}
-	if got := ix2.Stats().BytesRead; got != 0 {
-		t.Errorf("restart re-read %d bytes", got)
-	}
+	restartIdle(t, "codex", root, state)
 	line := codexEvent("2026-03-01T09:06:00Z", "user_message", "thanks") + "\n"
 	appendFile(t, file, line)
-	ix3 := newSourceIndexer(t, "codex", root, state, false)
+	ix3 := newLayoutIndexer(t, "codex", root, state, false)
 	ix3.Load()
 	if err := ix3.Reconcile(); err != nil {
 		t.Fatal(err)
@@ -257,7 +241,7 @@ func TestCodexIncremental(t *testing.T) {
 	if s := ix3.Sessions()[0]; s.MessageCount != 3 || s.FirstPrompt != "fix it" || s.SkippedLines != 1 {
 		t.Errorf("after restart: %+v", s)
 	}
-	assertSourceConverged(t, "codex", root, state)
+	assertLayoutConverged(t, "codex", root, state)
 }
 
 // FuzzCodexLine feeds arbitrary lines to the codex accumulator: it must never

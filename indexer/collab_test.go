@@ -174,7 +174,7 @@ func TestCollabParse(t *testing.T) {
 
 func TestCollabGolden(t *testing.T) {
 	root, state := copyStore(t, "collab-terminals", "basic"), t.TempDir()
-	ix := openLayoutIndexer(t, "collab-terminals", root, state, false)
+	ix := newLayoutIndexer(t, "collab-terminals", root, state, false)
 	if err := ix.Reconcile(); err != nil {
 		t.Fatal(err)
 	}
@@ -260,7 +260,7 @@ func TestCollabFileRoundTrip(t *testing.T) {
 
 func TestCollabIncremental(t *testing.T) {
 	root, state := t.TempDir(), t.TempDir()
-	ix := openLayoutIndexer(t, "collab-terminals", root, state, false)
+	ix := newLayoutIndexer(t, "collab-terminals", root, state, false)
 	ix.Reconcile()
 	proj := filepath.Join(root, "app")
 	file := filepath.Join(proj, ".collab", "sessions", "s1", CollabFileName)

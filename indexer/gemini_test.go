@@ -10,30 +10,6 @@ import (
 	"testing"
 )
 
-// indexerForLayout is newTestIndexer for any layout; the source is named after it.
-func indexerForLayout(t *testing.T, layout, root, state string, check bool) *Indexer {
-	t.Helper()
-	ix, err := New(Options{Source: layout, Layout: layout, Root: root, StateDir: state, NativeIndex: true, Check: check})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ix
-}
-
-// convergedForLayout is assertConverged for any layout: a from-scratch rebuild
-// would change nothing.
-func convergedForLayout(t *testing.T, layout, root, state string) {
-	t.Helper()
-	chk := indexerForLayout(t, layout, root, state, true)
-	if err := chk.Reconcile(); err != nil {
-		t.Fatal(err)
-	}
-	for _, x := range chk.Differences() {
-		data, _ := os.ReadFile(x.Path)
-		t.Errorf("rebuild differs: %s %s\n%s", x.Change, x.Path, lineDiff(string(data), string(x.Want)))
-	}
-}
-
 // catalogGoldensForLayout compares every catalog of the source (normalized) with
 // <dir>/catalog-<key>.json and fails on goldens that no catalog produced.
 func catalogGoldensForLayout(t *testing.T, source, state, root, dir string) {
@@ -100,14 +76,7 @@ func gemRewind(id string) string { return `{"$rewindTo":"` + id + `"}` }
 func foldGemini(t *testing.T, unit string, lines ...string) (*Session, *geminiAcc, int) {
 	t.Helper()
 	acc := &geminiAcc{}
-	bad := 0
-	for _, l := range lines {
-		if acc.Line([]byte(l)) != nil {
-			bad++
-		}
-	}
-	s := &Session{Tail: &Tail{}}
-	acc.Summarize(s, FileFacts{Unit: unit, Mtime: ParseTime(mtimeTS)})
+	s, bad := foldLines(t, acc, unit, lines...)
 	return s, acc, bad
 }
 
@@ -404,7 +373,7 @@ func setupGemini(t *testing.T, fixture string) (root, state string) {
 func TestGeminiGolden(t *testing.T) {
 	fixture := "testdata/gemini/basic"
 	root, state := setupGemini(t, fixture)
-	ix := indexerForLayout(t, "gemini", root, state, false)
+	ix := newLayoutIndexer(t, "gemini", root, state, false)
 	if err := ix.Reconcile(); err != nil {
 		t.Fatal(err)
 	}
@@ -413,7 +382,7 @@ func TestGeminiGolden(t *testing.T) {
 	if found, _ := filepath.Glob(filepath.Join(root, "*", CatalogName)); len(found) > 0 {
 		t.Errorf("native index written into the store: %v", found)
 	}
-	convergedForLayout(t, "gemini", root, state)
+	assertLayoutConverged(t, "gemini", root, state)
 
 	// A restart with nothing changed writes nothing and reads only the legacy .json
 	// shadowed by a .jsonl, once: the walk finds it (a unit without sessions is not
@@ -423,7 +392,7 @@ func TestGeminiGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ix2 := indexerForLayout(t, "gemini", root, state, false)
+	ix2 := newLayoutIndexer(t, "gemini", root, state, false)
 	if err := ix2.Load(); err != nil {
 		t.Fatal(err)
 	}
@@ -465,7 +434,7 @@ func TestGeminiIncremental(t *testing.T) {
 	os.MkdirAll(filepath.Join(root, "p", "chats"), 0o700)
 	os.WriteFile(filepath.Join(base, "projects.json"), []byte(`{"projects":{"/w/p":"p"}}`), 0o600)
 	file := filepath.Join(root, "p", "chats", "session-2026-03-01T10-00-1a2b3c4d.jsonl")
-	ix := indexerForLayout(t, "gemini", root, state, false)
+	ix := newLayoutIndexer(t, "gemini", root, state, false)
 	if err := ix.Reconcile(); err != nil {
 		t.Fatal(err)
 	}
@@ -487,11 +456,11 @@ func TestGeminiIncremental(t *testing.T) {
 		if s.MessageCount != step.count || s.FirstPrompt != step.prompt || s.LastActiveAt != step.last || s.Project != "/w/p" {
 			t.Errorf("line %d: count %d prompt %q last %s project %q, want %d %q %s /w/p", i+1, s.MessageCount, s.FirstPrompt, s.LastActiveAt, s.Project, step.count, step.prompt, step.last)
 		}
-		convergedForLayout(t, "gemini", root, state)
+		assertLayoutConverged(t, "gemini", root, state)
 	}
 
 	// Restart: unchanged files cost a stat; an append is read alone.
-	ix2 := indexerForLayout(t, "gemini", root, state, false)
+	ix2 := newLayoutIndexer(t, "gemini", root, state, false)
 	if err := ix2.Load(); err != nil {
 		t.Fatal(err)
 	}
@@ -503,7 +472,7 @@ func TestGeminiIncremental(t *testing.T) {
 	}
 	line := gemRewind("u3") + "\n"
 	appendFile(t, file, line)
-	ix3 := indexerForLayout(t, "gemini", root, state, false)
+	ix3 := newLayoutIndexer(t, "gemini", root, state, false)
 	ix3.Load()
 	if err := ix3.Reconcile(); err != nil {
 		t.Fatal(err)
@@ -514,7 +483,7 @@ func TestGeminiIncremental(t *testing.T) {
 	if s := ix3.Sessions()[0]; s.MessageCount != 1 || s.FirstPrompt != "" || s.Title != "Toggle" {
 		t.Errorf("after a late rewind: count %d prompt %q title %q, want 1, empty, Toggle", s.MessageCount, s.FirstPrompt, s.Title)
 	}
-	convergedForLayout(t, "gemini", root, state)
+	assertLayoutConverged(t, "gemini", root, state)
 }
 
 // TestGeminiLegacySibling follows a legacy .json through its migration: listed alone,
@@ -526,7 +495,7 @@ func TestGeminiLegacySibling(t *testing.T) {
 	js := filepath.Join(chats, "session-2026-02-11T12-30-0f1e2d3c.json")
 	doc := `{"sessionId":"0f1e","projectHash":"x","startTime":"2026-02-11T12:30:02Z","lastUpdated":"2026-02-11T12:30:30Z","messages":[` + gemUser("a", "2026-02-11T12:30:10Z", "legacy ask") + `]}`
 	os.WriteFile(js, []byte(doc), 0o600)
-	ix := indexerForLayout(t, "gemini", root, state, false)
+	ix := newLayoutIndexer(t, "gemini", root, state, false)
 	if err := ix.Reconcile(); err != nil {
 		t.Fatal(err)
 	}
@@ -544,7 +513,7 @@ func TestGeminiLegacySibling(t *testing.T) {
 		if es := catalogSessions(t, state, "gemini"); len(es) != 1 || es[0].ID != "0f1e" {
 			t.Errorf("%s: catalog holds %d sessions, want one 0f1e", when, len(es))
 		}
-		convergedForLayout(t, "gemini", root, state)
+		assertLayoutConverged(t, "gemini", root, state)
 	}
 	check("legacy alone", filepath.Base(js), "legacy ask")
 
@@ -671,7 +640,7 @@ func TestGeminiLegacySiblingMissedDelete(t *testing.T) {
 	js := filepath.Join(chats, "session-2026-02-11T12-30-0f1e2d3c.json")
 	os.WriteFile(js, []byte(`{"sessionId":"0f1e","projectHash":"x","messages":[]}`), 0o600)
 	os.WriteFile(js+"l", []byte(`{"sessionId":"0f1e","projectHash":"x"}`+"\n"), 0o600)
-	ix := indexerForLayout(t, "gemini", root, state, false)
+	ix := newLayoutIndexer(t, "gemini", root, state, false)
 	if err := ix.Reconcile(); err != nil {
 		t.Fatal(err)
 	}
@@ -682,5 +651,5 @@ func TestGeminiLegacySiblingMissedDelete(t *testing.T) {
 	if ss := ix.Sessions(); len(ss) != 1 || filepath.Base(ss[0].File) != filepath.Base(js) {
 		t.Fatalf("after the .jsonl vanished unseen, sessions = %v; want the legacy .json listed again", ss)
 	}
-	convergedForLayout(t, "gemini", root, state)
+	assertLayoutConverged(t, "gemini", root, state)
 }

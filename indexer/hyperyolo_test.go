@@ -16,41 +16,6 @@ import (
 // Helpers shared by the hyperyolo, mogzi and collab-terminals tests. Each source is
 // named after its layout.
 
-// openLayoutIndexer makes an indexer of one layout (source named after it).
-func openLayoutIndexer(t *testing.T, layout, root, state string, check bool) *Indexer {
-	t.Helper()
-	ix, err := New(Options{Source: layout, Layout: layout, Root: root, StateDir: state, Check: check})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ix
-}
-
-// assertLayoutConverged checks that a from-scratch rebuild in check mode would
-// change nothing.
-func assertLayoutConverged(t *testing.T, layout, root, state string) {
-	t.Helper()
-	chk := openLayoutIndexer(t, layout, root, state, true)
-	chk.Reconcile()
-	for _, x := range chk.Differences() {
-		data, _ := os.ReadFile(x.Path)
-		t.Errorf("rebuild differs: %s %s\n%s", x.Change, x.Path, lineDiff(string(data), string(x.Want)))
-	}
-}
-
-// layoutCatalog reads the catalog of one project of a layout's source; nil if none.
-func layoutCatalog(t *testing.T, state, layout, project string) *Catalog {
-	t.Helper()
-	c, err := ReadCatalog(filepath.Join(state, "index", layout, ProjectKey(project), CatalogName))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
 // sessionByID finds a session in a list, nil if absent.
 func sessionByID(ss []*Session, id string) *Session {
 	for _, s := range ss {
@@ -203,7 +168,7 @@ func TestHyperyoloGolden(t *testing.T) {
 	dir := copyStore(t, "hyperyolo", "basic")
 	root := filepath.Join(dir, "sessions.json")
 	state := t.TempDir()
-	ix := openLayoutIndexer(t, "hyperyolo", root, state, false)
+	ix := newLayoutIndexer(t, "hyperyolo", root, state, false)
 	if err := ix.Reconcile(); err != nil {
 		t.Fatal(err)
 	}
@@ -280,7 +245,7 @@ func writeLikeHyperyolo(t *testing.T, store, content string) []string {
 func TestHyperyoloIncremental(t *testing.T) {
 	dir, state := filepath.Join(t.TempDir(), "hyperyolo"), t.TempDir()
 	store := filepath.Join(dir, "sessions.json")
-	ix := openLayoutIndexer(t, "hyperyolo", store, state, false)
+	ix := newLayoutIndexer(t, "hyperyolo", store, state, false)
 	// No store yet: nothing, and no error.
 	if err := ix.Reconcile(); err != nil || len(ix.Sessions()) != 0 {
 		t.Fatalf("missing store: %v, %d sessions", err, len(ix.Sessions()))
@@ -342,7 +307,7 @@ func TestHyperyoloIncremental(t *testing.T) {
 	assertLayoutConverged(t, "hyperyolo", store, state)
 
 	// Restart with nothing changed: no bytes read, nothing written.
-	ix2 := openLayoutIndexer(t, "hyperyolo", store, state, false)
+	ix2 := newLayoutIndexer(t, "hyperyolo", store, state, false)
 	if err := ix2.Load(); err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package indexer
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io/fs"
@@ -44,13 +45,73 @@ func copyTree(t *testing.T, src, dst string) {
 	}
 }
 
-func newTestIndexer(t *testing.T, root, state string, check bool) *Indexer {
+// newLayoutIndexer makes an indexer for a source named after its layout.
+func newLayoutIndexer(t *testing.T, layout, root, state string, check bool) *Indexer {
 	t.Helper()
-	ix, err := New(Options{Source: "wave", Layout: "wave", Root: root, StateDir: state, NativeIndex: true, Check: check})
+	ix, err := New(Options{Source: layout, Layout: layout, Root: root, StateDir: state, NativeIndex: true, Check: check})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return ix
+}
+
+// assertLayoutConverged checks that a from-scratch rebuild (check mode) would change
+// nothing. A reconcile error (a corrupt store) is logged: the comparison still runs.
+func assertLayoutConverged(t *testing.T, layout, root, state string) {
+	t.Helper()
+	chk := newLayoutIndexer(t, layout, root, state, true)
+	if err := chk.Reconcile(); err != nil {
+		t.Logf("check reconcile: %v", err)
+	}
+	for _, x := range chk.Differences() {
+		data, _ := os.ReadFile(x.Path)
+		t.Errorf("rebuild differs: %s %s\n%s", x.Change, x.Path, lineDiff(string(data), string(x.Want)))
+	}
+}
+
+// foldLines folds lines into acc and summarizes it with a file mtime of mtimeTS; it
+// returns the session and how many lines acc rejected.
+func foldLines(t *testing.T, acc Accumulator, unit string, lines ...string) (*Session, int) {
+	t.Helper()
+	bad := 0
+	for _, l := range lines {
+		if acc.Line([]byte(l)) != nil {
+			bad++
+		}
+	}
+	s := &Session{Tail: &Tail{}}
+	acc.Summarize(s, FileFacts{Unit: unit, Mtime: ParseTime(mtimeTS)})
+	return s, bad
+}
+
+// restartIdle restarts a layout's indexer (Load, Reconcile) over an unchanged store
+// and checks that it reads no session bytes and writes nothing; it returns it.
+func restartIdle(t *testing.T, layout, root, state string) *Indexer {
+	t.Helper()
+	ix := newLayoutIndexer(t, layout, root, state, false)
+	if err := ix.Load(); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	if st := ix.Stats(); st.BytesRead != 0 || st.CatalogWrites+st.NativeWrites != 0 {
+		t.Errorf("restart over unchanged files read %d bytes and wrote %d files, want 0 and 0", st.BytesRead, st.CatalogWrites+st.NativeWrites)
+	}
+	return ix
+}
+
+// layoutCatalog reads the catalog of one project of a layout's source; nil if none.
+func layoutCatalog(t *testing.T, state, layout, project string) *Catalog {
+	t.Helper()
+	c, err := ReadCatalog(filepath.Join(state, "index", layout, ProjectKey(project), CatalogName))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 // normalizeCatalog zeroes the machine-specific tail fields and replaces root.
@@ -91,7 +152,7 @@ func TestWaveGolden(t *testing.T) {
 	root := filepath.Join(t.TempDir(), "projects")
 	state := t.TempDir()
 	copyTree(t, "testdata/wave/basic/store", root)
-	ix := newTestIndexer(t, root, state, false)
+	ix := newLayoutIndexer(t, "wave", root, state, false)
 	if err := ix.Reconcile(); err != nil {
 		t.Fatal(err)
 	}
@@ -120,37 +181,13 @@ func TestWaveGolden(t *testing.T) {
 	if err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("catalog mode = %v (%v), want 0600", fi.Mode().Perm(), err)
 	}
-	assertConverged(t, root, state)
-}
-
-// assertConverged checks that a from-scratch rebuild would change nothing.
-func assertConverged(t *testing.T, root, state string) {
-	t.Helper()
-	chk := newTestIndexer(t, root, state, true)
-	if err := chk.Reconcile(); err != nil {
-		t.Fatal(err)
-	}
-	if d := chk.Differences(); len(d) > 0 {
-		for _, x := range d {
-			data, _ := os.ReadFile(x.Path)
-			t.Errorf("rebuild differs: %s %s\n%s", x.Change, x.Path, lineDiff(string(data), string(x.Want)))
-		}
-	}
+	assertLayoutConverged(t, "wave", root, state)
 }
 
 const uuidA = "aaaaaaaa-0000-4000-8000-000000000001"
 
 func msg(ts, text string) string {
 	return fmt.Sprintf(`{"timestamp":%q,"id":"x","role":"user","blocks":[{"type":"text","content":%q}]}`+"\n", ts, text)
-}
-
-func readCatalogAt(t *testing.T, state, project string) *Catalog {
-	t.Helper()
-	c, err := ReadCatalog(filepath.Join(state, "index", "wave", ProjectKey(project), CatalogName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
 }
 
 func TestIndexerIncrementalAndRestart(t *testing.T) {
@@ -162,7 +199,7 @@ func TestIndexerIncrementalAndRestart(t *testing.T) {
 	big := strings.Repeat(msg("2026-01-01T00:00:01Z", strings.Repeat("y", 1000)), 2000)
 	appendFile(t, file, header+big)
 
-	ix := newTestIndexer(t, root, state, false)
+	ix := newLayoutIndexer(t, "wave", root, state, false)
 	if err := ix.Reconcile(); err != nil {
 		t.Fatal(err)
 	}
@@ -180,28 +217,16 @@ func TestIndexerIncrementalAndRestart(t *testing.T) {
 	if got, want := ix.Stats().BytesRead-before, int64(len(line)+2*fpWindow); got != want {
 		t.Errorf("append read %d bytes, want %d", got, want)
 	}
-	c := readCatalogAt(t, state, "/w/p")
+	c := layoutCatalog(t, state, "wave", "/w/p")
 	if c.Sessions[0].LastActiveAt != "2026-01-02T00:00:00.000Z" || c.Sessions[0].MessageCount != 2001 {
 		t.Errorf("after append: lastActive %s count %d", c.Sessions[0].LastActiveAt, c.Sessions[0].MessageCount)
 	}
 
 	// Restart: nothing changed → only stats; then an append reads only itself.
-	ix2 := newTestIndexer(t, root, state, false)
-	if err := ix2.Load(); err != nil {
-		t.Fatal(err)
-	}
-	if err := ix2.Reconcile(); err != nil {
-		t.Fatal(err)
-	}
-	if got := ix2.Stats().BytesRead; got != 0 {
-		t.Errorf("restart re-read %d bytes of unchanged files, want 0", got)
-	}
-	if w := ix2.Stats().CatalogWrites + ix2.Stats().NativeWrites; w != 0 {
-		t.Errorf("restart rewrote %d unchanged files", w)
-	}
+	restartIdle(t, "wave", root, state)
 	line2 := msg("2026-01-03T00:00:00Z", "again")
 	appendFile(t, file, line2)
-	ix3 := newTestIndexer(t, root, state, false)
+	ix3 := newLayoutIndexer(t, "wave", root, state, false)
 	ix3.Load()
 	if err := ix3.Reconcile(); err != nil {
 		t.Fatal(err)
@@ -209,7 +234,7 @@ func TestIndexerIncrementalAndRestart(t *testing.T) {
 	if got, want := ix3.Stats().BytesRead, int64(len(line2)+2*fpWindow); got != want {
 		t.Errorf("restart after append read %d bytes, want %d", got, want)
 	}
-	assertConverged(t, root, state)
+	assertLayoutConverged(t, "wave", root, state)
 }
 
 func TestIndexerTruncateReplaceDelete(t *testing.T) {
@@ -218,7 +243,7 @@ func TestIndexerTruncateReplaceDelete(t *testing.T) {
 	os.MkdirAll(dir, 0o700)
 	file := filepath.Join(dir, uuidA+".jsonl")
 	appendFile(t, file, msg("2026-01-01T00:00:00Z", "one")+msg("2026-01-01T00:00:01Z", "two"))
-	ix := newTestIndexer(t, root, state, false)
+	ix := newLayoutIndexer(t, "wave", root, state, false)
 	ix.Reconcile()
 
 	// Truncate and write less: re-read from 0.
@@ -253,7 +278,7 @@ func TestIndexerTruncateReplaceDelete(t *testing.T) {
 	if ents, _ := os.ReadDir(filepath.Join(state, "index", "wave")); len(ents) != 0 {
 		t.Errorf("catalog dirs left after the last session went: %v", ents)
 	}
-	assertConverged(t, root, state)
+	assertLayoutConverged(t, "wave", root, state)
 }
 
 func TestIndexerRebuildsCorruptIndexes(t *testing.T) {
@@ -262,7 +287,7 @@ func TestIndexerRebuildsCorruptIndexes(t *testing.T) {
 	os.MkdirAll(dir, 0o700)
 	file := filepath.Join(dir, uuidA+".jsonl")
 	appendFile(t, file, `{"type":"metadata","workdir":"/w/p"}`+"\n"+msg("2026-01-01T00:00:00Z", "one"))
-	ix := newTestIndexer(t, root, state, false)
+	ix := newLayoutIndexer(t, "wave", root, state, false)
 	ix.Reconcile()
 	native := filepath.Join(dir, CatalogName)
 	good, _ := os.ReadFile(native)
@@ -278,7 +303,7 @@ func TestIndexerRebuildsCorruptIndexes(t *testing.T) {
 	cat := filepath.Join(state, "index", "wave", ProjectKey("/w/p"), CatalogName)
 	goodCat, _ := os.ReadFile(cat)
 	os.WriteFile(cat, []byte(`{"version":1,"generator":"sessionwatch","sessions":[{"id":`), 0o600)
-	ix2 := newTestIndexer(t, root, state, false)
+	ix2 := newLayoutIndexer(t, "wave", root, state, false)
 	if err := ix2.Load(); err != nil {
 		t.Fatal(err)
 	}
@@ -289,7 +314,7 @@ func TestIndexerRebuildsCorruptIndexes(t *testing.T) {
 	if got, _ := os.ReadFile(cat); !bytes.Equal(got, goodCat) {
 		t.Errorf("corrupt catalog not rebuilt:\n%s\nwant\n%s", got, goodCat)
 	}
-	assertConverged(t, root, state)
+	assertLayoutConverged(t, "wave", root, state)
 }
 
 func TestIndexerProjectFallbacks(t *testing.T) {
@@ -301,7 +326,7 @@ func TestIndexerProjectFallbacks(t *testing.T) {
 	os.MkdirAll(dir, 0o700)
 	// No session names its workdir: the dir name is decoded, preferring what exists.
 	appendFile(t, filepath.Join(dir, uuidA+".jsonl"), msg("2026-01-01T00:00:00Z", "a"))
-	ix := newTestIndexer(t, root, state, false)
+	ix := newLayoutIndexer(t, "wave", root, state, false)
 	ix.Reconcile()
 	if got := ix.Sessions()[0].Project; got != real {
 		t.Errorf("decoded project = %q, want %q", got, real)
@@ -319,7 +344,7 @@ func TestIndexerProjectFallbacks(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(state, "index", "wave", ProjectKey(real))); !os.IsNotExist(err) {
 		t.Errorf("old project's catalog dir still exists (%v)", err)
 	}
-	assertConverged(t, root, state)
+	assertLayoutConverged(t, "wave", root, state)
 }
 
 func TestCatalogKeysCollide(t *testing.T) {
@@ -339,7 +364,7 @@ func TestIndexerModel(t *testing.T) {
 	for seed := int64(1); seed <= 8; seed++ {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			root, state := t.TempDir(), t.TempDir()
-			ix := newTestIndexer(t, root, state, false)
+			ix := newLayoutIndexer(t, "wave", root, state, false)
 			ix.Reconcile()
 			rng := rand.New(rand.NewSource(seed))
 			m := newModelOps(t, root, rng)
@@ -354,7 +379,7 @@ func TestIndexerModel(t *testing.T) {
 				}
 			}
 			ix.Update(m.pending)
-			assertConverged(t, root, state)
+			assertLayoutConverged(t, "wave", root, state)
 		})
 	}
 }

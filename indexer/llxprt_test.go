@@ -37,14 +37,7 @@ func llxText(s string) string { return fmt.Sprintf(`{"type":"text","text":%q}`, 
 func foldLlxprt(t *testing.T, lines ...string) (*Session, *llxprtAcc, int) {
 	t.Helper()
 	acc := &llxprtAcc{}
-	bad := 0
-	for _, l := range lines {
-		if acc.Line([]byte(l)) != nil {
-			bad++
-		}
-	}
-	s := &Session{Tail: &Tail{}}
-	acc.Summarize(s, FileFacts{Unit: llxUnit, Mtime: ParseTime(mtimeTS)})
+	s, bad := foldLines(t, acc, llxUnit, lines...)
 	return s, acc, bad
 }
 
@@ -252,28 +245,19 @@ func TestLlxprtGolden(t *testing.T) {
 	root := filepath.Join(t.TempDir(), "tmp")
 	state := t.TempDir()
 	copyTree(t, filepath.Join(fixture, "store"), root)
-	ix := indexerForLayout(t, "llxprt", root, state, false)
+	ix := newLayoutIndexer(t, "llxprt", root, state, false)
 	if err := ix.Reconcile(); err != nil {
 		t.Fatal(err)
 	}
 	catalogGoldensForLayout(t, "llxprt", state, root, fixture)
-	convergedForLayout(t, "llxprt", root, state)
+	assertLayoutConverged(t, "llxprt", root, state)
 	// The partial last line is not consumed: its bytes are still ahead of the offset.
 	for _, s := range ix.Sessions() {
 		if s.ID == "0b9a8c7d-6e5f-4a3b-9c2d-1e0f9a8b7c6d" && s.Tail.Offset >= s.SizeBytes {
 			t.Errorf("offset %d reaches the end (%d bytes) despite a partial last line", s.Tail.Offset, s.SizeBytes)
 		}
 	}
-	ix2 := indexerForLayout(t, "llxprt", root, state, false)
-	if err := ix2.Load(); err != nil {
-		t.Fatal(err)
-	}
-	if err := ix2.Reconcile(); err != nil {
-		t.Fatal(err)
-	}
-	if st := ix2.Stats(); st.BytesRead != 0 || st.CatalogWrites != 0 {
-		t.Errorf("restart read %d bytes and wrote %d catalogs, want 0 and 0", st.BytesRead, st.CatalogWrites)
-	}
+	restartIdle(t, "llxprt", root, state)
 }
 
 func TestLlxprtIncremental(t *testing.T) {
@@ -297,7 +281,7 @@ func TestLlxprtIncremental(t *testing.T) {
 		{llxContent("2026-03-03T14:08:00Z", "human", llxText("Now tests")), 3, "Add rate limiting", "Rate limits", "gpt-5"},
 		{llxEv("2026-03-03T14:09:00Z", "session_metadata", `{"title":null}`), 3, "Add rate limiting", "", "gpt-5"},
 	}
-	ix := indexerForLayout(t, "llxprt", root, state, false)
+	ix := newLayoutIndexer(t, "llxprt", root, state, false)
 	if err := ix.Reconcile(); err != nil {
 		t.Fatal(err)
 	}
@@ -321,21 +305,12 @@ func TestLlxprtIncremental(t *testing.T) {
 		if wantSkipped := map[bool]int{true: 1, false: 0}[i >= 2]; s.SkippedLines != wantSkipped {
 			t.Errorf("line %d: skipped %d, want %d", i+1, s.SkippedLines, wantSkipped)
 		}
-		convergedForLayout(t, "llxprt", root, state)
+		assertLayoutConverged(t, "llxprt", root, state)
 	}
-	ix2 := indexerForLayout(t, "llxprt", root, state, false)
-	if err := ix2.Load(); err != nil {
-		t.Fatal(err)
-	}
-	if err := ix2.Reconcile(); err != nil {
-		t.Fatal(err)
-	}
-	if got := ix2.Stats().BytesRead; got != 0 {
-		t.Errorf("restart re-read %d bytes of an unchanged recording, want 0", got)
-	}
+	restartIdle(t, "llxprt", root, state)
 	line := llxEv("2026-03-03T14:10:00Z", "session_named", `{"name":"Final"}`) + "\n"
 	appendFile(t, file, line)
-	ix3 := indexerForLayout(t, "llxprt", root, state, false)
+	ix3 := newLayoutIndexer(t, "llxprt", root, state, false)
 	ix3.Load()
 	if err := ix3.Reconcile(); err != nil {
 		t.Fatal(err)
@@ -346,7 +321,7 @@ func TestLlxprtIncremental(t *testing.T) {
 	if s := ix3.Sessions()[0]; s.Title != "Final" || s.LastActiveAt != "2026-03-03T14:10:00.000Z" || s.SkippedLines != 1 {
 		t.Errorf("after restart: title %q last %s skipped %d, want Final 2026-03-03T14:10:00.000Z 1", s.Title, s.LastActiveAt, s.SkippedLines)
 	}
-	convergedForLayout(t, "llxprt", root, state)
+	assertLayoutConverged(t, "llxprt", root, state)
 }
 
 // FuzzLlxprtLine feeds arbitrary lines to the llxprt accumulator: it must never

@@ -110,7 +110,7 @@ func TestMogziParse(t *testing.T) {
 
 func TestMogziGolden(t *testing.T) {
 	root, state := copyStore(t, "mogzi", "basic"), t.TempDir()
-	ix := openLayoutIndexer(t, "mogzi", root, state, false)
+	ix := newLayoutIndexer(t, "mogzi", root, state, false)
 	if err := ix.Reconcile(); err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func writeLikeMogzi(t *testing.T, dir, content string) []string {
 
 func TestMogziIncremental(t *testing.T) {
 	root, state := t.TempDir(), t.TempDir()
-	ix := openLayoutIndexer(t, "mogzi", root, state, false)
+	ix := newLayoutIndexer(t, "mogzi", root, state, false)
 	ix.Reconcile()
 	dir := filepath.Join(root, mogziB)
 	doc := `{"id":"` + mogziB + `","name":"n","createdAt":"2026-02-01T00:00:00Z","lastModifiedAt":"2026-02-01T00:05:00Z","history":[{"role":"user","content":"hi"}],"initialPrompt":"hi"}`
@@ -172,7 +172,7 @@ func TestMogziIncremental(t *testing.T) {
 
 	// Restart with nothing changed: the catalog's File (the directory) maps back to
 	// its unit, so nothing is read or written.
-	ix2 := openLayoutIndexer(t, "mogzi", root, state, false)
+	ix2 := newLayoutIndexer(t, "mogzi", root, state, false)
 	if err := ix2.Load(); err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +189,7 @@ func TestMogziIncremental(t *testing.T) {
 	if err := os.WriteFile(att, make([]byte, 3000), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	ix3 := openLayoutIndexer(t, "mogzi", root, state, false)
+	ix3 := newLayoutIndexer(t, "mogzi", root, state, false)
 	if err := ix3.Load(); err != nil {
 		t.Fatal(err)
 	}

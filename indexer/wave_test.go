@@ -100,14 +100,7 @@ const (
 func foldWave(t *testing.T, unit string, lines ...string) (*Session, *waveAcc, int) {
 	t.Helper()
 	acc := &waveAcc{}
-	bad := 0
-	for _, l := range lines {
-		if acc.Line([]byte(l)) != nil {
-			bad++
-		}
-	}
-	s := &Session{Tail: &Tail{}}
-	acc.Summarize(s, FileFacts{Unit: unit, Mtime: ParseTime(mtimeTS)})
+	s, bad := foldLines(t, acc, unit, lines...)
 	return s, acc, bad
 }
 
