@@ -27,6 +27,11 @@ commands:
   run [--once]          run the daemon in the foreground (index, watch, janitor)
   list                  sessions of this directory's project (--all for every project)
   show REF              one session in detail
+  delete REF [--dry-run] [--force]
+                        delete a session's files (refused while it is in use)
+  clean [--source S] [--older-than D] [--invalid-only] [--max-sessions N] [--dry-run] [--json]
+                        one janitor pass now: archive or delete what is due
+  restore REF           bring an archived session back to its original path
   reindex [--check]     rebuild catalogs and native indexes from the session files
   export [--source S]   the HyperYOLO store's records as one JSON object (a backup)
   status [--json]       whether the daemon runs, per-source figures, last janitor run
@@ -37,6 +42,7 @@ commands:
 
 example:
   sessionwatch list --all --json
+  sessionwatch clean --older-than 30d --dry-run
 `
 
 // cliError carries an exit code, a one-line message and an optional hint.
@@ -121,6 +127,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cmdList(e, cargs)
 	case "show":
 		return cmdShow(e, cargs)
+	case "delete":
+		return cmdDelete(ctx, e, cargs)
+	case "clean":
+		return cmdClean(ctx, e, cargs)
+	case "restore":
+		return cmdRestore(ctx, e, cargs)
 	case "reindex":
 		return cmdReindex(e, cargs)
 	case "export":

@@ -13,6 +13,7 @@ import (
 
 	"github.com/sessionwatch/sessionwatch/config"
 	"github.com/sessionwatch/sessionwatch/indexer"
+	"github.com/sessionwatch/sessionwatch/janitor"
 )
 
 // listed is one row of `list --json` (SPEC §6).
@@ -135,9 +136,10 @@ func cmdList(e *env, args []string) error {
 		return err
 	}
 	now := time.Now()
+	inUse := janitor.NewLiveChecker(cfg)
 	rows := make([]listed, len(entries))
 	for i, en := range entries {
-		rows[i] = toListed(cfg, i+1, en, now)
+		rows[i] = toListedWith(cfg, i+1, en, now, inUse)
 	}
 	if f.json {
 		return writeJSON(e.stdout, rows)
@@ -155,11 +157,19 @@ func cmdList(e *env, args []string) error {
 }
 
 func toListed(cfg *config.Config, n int, en indexer.Entry, now time.Time) listed {
+	return toListedWith(cfg, n, en, now, janitor.NewLiveChecker(cfg))
+}
+
+// toListedWith is toListed with a shared in-use checker, so a listing reads each
+// agent's live registry once. inUse comes from the lock files and the live
+// registries only: list and show do not scan /proc for open files (a walk of
+// every process per listing); the janitor and delete do, before removing anything.
+func toListedWith(cfg *config.Config, n int, en indexer.Entry, now time.Time, inUse *janitor.LiveChecker) listed {
 	return listed{
 		N: n, ID: en.ID, Source: en.Source, Layout: en.Layout, Project: en.Project, Type: en.Type,
 		Title: en.Title, FirstPrompt: en.FirstPrompt, CreatedAt: en.CreatedAt, LastActiveAt: en.LastActiveAt,
 		MessageCount: en.MessageCount, SizeBytes: en.SizeBytes, File: en.File, Provider: en.Provider, Model: en.Model,
-		Stale: isStale(cfg, en, now), Invalid: en.Invalid, Corrupt: en.Corrupt,
+		InUse: inUse.InUse(en).Held(), Stale: isStale(cfg, en, now), Invalid: en.Invalid, Corrupt: en.Corrupt,
 	}
 }
 

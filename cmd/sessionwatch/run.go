@@ -15,6 +15,7 @@ import (
 
 	"github.com/sessionwatch/sessionwatch/config"
 	"github.com/sessionwatch/sessionwatch/indexer"
+	"github.com/sessionwatch/sessionwatch/janitor"
 	"github.com/sessionwatch/sessionwatch/watcher"
 )
 
@@ -101,6 +102,8 @@ type daemon struct {
 	statePath string
 	lastErr   string
 	notify    *notifier
+	janitor   *janitorStatus // last janitor pass, kept across reloads
+	warnings  []string       // its warnings
 }
 
 // serve runs one configuration until ctx ends (reload=false) or SIGHUP (reload=true).
@@ -112,11 +115,31 @@ func (d *daemon) serve(ctx context.Context, cfg *config.Config, once bool, hup <
 	if err := g.Load(); err != nil {
 		d.log.Warn("load catalogs", "err", err)
 	}
+	// The janitor's passes signal here; the serve loop owns the status file.
+	passDone := make(chan struct{}, 1)
+	j, err := janitor.New(cfg, g, d.log, janitor.Options{OnPass: func(janitor.Report) {
+		select {
+		case passDone <- struct{}{}:
+		default:
+		}
+	}})
+	if err != nil {
+		return false, err
+	}
 	if once {
 		start := time.Now()
 		err := g.ReconcileAll()
 		d.log.Info("index pass done", "took", time.Since(start).Round(time.Millisecond), "sessions", totalSessions(g))
-		return false, err
+		// The janitor judges every session by its files, so a partial index is
+		// no reason to skip it: it only sees fewer sessions.
+		rep, jerr := j.RunOnce(ctx, janitor.Overrides{})
+		if jerr == nil {
+			d.setJanitor(rep)
+			if len(rep.Errors) > 0 {
+				jerr = fmt.Errorf("janitor: %d action(s) failed: %s", len(rep.Errors), rep.Errors[0])
+			}
+		}
+		return false, errors.Join(err, jerr)
 	}
 	w, err := watcher.New(g.WatchRoots(), watcher.Options{
 		Settle:         enabled(cfg.Settle),
@@ -144,6 +167,18 @@ func (d *daemon) serve(ctx context.Context, cfg *config.Config, once bool, hup <
 	d.log.Info("indexed", "took", time.Since(start).Round(time.Millisecond), "sessions", totalSessions(g))
 	d.writeStatus(g, w, true)
 	d.notify.send("READY=1\nSTATUS=" + d.summary(g))
+
+	// The janitor starts after the first index pass (its start-up pass plans
+	// from a fresh catalog) and stops before the watcher (defers run in reverse).
+	jctx, stopJanitor := context.WithCancel(ctx)
+	jdone := make(chan error, 1)
+	go func() { jdone <- j.Run(jctx) }()
+	defer func() {
+		stopJanitor()
+		if err := <-jdone; err != nil {
+			d.log.Error("janitor stopped", "err", err)
+		}
+	}()
 
 	tick := time.NewTicker(statusEvery)
 	defer tick.Stop()
@@ -177,6 +212,11 @@ func (d *daemon) serve(ctx context.Context, cfg *config.Config, once bool, hup <
 			}
 			<-werr
 			return true, nil
+		case <-passDone:
+			if r, ok := j.LastReport(); ok {
+				d.setJanitor(r)
+			}
+			d.writeStatus(g, w, true)
 		case <-tick.C:
 			d.writeStatus(g, w, true)
 			d.notify.send("STATUS=" + d.summary(g))

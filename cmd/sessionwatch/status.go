@@ -2,10 +2,12 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"time"
 
 	"github.com/sessionwatch/sessionwatch/indexer"
+	"github.com/sessionwatch/sessionwatch/janitor"
 	"github.com/sessionwatch/sessionwatch/watcher"
 )
 
@@ -22,6 +24,32 @@ type statusFile struct {
 	Reasons   map[string]int `json:"rescanReasons,omitempty"`
 	WatchErr  string         `json:"watchError,omitempty"`
 	LastError string         `json:"lastError,omitempty"`
+	// Janitor is the last janitor pass (nil before the first one).
+	Janitor *janitorStatus `json:"janitor,omitempty"`
+	// Warnings are the last pass's warnings (projects over warn_size or warn_count).
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// janitorStatus is the last janitor pass as `status --json` shows it (SPEC §6).
+type janitorStatus struct {
+	LastRun      string `json:"lastRun"`
+	Retired      int    `json:"retired"`
+	Archived     int    `json:"archived"`
+	Deleted      int    `json:"deleted"`
+	SkippedInUse int    `json:"skippedInUse"`
+	BytesFreed   int64  `json:"bytesFreed"`
+	DryRun       bool   `json:"dryRun,omitempty"`
+	Errors       int    `json:"errors,omitempty"`
+}
+
+// setJanitor keeps a pass's report for the status file.
+func (d *daemon) setJanitor(r janitor.Report) {
+	d.janitor = &janitorStatus{LastRun: indexer.FormatTime(r.Time), Retired: r.Retired, Archived: r.Archived, Deleted: r.Deleted,
+		SkippedInUse: r.SkippedInUse, BytesFreed: r.BytesFreed, DryRun: r.DryRun, Errors: len(r.Errors)}
+	d.warnings = d.warnings[:0]
+	for _, w := range r.Warnings {
+		d.warnings = append(d.warnings, fmt.Sprintf("%s: %s (hint: %s)", w.Source, w.Message, w.Hint))
+	}
 }
 
 type sourceStatus struct {
@@ -39,7 +67,8 @@ type sourceStatus struct {
 
 // writeStatus refreshes the status file (errors are ignored: status is advisory).
 func (d *daemon) writeStatus(g *indexer.Group, w *watcher.Watcher, running bool) {
-	st := statusFile{Running: running, PID: os.Getpid(), StartedAt: indexer.FormatTime(d.started), UpdatedAt: indexer.FormatTime(time.Now()), LastError: d.lastErr}
+	st := statusFile{Running: running, PID: os.Getpid(), StartedAt: indexer.FormatTime(d.started), UpdatedAt: indexer.FormatTime(time.Now()), LastError: d.lastErr,
+		Janitor: d.janitor, Warnings: d.warnings}
 	if g != nil {
 		for _, ix := range g.Indexers() {
 			s := ix.Stats()

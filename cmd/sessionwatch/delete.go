@@ -1,0 +1,49 @@
+package main
+
+import (
+	"context"
+
+	"github.com/sessionwatch/sessionwatch/janitor"
+)
+
+func cmdDelete(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "delete", "sessionwatch delete REF [--dry-run] [--force]   (example: sessionwatch delete 3 --dry-run)")
+	dry := fs.Bool("dry-run", false, "print what would be deleted and change nothing")
+	force := fs.Bool("force", false, "delete even if recently active or held open (never if a live lock or running agent holds it)")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usageErr("example: sessionwatch delete 3 --dry-run", "delete: want exactly one REF (got %d)", len(pos))
+	}
+	cfg, err := e.loadConfig()
+	if err != nil {
+		return err
+	}
+	// REF is resolved as `show` does, against the catalog `list` printed.
+	en, err := resolveRef(cfg, scope{typ: "main"}, pos[0])
+	if err != nil {
+		return err
+	}
+	logger := quietLogger(cfg, e.stderr)
+	g, err := loadGroup(cfg, logger, false, *dry)
+	if err != nil {
+		return err
+	}
+	j, err := janitor.New(cfg, g, logger, janitor.Options{})
+	if err != nil {
+		return failErr("", "delete: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, passLockWait)
+	defer cancel()
+	rep, err := j.Delete(ctx, en, janitor.DeleteOptions{Force: *force, DryRun: *dry})
+	printActions(e.stdout, rep.Actions)
+	if err != nil {
+		return janitorErr("delete", err)
+	}
+	if *dry {
+		e.stdout.Write([]byte("dry run, nothing changed\n"))
+	}
+	return reportErrors(e, "delete", rep)
+}

@@ -1,0 +1,140 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/sessionwatch/sessionwatch/indexer"
+	"github.com/sessionwatch/sessionwatch/janitor"
+)
+
+func cmdRestore(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "restore", "sessionwatch restore REF   (example: sessionwatch restore 0b5c3a4e)")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usageErr("give the id (or a unique id prefix) of an archived session", "restore: want exactly one REF (got %d)", len(pos))
+	}
+	cfg, err := e.loadConfig()
+	if err != nil {
+		return err
+	}
+	archives, err := janitor.ListArchives(cfg.ArchiveDir, nil)
+	if err != nil {
+		return failErr("", "restore: %v", err)
+	}
+	var projects []string
+	if cwd, err := os.Getwd(); err == nil {
+		projects = indexer.ProjectCandidates(cwd)
+	}
+	ar, err := resolveArchive(archives, pos[0], projects)
+	if err != nil {
+		return refErr(err)
+	}
+	logger := quietLogger(cfg, e.stderr)
+	g, err := loadGroup(cfg, logger, false, false)
+	if err != nil {
+		return err
+	}
+	j, err := janitor.New(cfg, g, logger, janitor.Options{})
+	if err != nil {
+		return failErr("", "restore: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, passLockWait)
+	defer cancel()
+	rep, err := j.Restore(ctx, ar)
+	if err != nil {
+		return janitorErr("restore", err)
+	}
+	m := ar.Meta
+	files := "1 file"
+	if n := len(rep.Actions[0].Paths); n != 1 {
+		files = fmt.Sprintf("%d files", n)
+	}
+	fmt.Fprintf(e.stdout, "restored %s session %s to %s (%s, %s)\n", m.Source, m.ID, quoteIfOdd(m.File), files, humanSize(rep.Actions[0].Bytes))
+	return reportErrors(e, "restore", rep)
+}
+
+// resolveArchive finds the archive REF names: an archive file path, an exact
+// session id or a unique id prefix; among the current project's archives
+// first, then among all. One session archived twice is ambiguous by id; the
+// archive path then picks one.
+func resolveArchive(archives []janitor.Archived, ref string, projects []string) (janitor.Archived, error) {
+	if ref == "" {
+		return janitor.Archived{}, fmt.Errorf("%w: empty reference", indexer.ErrBadRef)
+	}
+	if strings.ContainsRune(ref, '/') || strings.Contains(ref, "..") {
+		abs, err := filepath.Abs(ref)
+		if err == nil {
+			for _, a := range archives {
+				if a.Path == abs {
+					return a, nil
+				}
+			}
+		}
+		return janitor.Archived{}, fmt.Errorf("%w: %s is not an archive of a session", indexer.ErrBadRef, ref)
+	}
+	inProject := map[string]bool{}
+	for _, p := range projects {
+		inProject[p] = true
+	}
+	var here []janitor.Archived
+	for _, a := range archives {
+		if inProject[a.Meta.Project] {
+			here = append(here, a)
+		}
+	}
+	for _, set := range [][]janitor.Archived{here, archives} {
+		a, err := matchArchive(set, ref)
+		if err == nil || !strings.Contains(err.Error(), indexer.ErrNotFound.Error()) {
+			return a, err
+		}
+	}
+	return janitor.Archived{}, fmt.Errorf("%w: no archived session matches %s", indexer.ErrNotFound, ref)
+}
+
+// matchArchive matches REF against archives: exact ids first, then prefixes.
+func matchArchive(archives []janitor.Archived, ref string) (janitor.Archived, error) {
+	var exact, prefix []janitor.Archived
+	for _, a := range archives {
+		switch {
+		case a.Meta.ID == ref:
+			exact = append(exact, a)
+		case strings.HasPrefix(a.Meta.ID, ref):
+			prefix = append(prefix, a)
+		}
+	}
+	matches := exact
+	if len(matches) == 0 {
+		matches = prefix
+	}
+	switch len(matches) {
+	case 0:
+		return janitor.Archived{}, indexer.ErrNotFound
+	case 1:
+		return matches[0], nil
+	}
+	ids := map[string]bool{}
+	var names []string
+	for _, m := range matches {
+		if !ids[m.Meta.ID] {
+			ids[m.Meta.ID] = true
+			names = append(names, m.Meta.ID)
+		}
+	}
+	if len(names) == 1 {
+		// The same session archived more than once: name the archive files.
+		names = names[:0]
+		for _, m := range matches {
+			names = append(names, m.Path)
+		}
+	}
+	sort.Strings(names)
+	return janitor.Archived{}, fmt.Errorf("%w: %s matches %s", indexer.ErrAmbiguous, ref, strings.Join(names, ", "))
+}

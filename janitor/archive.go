@@ -1,0 +1,727 @@
+package janitor
+
+import (
+	"archive/tar"
+	"compress/gzip"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+	"unicode/utf8"
+
+	"github.com/sessionwatch/sessionwatch/indexer"
+)
+
+// Archive formats (ArchiveMeta.Format).
+const (
+	FormatGzip = "gzip" // one file, gzipped: <name>.gz
+	FormatTar  = "tar"  // a session with companions or a directory session: <name>.tar.gz
+)
+
+// ArchiveVersion is the version of the metadata written into every archive.
+const ArchiveVersion = 1
+
+// ErrExists is returned by a restore that would overwrite an existing path.
+var ErrExists = errors.New("already exists")
+
+// errChanged means a session's files changed while they were being archived or
+// just before removal: the originals are kept.
+var errChanged = errors.New("changed during the pass")
+
+// ArchiveMeta describes an archived session. It is stored as JSON in the gzip
+// header's extra field (subfield "SW", RFC 1952 §2.3.1.1), so an archive needs
+// nothing else to be restored. The header's name field also holds the original
+// absolute transcript path and its comment a one-line summary, for `gzip -l`
+// and humans, when they fit gzip's Latin-1 strings (Go's reader takes at most
+// 511 bytes each, which is why the metadata is not in the comment).
+type ArchiveMeta struct {
+	Version    int    `json:"v"`
+	ID         string `json:"id"`
+	Source     string `json:"source"`
+	Layout     string `json:"layout"`
+	Project    string `json:"project"`
+	Type       string `json:"type"`
+	Root       string `json:"root"` // the source root every path is relative to
+	File       string `json:"file"` // the transcript, absolute
+	Format     string `json:"format"`
+	ArchivedAt string `json:"archivedAt"`
+	// Files are the session's paths: for FormatGzip the one file; for FormatTar
+	// the top-level paths (transcript or session directory, companions), whose
+	// content the tar entries hold.
+	Files []ArchivedFile `json:"files"`
+}
+
+// ArchivedFile is one path of an archived session.
+type ArchivedFile struct {
+	Rel    string `json:"rel"`              // slash-separated, relative to Root
+	RelRaw []byte `json:"relRaw,omitempty"` // the exact bytes, when Rel is not valid UTF-8
+	Dir    bool   `json:"dir,omitempty"`
+	Mode   uint32 `json:"mode"` // permission bits
+	Size   int64  `json:"size"`
+	Mtime  int64  `json:"mtime"` // unix nanoseconds
+}
+
+func (f ArchivedFile) rel() string {
+	if f.RelRaw != nil {
+		return string(f.RelRaw)
+	}
+	return f.Rel
+}
+
+// Archived is one archive file found in the archive directory.
+type Archived struct {
+	Path       string
+	Meta       ArchiveMeta
+	Size       int64     // bytes of the archive file
+	ArchivedAt time.Time // the archive file's mtime
+}
+
+// entry is one path to archive, as it looked just before archiving.
+type entry struct {
+	abs  string
+	rel  string // slash-separated, relative to the root
+	info fs.FileInfo
+	top  bool // one of the session's paths (not something inside one)
+}
+
+// collect lists every path under paths (without following symlinks), parents
+// before children, relative to root. A symlink or special file is an error.
+func collect(root string, paths []string) ([]entry, error) {
+	var out []entry
+	for _, p := range paths {
+		err := filepath.WalkDir(p, func(q string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			info, err := d.Info()
+			if err != nil {
+				return err
+			}
+			if !info.Mode().IsRegular() && !info.IsDir() {
+				return fmt.Errorf("%s is not a regular file or directory", q)
+			}
+			rel, err := filepath.Rel(root, q)
+			if err != nil || !filepath.IsLocal(rel) {
+				return fmt.Errorf("%s is outside %s", q, root)
+			}
+			out = append(out, entry{abs: q, rel: filepath.ToSlash(rel), info: info, top: q == p})
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// unchanged reports whether every collected path still looks as it did: same
+// inode, size and mtime (directories: still there, same inode).
+func unchanged(es []entry) error {
+	for _, e := range es {
+		fi, err := os.Lstat(e.abs)
+		if err != nil {
+			return fmt.Errorf("%s: %w", e.abs, errChanged)
+		}
+		_, ino1 := identity(fi)
+		_, ino2 := identity(e.info)
+		if ino1 != ino2 || fi.Mode().Type() != e.info.Mode().Type() {
+			return fmt.Errorf("%s was replaced: %w", e.abs, errChanged)
+		}
+		if e.info.Mode().IsRegular() && (fi.Size() != e.info.Size() || !fi.ModTime().Equal(e.info.ModTime())) {
+			return fmt.Errorf("%s was modified: %w", e.abs, errChanged)
+		}
+	}
+	return nil
+}
+
+func identity(fi fs.FileInfo) (dev, ino uint64) {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Dev), uint64(st.Ino)
+	}
+	return 0, 0
+}
+
+// writeArchive writes the entries into one archive in dir, named after base,
+// atomically (temp file, fsync, link into place, directory fsync; 0600 files,
+// 0700 directories). It fails with errChanged when a file changed meanwhile. It
+// returns the archive's path and size; an existing archive is never replaced.
+func writeArchive(dir, base string, meta ArchiveMeta, es []entry) (string, int64, error) {
+	if len(es) == 0 {
+		return "", 0, errors.New("nothing to archive")
+	}
+	meta.Version = ArchiveVersion
+	meta.Format = FormatTar
+	ext := ".tar.gz"
+	if len(es) == 1 && es[0].info.Mode().IsRegular() {
+		meta.Format = FormatGzip
+		ext = ".gz"
+	}
+	meta.Files = nil
+	for _, e := range es {
+		if meta.Format == FormatTar && !e.top {
+			continue
+		}
+		af := ArchivedFile{Rel: e.rel, Dir: e.info.IsDir(), Mode: uint32(e.info.Mode().Perm()), Mtime: e.info.ModTime().UnixNano()}
+		if !af.Dir {
+			af.Size = e.info.Size()
+		}
+		if !utf8.ValidString(e.rel) {
+			af.Rel = strings.ToValidUTF8(e.rel, "\uFFFD")
+			af.RelRaw = []byte(e.rel)
+		}
+		meta.Files = append(meta.Files, af)
+	}
+	extra, err := metaExtra(meta)
+	if err != nil {
+		return "", 0, err
+	}
+	if err := mkdirAllSynced(dir); err != nil {
+		return "", 0, err
+	}
+	tmp, err := os.CreateTemp(dir, indexer.TempPrefix+"archive-*")
+	if err != nil {
+		return "", 0, fmt.Errorf("create archive in %s: %w", dir, err)
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if err := tmp.Chmod(0o600); err != nil {
+		return "", 0, fmt.Errorf("create archive: %w", err)
+	}
+	gz, _ := gzip.NewWriterLevel(tmp, gzip.DefaultCompression)
+	gz.Extra = extra
+	gz.Comment = headerString(fmt.Sprintf("sessionwatch archive of %s session %s", meta.Source, meta.ID))
+	gz.OS = 3 // Unix
+	gz.Name = headerString(meta.File)
+	gz.ModTime = es[0].info.ModTime()
+	if meta.Format == FormatGzip {
+		err = copyFile(gz, es[0])
+	} else {
+		err = writeTar(gz, es)
+	}
+	if err != nil {
+		return "", 0, err
+	}
+	if err := gz.Close(); err != nil {
+		return "", 0, fmt.Errorf("write archive: %w", err)
+	}
+	if err := tmp.Sync(); err != nil {
+		return "", 0, fmt.Errorf("sync archive: %w", err)
+	}
+	size, _ := tmp.Seek(0, io.SeekCurrent)
+	if err := tmp.Close(); err != nil {
+		return "", 0, fmt.Errorf("write archive: %w", err)
+	}
+	if err := unchanged(es); err != nil {
+		return "", 0, err
+	}
+	final, err := linkNew(tmp.Name(), filepath.Join(dir, base), ext)
+	if err != nil {
+		return "", 0, err
+	}
+	ok = true
+	os.Remove(tmp.Name())
+	if err := indexer.SyncDir(dir); err != nil {
+		return "", 0, err
+	}
+	return final, size, nil
+}
+
+// linkNew gives the file at tmp the first free name of base+ext, base.1+ext, …
+// without ever replacing an existing file (link(2) fails on an existing name).
+func linkNew(tmp, base, ext string) (string, error) {
+	for i := 0; i < 1000; i++ {
+		name := base + ext
+		if i > 0 {
+			name = base + "." + strconv.Itoa(i) + ext
+		}
+		err := os.Link(tmp, name)
+		if err == nil {
+			return name, nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return "", fmt.Errorf("link archive %s: %w", name, err)
+		}
+	}
+	return "", fmt.Errorf("no free archive name for %s%s", base, ext)
+}
+
+// copyFile copies one regular file into w, checking it is still the file collected.
+func copyFile(w io.Writer, e entry) error {
+	f, err := os.OpenFile(e.abs, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", e.abs, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("stat %s: %w", e.abs, err)
+	}
+	_, ino := identity(fi)
+	_, want := identity(e.info)
+	if ino != want || fi.Size() != e.info.Size() {
+		return fmt.Errorf("%s: %w", e.abs, errChanged)
+	}
+	n, err := io.Copy(w, f)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", e.abs, err)
+	}
+	if n != e.info.Size() {
+		return fmt.Errorf("%s: %w", e.abs, errChanged)
+	}
+	return nil
+}
+
+// writeTar writes the entries as a PAX tar (nanosecond mtimes, any name length).
+func writeTar(w io.Writer, es []entry) error {
+	tw := tar.NewWriter(w)
+	for _, e := range es {
+		h := &tar.Header{Name: e.rel, Mode: int64(e.info.Mode().Perm()), ModTime: e.info.ModTime(), Format: tar.FormatPAX}
+		if e.info.IsDir() {
+			h.Typeflag, h.Name = tar.TypeDir, e.rel+"/"
+		} else {
+			h.Typeflag, h.Size = tar.TypeReg, e.info.Size()
+		}
+		if err := tw.WriteHeader(h); err != nil {
+			return fmt.Errorf("archive %s: %w", e.abs, err)
+		}
+		if e.info.IsDir() {
+			continue
+		}
+		if err := copyFile(tw, e); err != nil {
+			return err
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return fmt.Errorf("write archive: %w", err)
+	}
+	return nil
+}
+
+// maxHeaderString is the longest gzip name or comment written: Go's reader
+// rejects strings of 512 bytes or more.
+const maxHeaderString = 500
+
+// headerString returns s when it can be a gzip header string (valid UTF-8 of
+// runes 1..255, which gzip stores as Latin-1, and short enough), else "".
+func headerString(s string) string {
+	if !utf8.ValidString(s) || utf8.RuneCountInString(s) > maxHeaderString {
+		return ""
+	}
+	for _, r := range s {
+		if r == 0 || r > 0xff {
+			return ""
+		}
+	}
+	return s
+}
+
+// Gzip extra subfield holding the metadata: SI1 'S', SI2 'W'.
+const (
+	extraSI1 = 'S'
+	extraSI2 = 'W'
+	// maxExtra is the most data one subfield holds (the field is at most 65535
+	// bytes, 4 of them the subfield header).
+	maxExtra = 65535 - 4
+)
+
+// metaExtra encodes the metadata as the gzip extra field.
+func metaExtra(m ArchiveMeta) ([]byte, error) {
+	data, err := json.Marshal(m)
+	if err != nil {
+		return nil, fmt.Errorf("encode archive metadata: %w", err)
+	}
+	if len(data) > maxExtra {
+		return nil, fmt.Errorf("archive metadata of session %s is too large (%d bytes)", m.ID, len(data))
+	}
+	out := []byte{extraSI1, extraSI2, byte(len(data)), byte(len(data) >> 8)}
+	return append(out, data...), nil
+}
+
+// extraMeta finds and decodes the metadata subfield of a gzip extra field.
+func extraMeta(extra []byte) (ArchiveMeta, bool) {
+	for len(extra) >= 4 {
+		n := int(extra[2]) | int(extra[3])<<8
+		if len(extra) < 4+n {
+			break
+		}
+		if extra[0] == extraSI1 && extra[1] == extraSI2 {
+			var m ArchiveMeta
+			if json.Unmarshal(extra[4:4+n], &m) == nil {
+				return m, true
+			}
+		}
+		extra = extra[4+n:]
+	}
+	return ArchiveMeta{}, false
+}
+
+// mkdirAllSynced creates dir (0700) and makes each new directory durable.
+func mkdirAllSynced(dir string) error {
+	var missing []string
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); err == nil || filepath.Dir(d) == d {
+			break
+		}
+		missing = append(missing, d)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("create %s: %w", dir, err)
+	}
+	for _, d := range missing {
+		if err := indexer.SyncDir(filepath.Dir(d)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ReadArchive reads an archive's metadata from its gzip header (a few hundred
+// bytes; the content is not decompressed).
+func ReadArchive(path string) (Archived, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return Archived{}, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return Archived{}, err
+	}
+	gz, err := gzip.NewReader(f)
+	if err != nil {
+		return Archived{}, fmt.Errorf("read archive %s: %w", path, err)
+	}
+	m, ok := extraMeta(gz.Extra)
+	if !ok || m.Version != ArchiveVersion || m.ID == "" || len(m.Files) == 0 {
+		return Archived{}, fmt.Errorf("read archive %s: not a sessionwatch archive", path)
+	}
+	return Archived{Path: path, Meta: m, Size: fi.Size(), ArchivedAt: fi.ModTime()}, nil
+}
+
+// ListArchives reads the metadata of every archive under archiveDir (only the
+// given sources' subdirectories when sources is non-empty), newest first.
+// Unreadable files are skipped.
+func ListArchives(archiveDir string, sources []string) ([]Archived, error) {
+	var dirs []string
+	if len(sources) == 0 {
+		ents, err := os.ReadDir(archiveDir)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("read archives: %w", err)
+		}
+		for _, e := range ents {
+			if e.IsDir() {
+				sources = append(sources, e.Name())
+			}
+		}
+	}
+	for _, s := range sources {
+		dirs = append(dirs, filepath.Join(archiveDir, s))
+	}
+	var out []Archived
+	for _, d := range dirs {
+		files, _ := filepath.Glob(filepath.Join(d, "*", "*.gz"))
+		for _, f := range files {
+			if strings.HasPrefix(filepath.Base(f), indexer.TempPrefix) {
+				continue
+			}
+			if fi, err := os.Lstat(f); err != nil || !fi.Mode().IsRegular() {
+				continue
+			}
+			a, err := ReadArchive(f)
+			if err != nil {
+				continue
+			}
+			out = append(out, a)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].ArchivedAt.After(out[j].ArchivedAt) })
+	return out, nil
+}
+
+// target is one path a restore creates.
+type target struct {
+	abs string
+	af  ArchivedFile
+}
+
+// restoreArchive puts every path of an archive back where it was, with its
+// mode and mtime. It refuses (ErrExists) to overwrite anything, writes each file
+// atomically and durably, and undoes what it created if anything fails. The
+// archive itself is left for the caller to remove.
+func restoreArchive(a Archived) (restored []string, bytes int64, err error) {
+	m := a.Meta
+	root := m.Root
+	if !filepath.IsAbs(root) || filepath.Clean(root) != root {
+		return nil, 0, fmt.Errorf("archive %s: bad root %q", a.Path, root)
+	}
+	files := m.Files
+	if m.Format == FormatTar {
+		// The tar headers list every path: read them all before writing any.
+		if files, err = tarIndex(a.Path); err != nil {
+			return nil, 0, err
+		}
+	} else if len(files) != 1 || files[0].Dir {
+		return nil, 0, fmt.Errorf("archive %s: want one file in a gzip archive", a.Path)
+	}
+	targets := map[string]target{}
+	var order []string
+	for _, af := range files {
+		rel := filepath.FromSlash(af.rel())
+		if !filepath.IsLocal(rel) {
+			return nil, 0, fmt.Errorf("archive %s: refusing path %q outside the root", a.Path, af.rel())
+		}
+		abs := filepath.Join(root, rel)
+		targets[af.rel()] = target{abs: abs, af: af}
+		order = append(order, af.rel())
+		if err := noSymlinkParents(root, abs); err != nil {
+			return nil, 0, err
+		}
+		fi, err := os.Lstat(abs)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+		case err != nil:
+			return nil, 0, fmt.Errorf("stat %s: %w", abs, err)
+		case af.Dir && fi.IsDir():
+			// Restoring into an existing directory is fine; its files must be new.
+		default:
+			return nil, 0, fmt.Errorf("%s %w", abs, ErrExists)
+		}
+	}
+
+	f, err := os.Open(a.Path)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer f.Close()
+	gz, err := gzip.NewReader(f)
+	if err != nil {
+		return nil, 0, fmt.Errorf("read archive %s: %w", a.Path, err)
+	}
+	r := &restorer{root: root}
+	defer func() {
+		if err != nil {
+			r.undo()
+		}
+	}()
+	if m.Format == FormatGzip {
+		if err := r.file(targets[order[0]], gz); err != nil {
+			return nil, 0, err
+		}
+	} else {
+		tr := tar.NewReader(gz)
+		for {
+			h, err := tr.Next()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				return nil, 0, fmt.Errorf("read archive %s: %w", a.Path, err)
+			}
+			t, ok := targets[strings.TrimSuffix(h.Name, "/")]
+			if !ok {
+				return nil, 0, fmt.Errorf("archive %s: entry %q changed between two reads", a.Path, h.Name)
+			}
+			if t.af.Dir {
+				err = r.dir(t)
+			} else {
+				err = r.file(t, tr)
+			}
+			if err != nil {
+				return nil, 0, err
+			}
+		}
+	}
+	// Reading to the end checks the gzip checksum.
+	if _, err := io.Copy(io.Discard, gz); err != nil {
+		return nil, 0, fmt.Errorf("read archive %s: %w", a.Path, err)
+	}
+	if err := r.finish(); err != nil {
+		return nil, 0, err
+	}
+	return r.files, r.bytes, nil
+}
+
+// tarIndex lists the entries of a tar.gz archive: directories and regular
+// files only.
+func tarIndex(path string) ([]ArchivedFile, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	gz, err := gzip.NewReader(f)
+	if err != nil {
+		return nil, fmt.Errorf("read archive %s: %w", path, err)
+	}
+	tr := tar.NewReader(gz)
+	var out []ArchivedFile
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read archive %s: %w", path, err)
+		}
+		af := ArchivedFile{Rel: strings.TrimSuffix(h.Name, "/"), Mode: uint32(h.Mode) & 0o777, Size: h.Size, Mtime: h.ModTime.UnixNano()}
+		switch h.Typeflag {
+		case tar.TypeDir:
+			af.Dir, af.Size = true, 0
+		case tar.TypeReg:
+		default:
+			return nil, fmt.Errorf("read archive %s: unexpected entry type of %q", path, h.Name)
+		}
+		out = append(out, af)
+	}
+}
+
+// noSymlinkParents fails when a directory between root and path is a symlink.
+func noSymlinkParents(root, path string) error {
+	for d := filepath.Dir(path); len(d) > len(root); d = filepath.Dir(d) {
+		fi, err := os.Lstat(d)
+		if err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			return fmt.Errorf("refusing to restore through the symlink %s", d)
+		}
+	}
+	return nil
+}
+
+// restorer creates the paths of one restore and remembers them to undo.
+type restorer struct {
+	root        string
+	files       []string
+	createdDirs []string // in creation order
+	dirTimes    map[string]ArchivedFile
+	syncDirs    map[string]bool
+	bytes       int64
+}
+
+// mkdirs creates the missing directories up to dir (0700), remembering them.
+func (r *restorer) mkdirs(dir string) error {
+	var missing []string
+	for d := dir; len(d) >= len(r.root); d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); err == nil {
+			break
+		}
+		missing = append(missing, d)
+		if d == r.root {
+			break
+		}
+	}
+	for i := len(missing) - 1; i >= 0; i-- {
+		if err := os.Mkdir(missing[i], 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("create %s: %w", missing[i], err)
+		}
+		r.createdDirs = append(r.createdDirs, missing[i])
+		r.markSync(filepath.Dir(missing[i]))
+	}
+	return nil
+}
+
+func (r *restorer) markSync(dir string) {
+	if r.syncDirs == nil {
+		r.syncDirs = map[string]bool{}
+	}
+	r.syncDirs[dir] = true
+}
+
+// dir restores a directory entry: created if missing, its mode and mtime set at
+// the end (after its content is written).
+func (r *restorer) dir(t target) error {
+	if fi, err := os.Lstat(t.abs); err == nil && fi.IsDir() {
+		return nil
+	}
+	if err := r.mkdirs(t.abs); err != nil {
+		return err
+	}
+	if r.dirTimes == nil {
+		r.dirTimes = map[string]ArchivedFile{}
+	}
+	r.dirTimes[t.abs] = t.af
+	return nil
+}
+
+// file writes one file: a temp file in its directory, fsync, mode, mtime, then
+// link(2) to its name, which fails rather than replace anything.
+func (r *restorer) file(t target, src io.Reader) error {
+	dir := filepath.Dir(t.abs)
+	if err := r.mkdirs(dir); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, indexer.TempPrefix+"restore-*")
+	if err != nil {
+		return fmt.Errorf("restore %s: %w", t.abs, err)
+	}
+	defer os.Remove(tmp.Name())
+	n, err := io.Copy(tmp, src)
+	if err == nil && n != t.af.Size {
+		err = fmt.Errorf("archive holds %d bytes, metadata says %d", n, t.af.Size)
+	}
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if err == nil {
+		err = tmp.Chmod(fs.FileMode(t.af.Mode).Perm())
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("restore %s: %w", t.abs, err)
+	}
+	mt := time.Unix(0, t.af.Mtime)
+	if err := os.Chtimes(tmp.Name(), mt, mt); err != nil {
+		return fmt.Errorf("restore %s: %w", t.abs, err)
+	}
+	if err := os.Link(tmp.Name(), t.abs); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("%s %w", t.abs, ErrExists)
+		}
+		return fmt.Errorf("restore %s: %w", t.abs, err)
+	}
+	r.files = append(r.files, t.abs)
+	r.bytes += n
+	r.markSync(dir)
+	return nil
+}
+
+// finish makes the restore durable: directory fsyncs, then directory mtimes.
+func (r *restorer) finish() error {
+	for d := range r.syncDirs {
+		if err := indexer.SyncDir(d); err != nil {
+			return err
+		}
+	}
+	for i := len(r.createdDirs) - 1; i >= 0; i-- {
+		d := r.createdDirs[i]
+		if af, ok := r.dirTimes[d]; ok {
+			os.Chmod(d, fs.FileMode(af.Mode).Perm()|0o700)
+			mt := time.Unix(0, af.Mtime)
+			os.Chtimes(d, mt, mt)
+		}
+	}
+	return nil
+}
+
+// undo removes what a failed restore created.
+func (r *restorer) undo() {
+	for _, f := range r.files {
+		os.Remove(f)
+	}
+	for i := len(r.createdDirs) - 1; i >= 0; i-- {
+		os.Remove(r.createdDirs[i]) // only if empty
+	}
+}

@@ -1,0 +1,193 @@
+package janitor
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/sessionwatch/sessionwatch/indexer"
+)
+
+// JournalName is the journal file in the state directory.
+const JournalName = "journal.jsonl"
+
+// JournalEntry is one line of <state_dir>/journal.jsonl (SPEC §5).
+type JournalEntry struct {
+	Time    string `json:"time"`
+	Action  string `json:"action"`
+	Source  string `json:"source"`
+	ID      string `json:"id"`
+	File    string `json:"file"`
+	Bytes   int64  `json:"bytes"`
+	Reason  string `json:"reason"`
+	Project string `json:"project,omitempty"`
+	Archive string `json:"archive,omitempty"`
+	PID     int    `json:"pid,omitempty"`
+	Error   string `json:"error,omitempty"` // the action failed part-way (see archive)
+}
+
+// journal appends entries to the journal file, opened on first use. A dry-run
+// journal writes nothing (and creates nothing).
+type journal struct {
+	path string
+	dry  bool
+	f    *os.File
+	err  error
+}
+
+func newJournal(stateDir string, dry bool) *journal {
+	return &journal{path: filepath.Join(stateDir, JournalName), dry: dry}
+}
+
+// add appends one action as one line, in a single write(2) on an O_APPEND file
+// so concurrent writers (the daemon and a CLI) never interleave within a line.
+func (j *journal) add(now time.Time, a Action) error {
+	if j.dry {
+		return nil
+	}
+	if j.f == nil && j.err == nil {
+		if err := os.MkdirAll(filepath.Dir(j.path), 0o700); err != nil {
+			j.err = fmt.Errorf("open journal: %w", err)
+		} else {
+			j.f, j.err = os.OpenFile(j.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+		}
+	}
+	if j.err != nil {
+		return j.err
+	}
+	e := JournalEntry{Time: indexer.FormatTime(now), Action: a.Kind, Source: a.Source, ID: a.ID, File: a.File,
+		Bytes: a.Bytes, Reason: a.Reason, Project: a.Project, Archive: a.Archive, PID: a.PID, Error: a.Error}
+	line, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
+	if _, err := j.f.Write(append(line, '\n')); err != nil {
+		return fmt.Errorf("write journal: %w", err)
+	}
+	return nil
+}
+
+// close makes the pass's lines durable.
+func (j *journal) close() error {
+	if j.f == nil {
+		return j.err
+	}
+	err := j.f.Sync()
+	if cerr := j.f.Close(); err == nil {
+		err = cerr
+	}
+	j.f = nil
+	if err != nil {
+		return fmt.Errorf("sync journal: %w", err)
+	}
+	return nil
+}
+
+// ReadJournal parses a journal file (for tests and tools); malformed lines are
+// an error naming the line.
+func ReadJournal(path string) ([]JournalEntry, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var out []JournalEntry
+	for i, line := range splitLines(data) {
+		var e JournalEntry
+		if err := json.Unmarshal(line, &e); err != nil {
+			return out, fmt.Errorf("journal line %d: %w", i+1, err)
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+func splitLines(b []byte) [][]byte {
+	var out [][]byte
+	for len(b) > 0 {
+		i := 0
+		for i < len(b) && b[i] != '\n' {
+			i++
+		}
+		if i > 0 {
+			out = append(out, b[:i])
+		}
+		if i == len(b) {
+			break
+		}
+		b = b[i+1:]
+	}
+	return out
+}
+
+// PassLockName is the flock that serializes janitor passes across processes.
+const PassLockName = "janitor.lock"
+
+// lockPass takes the exclusive flock on <state_dir>/janitor.lock, waiting (and
+// polling, so ctx can end the wait) while another pass holds it. The returned
+// function releases it.
+func lockPass(ctx context.Context, stateDir string) (func(), error) {
+	if err := os.MkdirAll(stateDir, 0o700); err != nil {
+		return nil, fmt.Errorf("create state dir: %w", err)
+	}
+	path := filepath.Join(stateDir, PassLockName)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			f.Close()
+			return nil, fmt.Errorf("lock %s: %w", path, err)
+		}
+		select {
+		case <-ctx.Done():
+			holder := readPID(path)
+			f.Close()
+			return nil, fmt.Errorf("%w (pid %s): %w", ErrBusy, holder, ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	f.Truncate(0)
+	f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	return func() { f.Close() }, nil
+}
+
+// ErrBusy: another janitor pass held the pass lock for longer than we waited.
+var ErrBusy = errors.New("another janitor pass is running")
+
+func readPID(path string) string {
+	data, err := os.ReadFile(path)
+	if err != nil || len(data) == 0 {
+		return "?"
+	}
+	if n, err := strconv.Atoi(string(trimNL(data))); err == nil {
+		return strconv.Itoa(n)
+	}
+	return "?"
+}
+
+func trimNL(b []byte) []byte {
+	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == ' ') {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+// removeQuiet removes a path, treating "already gone" as success.
+func removeQuiet(path string) error {
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
