@@ -358,6 +358,7 @@ func (ix *Indexer) walkLocked(rel string) (map[string]bool, error) {
 				return nil
 			}
 			if strings.HasPrefix(name, TempPrefix) {
+				removeStaleTemp(p, d)
 				return nil
 			}
 			urel, kind := ix.layout.Classify(r)
@@ -385,6 +386,18 @@ func (ix *Indexer) walkLocked(rel string) (map[string]bool, error) {
 		ix.dirtyDirs[d] = true
 	}
 	return natives, walkErr
+}
+
+// processStart is when this process started: a temp file of ours older than that
+// was left by a process that died mid-write (SIGKILL, power loss).
+var processStart = time.Now()
+
+// removeStaleTemp removes a sessionwatch temp file that a crashed process left in a
+// store; one being written right now by a live process is younger and stays.
+func removeStaleTemp(path string, d fs.DirEntry) {
+	if fi, err := d.Info(); err == nil && fi.Mode().IsRegular() && fi.ModTime().Before(processStart) {
+		os.Remove(path)
+	}
 }
 
 // removeUnitsLocked forgets units whose files are gone, then re-reads the units

@@ -524,3 +524,27 @@ func lineDiff(got, want string) string {
 	}
 	return b.String()
 }
+
+func TestReconcileRemovesStaleTempFiles(t *testing.T) {
+	root, state := t.TempDir(), t.TempDir()
+	dir := filepath.Join(root, "p")
+	os.MkdirAll(dir, 0o700)
+	appendFile(t, filepath.Join(dir, uuidA+".jsonl"), msg("2026-01-01T00:00:00Z", "a"))
+	stale := filepath.Join(dir, TempPrefix+CatalogName+"-123")
+	fresh := filepath.Join(dir, TempPrefix+CatalogName+"-456")
+	os.WriteFile(stale, []byte("{"), 0o600)
+	os.WriteFile(fresh, []byte("{"), 0o600)
+	old := processStart.Add(-time.Minute)
+	os.Chtimes(stale, old, old)
+	later := processStart.Add(time.Minute)
+	os.Chtimes(fresh, later, later)
+	if err := newLayoutIndexer(t, "wave", root, state, false).Reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("temp file left by a crash still there (%v)", err)
+	}
+	if _, err := os.Stat(fresh); err != nil {
+		t.Errorf("a temp file being written now was removed: %v", err)
+	}
+}
