@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -69,5 +70,33 @@ func TestDeleteCommand(t *testing.T) {
 	}
 	if _, _, code := e.cli("delete", "../etc/passwd"); code != 2 {
 		t.Errorf("delete ../etc/passwd = %d, want 2", code)
+	}
+}
+
+func TestShowNamesTheLockHolder(t *testing.T) {
+	e := newEnv(t)
+	locked := e.agedSession("/work/show", idLocked, time.Hour)
+	lockFor(t, locked, os.Getpid())
+	free := e.agedSession("/work/show", idOld, time.Hour)
+	if _, errs, code := e.cli("reindex"); code != 0 {
+		t.Fatal(errs)
+	}
+	out, _, code := e.cli("show", idLocked, "--json")
+	var got shown
+	if code != 0 || json.Unmarshal([]byte(out), &got) != nil {
+		t.Fatalf("show --json = %d %s", code, out)
+	}
+	if !got.InUse || got.LockHolder == nil || got.LockHolder.PID != os.Getpid() || len(got.LockFiles) != 1 || got.LockFiles[0] != locked+janitor.LockSuffix {
+		t.Errorf("show of a locked session: inUse %v holder %+v lockFiles %v", got.InUse, got.LockHolder, got.LockFiles)
+	}
+	out, _, _ = e.cli("show", idOld, "--json")
+	got = shown{}
+	json.Unmarshal([]byte(out), &got)
+	if got.InUse || got.LockHolder != nil || len(got.LockFiles) != 0 || got.File != free {
+		t.Errorf("show of a free session: %+v", got)
+	}
+	out, _, _ = e.cli("show", idLocked)
+	if !strings.Contains(out, fmt.Sprintf("in use:        by pid %d", os.Getpid())) {
+		t.Errorf("show text lacks the holder:\n%s", out)
 	}
 }

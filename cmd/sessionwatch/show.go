@@ -3,10 +3,13 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"slices"
 	"text/tabwriter"
 	"time"
 
 	"github.com/sessionwatch/sessionwatch/indexer"
+	"github.com/sessionwatch/sessionwatch/janitor"
 )
 
 // shown is `show --json`: the list fields plus the layout's details.
@@ -16,7 +19,33 @@ type shown struct {
 	GitBranch    string          `json:"gitBranch,omitempty"`
 	SkippedLines int             `json:"skippedLines"`
 	Subagents    []string        `json:"subagents"`
+	LockFiles    []string        `json:"lockFiles"`
+	LockHolder   *lockHolder     `json:"lockHolder,omitempty"`
 	Details      json.RawMessage `json:"details,omitempty"`
+}
+
+// lockHolder is who keeps a session in use.
+type lockHolder struct {
+	PID    int    `json:"pid"`
+	Reason string `json:"reason"`
+}
+
+// existingLockFiles lists the session's lock files (the layout's and the generic
+// <file>.lock sidecar) that exist now.
+func existingLockFiles(en indexer.Entry) []string {
+	paths := []string{en.File + ".lock"}
+	if l, err := indexer.LookupLayout(en.Layout); err == nil {
+		if lk, ok := l.(indexer.Locker); ok {
+			paths = append(lk.LockFiles(en.Session), paths...)
+		}
+	}
+	out := []string{}
+	for _, p := range paths {
+		if _, err := os.Lstat(p); err == nil && !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 func cmdShow(e *env, args []string) error {
@@ -40,7 +69,11 @@ func cmdShow(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	out := shown{listed: toListed(cfg, 0, en, time.Now()), ParentID: en.ParentID, GitBranch: en.GitBranch, SkippedLines: en.SkippedLines, Subagents: []string{}}
+	out := shown{listed: toListed(cfg, 0, en, time.Now()), ParentID: en.ParentID, GitBranch: en.GitBranch, SkippedLines: en.SkippedLines, Subagents: []string{},
+		LockFiles: existingLockFiles(en)}
+	if h := janitor.NewLiveChecker(cfg).InUse(en); h.Held() {
+		out.LockHolder = &lockHolder{PID: h.PID, Reason: h.Why}
+	}
 	// The layout's details (resume state) and the subagents live in the session's
 	// own catalog (same project and source), read in full.
 	if siblings, err := indexer.ReadCatalogsFull(cfg.StateDir, []string{en.Source}, []string{en.Project}); err == nil {
@@ -86,6 +119,9 @@ func cmdShow(e *env, args []string) error {
 	}
 	if len(out.Subagents) > 0 {
 		row("subagents", len(out.Subagents))
+	}
+	if out.LockHolder != nil {
+		row("in use", fmt.Sprintf("by pid %d (%s)", out.LockHolder.PID, out.LockHolder.Reason))
 	}
 	for _, flag := range []struct {
 		on   bool
