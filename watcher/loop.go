@@ -359,12 +359,28 @@ func (l *loop) handleError(err error) {
 	if errors.Is(err, fsnotify.ErrEventOverflow) {
 		l.warnLimited("overflow", "event queue overflowed; rescanning every root",
 			"hint", "raise the kernel queue: sudo sysctl fs.inotify.max_queued_events=65536")
+		l.rewatch()
 		l.queueRescan(ReasonOverflow)
 		return
 	}
 	l.w.updateStats(func(s *Stats) { s.WatchError = err.Error() })
 	l.warnLimited("watch-error", "watch error; rescanning every root", "err", err)
+	l.rewatch()
 	l.queueRescan(ReasonWatchError)
+}
+
+// rewatch re-walks every root after events were lost: directories created (or
+// deleted and re-created) meanwhile raised events nobody saw, so they have no watch
+// yet and later writes inside them would go unnoticed. Adding a watch that exists
+// is harmless.
+func (l *loop) rewatch() {
+	l.recheckRoots()
+	for i, r := range l.roots {
+		if r.present && r.recursive {
+			l.addTree(i, r.top)
+		}
+	}
+	l.publish()
 }
 
 // ---- roots ----

@@ -717,3 +717,26 @@ func TestWithin(t *testing.T) {
 		}
 	}
 }
+
+// TestOverflowRewatchesDirsCreatedMeanwhile: a directory whose creation event was
+// lost (here: hidden by SkipDir until the overflow) is watched after the overflow,
+// so writes inside it are reported again.
+func TestOverflowRewatchesDirsCreatedMeanwhile(t *testing.T) {
+	root := tempDir(t)
+	late := filepath.Join(root, "late")
+	var hidden atomic.Bool
+	hidden.Store(true)
+	h := start(t, []Root{{Path: root, SkipDir: func(d string) bool { return hidden.Load() && d == late }}}, fast)
+	if err := os.Mkdir(late, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	h.waitPath(late, 0) // reported, but not watched: as if its events were lost
+	hidden.Store(false)
+	h.w.injectError(fsnotify.ErrEventOverflow)
+	n := h.waitRescan(ReasonOverflow, root, 0)
+	f := filepath.Join(late, "s.jsonl")
+	if err := os.WriteFile(f, []byte("{}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h.waitPath(f, n)
+}
