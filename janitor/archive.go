@@ -2,6 +2,7 @@ package janitor
 
 import (
 	"archive/tar"
+	"bytes"
 	"compress/gzip"
 	"encoding/json"
 	"errors"
@@ -17,6 +18,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/sessionwatch/sessionwatch/config"
 	"github.com/sessionwatch/sessionwatch/indexer"
 )
 
@@ -80,8 +82,11 @@ func (f ArchivedFile) rel() string {
 type Archived struct {
 	Path       string
 	Meta       ArchiveMeta
-	Size       int64     // bytes of the archive file
-	ArchivedAt time.Time // the archive file's mtime
+	Size       int64     // bytes of the archive file (of the record, for a record)
+	ArchivedAt time.Time // the archive file's mtime (the record's retiredAt)
+	// Record is set for a record archived in records.jsonl (Path); Meta.File
+	// is then the store file it came from.
+	Record *ArchivedRecord
 }
 
 // entry is one path to archive, as it looked just before archiving.
@@ -412,8 +417,9 @@ func ReadArchive(path string) (Archived, error) {
 }
 
 // ListArchives reads the metadata of every archive under archiveDir (only the
-// given sources' subdirectories when sources is non-empty), newest first.
-// Unreadable files are skipped.
+// given sources' subdirectories when sources is non-empty), newest first:
+// the .gz and .tar.gz files, and the restorable records of each source's
+// records.jsonl. Unreadable files are skipped.
 func ListArchives(archiveDir string, sources []string) ([]Archived, error) {
 	var dirs []string
 	if len(sources) == 0 {
@@ -446,6 +452,7 @@ func ListArchives(archiveDir string, sources []string) ([]Archived, error) {
 			}
 			out = append(out, a)
 		}
+		out = append(out, listRecordArchives(filepath.Join(d, RecordsName))...)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].ArchivedAt.After(out[j].ArchivedAt) })
 	return out, nil
@@ -724,4 +731,186 @@ func (r *restorer) undo() {
 	for i := len(r.createdDirs) - 1; i >= 0; i-- {
 		os.Remove(r.createdDirs[i]) // only if empty
 	}
+}
+
+// RecordsName is the archive of records retired from a store file that holds
+// many sessions: <archive_dir>/<source>/records.jsonl, one RecordLine per line,
+// appended (and fsync'd) before the record leaves its store. HyperYOLO records
+// retired by retention go there, and so do collab terminal records whose tmux
+// session is gone, so nothing a pass removes is ever lost.
+const RecordsName = "records.jsonl"
+
+// FormatRecord is the ArchiveMeta.Format of a record listed from records.jsonl.
+const FormatRecord = "record"
+
+// RecordLine is one line of records.jsonl:
+//
+//	{"v":1,"source":"hyperyolo","layout":"hyperyolo","id":"hyper_0a1b2c3d",
+//	 "file":"/home/u/.config/hyperyolo/sessions.json","retiredAt":"2026-11-22T12:00:00.000Z",
+//	 "reason":"inactive 40d (retention 30d)","record":{"backend":"claude",…}}
+//
+// id is the record's key in a HyperYOLO store, or the id of a collab terminal
+// record; file is the store file it was removed from; record is its value as
+// it was stored, with only the whitespace between tokens removed (strings and
+// number literals are kept byte for byte).
+type RecordLine struct {
+	Version   int             `json:"v"`
+	Source    string          `json:"source"`
+	Layout    string          `json:"layout"`
+	ID        string          `json:"id"`
+	File      string          `json:"file"`
+	RetiredAt string          `json:"retiredAt"`
+	Reason    string          `json:"reason"`
+	Record    json.RawMessage `json:"record"`
+}
+
+// ArchivedRecord is a record listed from records.jsonl: the parsed line and
+// its exact bytes (without the newline), which restore removes from the file.
+type ArchivedRecord struct {
+	RecordLine
+	Line []byte
+}
+
+// newRecordLine makes the archive line of one record; raw is compacted.
+func newRecordLine(source, layout, id, file, reason string, raw json.RawMessage, at time.Time) (RecordLine, error) {
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return RecordLine{}, fmt.Errorf("archive record %s: %w", id, err)
+	}
+	return RecordLine{Version: ArchiveVersion, Source: source, Layout: layout, ID: id, File: file,
+		RetiredAt: indexer.FormatTime(at), Reason: reason, Record: b.Bytes()}, nil
+}
+
+// appendRecords appends lines to <dir>/records.jsonl in one write and makes them
+// durable (file fsync, and the directory's when the file is new). A partial last
+// line left by a crash is terminated first, so it cannot swallow the next one.
+func appendRecords(dir string, lines []RecordLine) (string, error) {
+	path := filepath.Join(dir, RecordsName)
+	if len(lines) == 0 {
+		return path, nil
+	}
+	var buf bytes.Buffer
+	for _, l := range lines {
+		data, err := json.Marshal(l)
+		if err != nil {
+			return "", fmt.Errorf("archive record %s: %w", l.ID, err)
+		}
+		buf.Write(data)
+		buf.WriteByte('\n')
+	}
+	if err := mkdirAllSynced(dir); err != nil {
+		return "", err
+	}
+	_, statErr := os.Lstat(path)
+	created := errors.Is(statErr, fs.ErrNotExist)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return "", fmt.Errorf("open %s: %w", path, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return "", fmt.Errorf("stat %s: %w", path, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return "", fmt.Errorf("%s is not a regular file", path)
+	}
+	out := buf.Bytes()
+	if n := fi.Size(); n > 0 {
+		last := make([]byte, 1)
+		if _, err := f.ReadAt(last, n-1); err == nil && last[0] != '\n' {
+			out = append([]byte{'\n'}, out...)
+		}
+	}
+	if _, err := f.Write(out); err != nil {
+		return "", fmt.Errorf("append to %s: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		return "", fmt.Errorf("sync %s: %w", path, err)
+	}
+	if created {
+		if err := indexer.SyncDir(dir); err != nil {
+			return "", err
+		}
+	}
+	return path, nil
+}
+
+// readRecords parses records.jsonl; lines that do not parse are skipped (and
+// kept by every rewrite). A missing file has no records.
+func readRecords(path string) ([]ArchivedRecord, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []ArchivedRecord
+	for _, line := range splitLines(data) {
+		var l RecordLine
+		if json.Unmarshal(line, &l) != nil || l.ID == "" || len(l.Record) == 0 {
+			continue
+		}
+		out = append(out, ArchivedRecord{RecordLine: l, Line: line})
+	}
+	return out, nil
+}
+
+// rewriteRecords replaces records.jsonl atomically, leaving out the lines for
+// which drop returns true; a file left with no line is removed. It reports how
+// many lines went.
+func rewriteRecords(path string, drop func(line []byte) bool) (int, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	var keep bytes.Buffer
+	n := 0
+	for _, line := range splitLines(data) {
+		if drop(line) {
+			n++
+			continue
+		}
+		keep.Write(line)
+		keep.WriteByte('\n')
+	}
+	if n == 0 {
+		return 0, nil
+	}
+	if keep.Len() == 0 {
+		if err := removeQuiet(path); err != nil {
+			return 0, err
+		}
+		return n, indexer.SyncDir(filepath.Dir(path))
+	}
+	return n, indexer.WriteFileAtomic(path, keep.Bytes())
+}
+
+// listRecordArchives lists the restorable records of records.jsonl: HyperYOLO
+// records (a collab terminal record names a tmux session that is gone, so
+// putting it back would only have it removed again). When one key was retired
+// more than once, the latest line stands for it.
+func listRecordArchives(path string) []Archived {
+	recs, err := readRecords(path)
+	if err != nil {
+		return nil
+	}
+	latest := map[string]int{}
+	for i, r := range recs {
+		if r.Layout == config.LayoutHyperyolo && filepath.IsAbs(r.File) {
+			latest[r.Source+"\x00"+r.ID] = i
+		}
+	}
+	var out []Archived
+	for i, r := range recs {
+		if j, ok := latest[r.Source+"\x00"+r.ID]; !ok || j != i {
+			continue
+		}
+		r := r
+		out = append(out, Archived{Path: path, Size: int64(len(r.Record)), ArchivedAt: indexer.ParseTime(r.RetiredAt), Record: &r,
+			Meta: ArchiveMeta{Version: ArchiveVersion, ID: r.ID, Source: r.Source, Layout: r.Layout, Type: indexer.TypeMain,
+				Root: filepath.Dir(r.File), File: r.File, Format: FormatRecord, ArchivedAt: r.RetiredAt}})
+	}
+	return out
 }

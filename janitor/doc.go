@@ -19,6 +19,18 @@
 //     directories are removed; old archives expire; every action is appended to
 //     <state_dir>/journal.jsonl.
 //
+// Two layouts keep sessions as records of a shared file and are handled apart
+// (hyperyolo.go, collab.go). A HyperYOLO record is retired by the same plan,
+// but carried out on the store: under HyperYOLO's own lock directory
+// (<store>.lock, busy under 30 s old: the store is then left for the next
+// pass), the store is re-read and planned again, the retired records are
+// appended to <archive_dir>/<source>/records.jsonl (RecordLine, fsync'd), and
+// the store is rewritten via <store>.tmp with every other value unchanged.
+// Collab terminal records are not retired by age: the tmux reconcile removes
+// those whose tmux session is gone (archived the same way), renumbers the
+// others' order, and reports (with kill_orphans: kills) live mc-<session>-*
+// tmux sessions no record names.
+//
 // A pass holds a flock on <state_dir>/janitor.lock so it never overlaps another,
 // in this process or another (the daemon's scheduled pass versus `clean`). A dry
 // run reports every action and changes nothing, not even the journal.

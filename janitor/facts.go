@@ -34,6 +34,12 @@ func lockPaths(l indexer.Layout, s *indexer.Session) []string {
 			add(p)
 		}
 	}
+	if fr, ok := l.(interface{ RootIsFile() bool }); ok && fr.RootIsFile() {
+		// A store file's <file>.lock (HyperYOLO's lock directory) guards the
+		// whole store for a moment, not one session: it is judged by the
+		// store's own protocol (hyperyolo.go), not as a session lock.
+		return out
+	}
 	add(s.File + LockSuffix)
 	return out
 }

@@ -26,6 +26,9 @@ type Options struct {
 	// OnPass, when set, receives the report of every pass, from the goroutine
 	// that ran it; it must not block.
 	OnPass func(Report)
+	// Tmux is how the collab-terminals reconcile reaches tmux; the zero value
+	// runs "tmux" from PATH with this process's environment.
+	Tmux Tmux
 }
 
 // Overrides are the flags of `clean` for one pass.
@@ -59,10 +62,16 @@ type Report struct {
 	Skipped      int       `json:"skipped"`      // due, but corrupt, unsafe or unsupported
 	// BytesFreed is what left the session stores and the archive directory:
 	// the size of retired sessions plus expired archives.
-	BytesFreed int64     `json:"bytesFreed"`
-	Warnings   []Warning `json:"warnings"`
-	Actions    []Action  `json:"actions"`
-	Errors     []string  `json:"errors,omitempty"`
+	BytesFreed int64 `json:"bytesFreed"`
+	// RecordsRemoved are collab terminal records whose tmux session was gone
+	// (kept in records.jsonl); Orphans are live tmux sessions no record names,
+	// OrphansKilled those of them killed (kill_orphans).
+	RecordsRemoved int       `json:"recordsRemoved"`
+	Orphans        int       `json:"orphans"`
+	OrphansKilled  int       `json:"orphansKilled"`
+	Warnings       []Warning `json:"warnings"`
+	Actions        []Action  `json:"actions"`
+	Errors         []string  `json:"errors,omitempty"`
 }
 
 // Janitor runs passes over the sources of a group: on a cron schedule (Run), or
@@ -76,7 +85,9 @@ type Janitor struct {
 
 	mu          sync.Mutex
 	last        *Report
-	projectDirs map[string]bool // sources seen to have project directories
+	projectDirs map[string]bool   // sources seen to have project directories
+	notes       map[string]string // lasting conditions already logged (key → why), see noteChanged
+	orphans     map[string]uint8  // "source\x00tmux session" → orphanLogged|orphanJournaled
 }
 
 // New prepares a janitor for the group's sources; it starts nothing. The
@@ -88,7 +99,8 @@ func New(cfg *config.Config, g *indexer.Group, logger *slog.Logger, opt Options)
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
-	j := &Janitor{cfg: cfg, group: g, log: logger.With("component", "janitor"), opt: opt, projectDirs: map[string]bool{}}
+	j := &Janitor{cfg: cfg, group: g, log: logger.With("component", "janitor"), opt: opt, projectDirs: map[string]bool{},
+		notes: map[string]string{}, orphans: map[string]uint8{}}
 	if cfg.Janitor.Scheduled() {
 		if _, err := newCron(cfg.Janitor.Schedule, j.log, func() {}); err != nil {
 			return nil, err
@@ -121,6 +133,23 @@ func (j *Janitor) Run(ctx context.Context) error {
 	}
 	runCron(ctx, c)
 	return nil
+}
+
+// noteChanged records why a lasting condition (a store left alone, a skipped
+// reconcile) holds for key, "" when it no longer does, and reports whether
+// that changed: such a condition is logged once, not at every pass.
+func (j *Janitor) noteChanged(key, why string) bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.notes[key] == why {
+		return false
+	}
+	if why == "" {
+		delete(j.notes, key)
+	} else {
+		j.notes[key] = why
+	}
+	return true
 }
 
 // LastReport returns the report of the last pass, if there was one.
@@ -263,6 +292,12 @@ func tally(rep *Report) {
 			rep.SkippedInUse++
 		case KindSkip:
 			rep.Skipped++
+		case KindRemoveRecord:
+			rep.RecordsRemoved++
+		case KindOrphan:
+			rep.Orphans++
+		case KindKillOrphan:
+			rep.OrphansKilled++
 		}
 	}
 	rep.Retired = rep.Archived + rep.Deleted
@@ -316,6 +351,14 @@ func (j *Janitor) policy(src config.Source, o Overrides) Policy {
 // update and empty directories.
 func (p *pass) source(ix *indexer.Indexer, src config.Source, o Overrides) {
 	j := p.j
+	switch ix.Layout().Name() {
+	case config.LayoutHyperyolo:
+		p.hyperyolo(ix, src, o)
+		return
+	case config.LayoutCollabTerminals:
+		p.collab(ix, src, o)
+		return
+	}
 	sessions := ix.Sessions()
 	g := newGatherer(p.now, ix, sessions, p.openFiles, enabledDur(j.cfg.Janitor.LockStaleAfter), p.restored)
 	pol := j.policy(src, o)
@@ -643,6 +686,7 @@ func (p *pass) expireArchives(sources []string) {
 	}
 	for _, src := range sources {
 		base := filepath.Join(p.j.cfg.ArchiveDir, src)
+		p.expireRecords(src, filepath.Join(base, RecordsName), ret)
 		keys, err := os.ReadDir(base)
 		if err != nil {
 			continue
@@ -693,6 +737,37 @@ func (p *pass) expireArchives(sources []string) {
 	}
 }
 
+// expireRecords removes the lines of records.jsonl retired longer ago than
+// ret (lines whose retiredAt does not parse are kept).
+func (p *pass) expireRecords(src, path string, ret time.Duration) {
+	recs, err := readRecords(path)
+	if err != nil || len(recs) == 0 {
+		return
+	}
+	old := map[string]ArchivedRecord{}
+	for _, r := range recs {
+		if t := indexer.ParseTime(r.RetiredAt); !t.IsZero() && p.now.Sub(t) > ret {
+			old[string(r.Line)] = r
+		}
+	}
+	if len(old) == 0 {
+		return
+	}
+	if !p.dry {
+		if _, err := rewriteRecords(path, func(line []byte) bool { _, ok := old[string(line)]; return ok }); err != nil {
+			p.fail("expire archived records in "+path, err)
+			return
+		}
+	}
+	for _, r := range recs {
+		if _, ok := old[string(r.Line)]; !ok {
+			continue
+		}
+		p.record(Action{Kind: KindExpireArchive, Source: src, ID: r.ID, File: r.File, Archive: path, Bytes: int64(len(r.Line)) + 1,
+			Reason: fmt.Sprintf("record archived %s ago (archive_retention %s)", ageString(p.now.Sub(indexer.ParseTime(r.RetiredAt))), durString(ret))})
+	}
+}
+
 func isNotEmpty(err error) bool {
 	var pe *fs.PathError
 	return errors.As(err, &pe) && strings.Contains(pe.Err.Error(), "not empty")
@@ -730,6 +805,12 @@ func (j *Janitor) Delete(ctx context.Context, en indexer.Entry, o DeleteOptions)
 	ix := j.group.Indexer(en.Source)
 	if ix == nil {
 		return Report{}, fmt.Errorf("%w: %q", ErrUnknownSource, en.Source)
+	}
+	switch ix.Layout().Name() {
+	case config.LayoutHyperyolo:
+		return j.deleteRecord(ctx, ix, en, o)
+	case config.LayoutCollabTerminals:
+		return Report{}, fmt.Errorf("refusing to delete session %s: a terminal record leaves %s through the janitor's tmux reconcile, once its tmux session is gone", en.ID, en.File)
 	}
 	if !o.DryRun {
 		release, err := lockPass(ctx, j.cfg.StateDir)
@@ -825,6 +906,9 @@ func (j *Janitor) Delete(ctx context.Context, en indexer.Entry, o DeleteOptions)
 // its source is enabled) is updated, and the restore counts as activity so the
 // next pass does not retire it again at once.
 func (j *Janitor) Restore(ctx context.Context, ar Archived) (Report, error) {
+	if ar.Record != nil {
+		return j.restoreRecord(ctx, ar)
+	}
 	release, err := lockPass(ctx, j.cfg.StateDir)
 	if err != nil {
 		return Report{}, err
@@ -899,11 +983,13 @@ func savePins(stateDir string, pins map[string]time.Time) error {
 	return indexer.WriteFileAtomic(path, append(data, '\n'))
 }
 
-// prunePins forgets restored sessions whose file is gone.
+// prunePins forgets restored sessions whose file is gone (records: whose
+// store no longer holds them).
 func prunePins(stateDir string, pins map[string]time.Time) {
 	changed := false
+	stores := map[string]map[string]bool{}
 	for f := range pins {
-		if _, err := os.Lstat(f); errors.Is(err, fs.ErrNotExist) {
+		if pinGone(f, stores) {
 			delete(pins, f)
 			changed = true
 		}

@@ -20,7 +20,10 @@ const (
 	KindRestore       = "restore"        // archived session put back
 	KindWarn          = "warn"           // project over warn_size or warn_count
 	KindSkipInUse     = "skip-in-use"    // due, but in use or recently active
-	KindSkip          = "skip"           // due, but corrupt, unsafe (symlink, outside root) or unsupported
+	KindSkip          = "skip"           // due, but corrupt, unsafe (symlink, outside root) or unsupported; a store left alone
+	KindRemoveRecord  = "remove-record"  // collab terminal record whose tmux session is gone, kept in records.jsonl
+	KindOrphan        = "orphan"         // live tmux session named like a collab session's that no record names
+	KindKillOrphan    = "kill-orphan"    // such a session killed (kill_orphans)
 )
 
 // Action is one thing a pass does (or, in a dry run, would do).

@@ -163,6 +163,8 @@ func janitorErr(cmd string, err error) error {
 		return failErr("add --force to delete it anyway", "%v", err)
 	case errors.Is(err, janitor.ErrBusy):
 		return failErr("try again when that pass is done", "%s: %v", cmd, err)
+	case errors.Is(err, janitor.ErrStoreBusy):
+		return failErr("the agent is writing its store right now: try again in a few seconds", "%s: %v", cmd, err)
 	case errors.Is(err, janitor.ErrUnknownSource):
 		return failErr("enable the source in the config", "%s: %v", cmd, err)
 	case errors.Is(err, janitor.ErrExists):
@@ -201,6 +203,11 @@ func printActions(w io.Writer, as []janitor.Action) {
 			file += " -> " + quoteIfOdd(a.Archive)
 		}
 		id := dash(short(a.ID, 8))
+		if a.ID != "" && (len(a.ID) <= 16 || a.Kind == janitor.KindOrphan || a.Kind == janitor.KindKillOrphan) {
+			// Short keys (hyper_0a1b2c3d) share their first 8 characters, and a
+			// tmux session name's end is what tells it apart: print them whole.
+			id = a.ID
+		}
 		// Reason and file share the last cell: a long reason must not pad every line.
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s  %s\n", a.Kind, a.Source, id, humanSize(a.Bytes), oneLine(reason), file)
 	}
@@ -220,6 +227,12 @@ func quoteIfOdd(s string) string {
 func summaryLine(rep janitor.Report) string {
 	s := fmt.Sprintf("retired %d (archived %d, deleted %d), skipped in use %d, freed %s",
 		rep.Retired, rep.Archived, rep.Deleted, rep.SkippedInUse, humanSize(rep.BytesFreed))
+	if rep.RecordsRemoved > 0 {
+		s += fmt.Sprintf(", removed %d dead terminal record(s)", rep.RecordsRemoved)
+	}
+	if rep.Orphans > 0 {
+		s += fmt.Sprintf(", %d orphan tmux session(s) (%d killed)", rep.Orphans, rep.OrphansKilled)
+	}
 	if n := len(rep.Warnings); n > 0 {
 		s += fmt.Sprintf(", %d warning(s)", n)
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -49,10 +50,18 @@ func cmdRestore(ctx context.Context, e *env, args []string) error {
 	ctx, cancel := context.WithTimeout(ctx, passLockWait)
 	defer cancel()
 	rep, err := j.Restore(ctx, ar)
+	if err != nil && ar.Record != nil && errors.Is(err, janitor.ErrExists) {
+		return failErr("the store holds a record with that key again; 'sessionwatch delete "+ar.Meta.ID+"' first if the archived one should replace it",
+			"restore: %v", err)
+	}
 	if err != nil {
 		return janitorErr("restore", err)
 	}
 	m := ar.Meta
+	if ar.Record != nil {
+		fmt.Fprintf(e.stdout, "restored %s record %s to %s (%s)\n", m.Source, m.ID, quoteIfOdd(m.File), humanSize(rep.Actions[0].Bytes))
+		return reportErrors(e, "restore", rep)
+	}
 	files := "1 file"
 	if n := len(rep.Actions[0].Paths); n != 1 {
 		files = fmt.Sprintf("%d files", n)
@@ -72,10 +81,23 @@ func resolveArchive(archives []janitor.Archived, ref string, projects []string) 
 	if strings.ContainsRune(ref, '/') || strings.Contains(ref, "..") {
 		abs, err := filepath.Abs(ref)
 		if err == nil {
+			var at []janitor.Archived
 			for _, a := range archives {
 				if a.Path == abs {
-					return a, nil
+					at = append(at, a)
 				}
+			}
+			switch {
+			case len(at) == 1:
+				return at[0], nil
+			case len(at) > 1:
+				// records.jsonl holds many records: the id picks one.
+				var ids []string
+				for _, a := range at {
+					ids = append(ids, a.Meta.ID)
+				}
+				sort.Strings(ids)
+				return janitor.Archived{}, fmt.Errorf("%w: %s holds %s: give the id", indexer.ErrAmbiguous, ref, strings.Join(ids, ", "))
 			}
 		}
 		return janitor.Archived{}, fmt.Errorf("%w: %s is not an archive of a session", indexer.ErrBadRef, ref)
