@@ -546,33 +546,11 @@ func renumber(rs []indexer.CollabRecord) {
 // directory, fsync, rename, fsync of the directory. A file that changed since
 // it was read is left as it is (errChanged).
 func replaceFile(sf storeFile, data []byte) error {
-	dir := filepath.Dir(sf.path)
-	f, err := os.CreateTemp(dir, indexer.TempPrefix+filepath.Base(sf.path)+"-*")
+	f, err := os.CreateTemp(filepath.Dir(sf.path), indexer.TempPrefix+filepath.Base(sf.path)+"-*")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", sf.path, err)
 	}
-	tmp := f.Name()
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Chmod(sf.mode())
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil && !sf.same() {
-		err = fmt.Errorf("%s: %w", sf.path, errChanged)
-	}
-	if err == nil {
-		err = os.Rename(tmp, sf.path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return indexer.SyncDir(dir)
+	return commitFile(f, sf, data, nil)
 }
 
 // orphans reports (and with kill_orphans kills) the live tmux sessions named

@@ -212,7 +212,19 @@ func writeStore(sf storeFile, data []byte, lk *storeLock) error {
 	if err != nil {
 		return fmt.Errorf("write %s: %w", tmp, err)
 	}
-	_, err = f.Write(data)
+	if err := commitFile(f, sf, data, lk.refresh); err != nil {
+		return fmt.Errorf("rewrite %s: %w", sf.path, err)
+	}
+	return nil
+}
+
+// commitFile finishes an atomic replacement of sf.path: data into the open temp
+// file f, fsync, the caller's last check (nil: none) and that sf is unchanged
+// since it was read, rename over sf.path, fsync of the directory. The temp file
+// is removed on any failure.
+func commitFile(f *os.File, sf storeFile, data []byte, check func() error) error {
+	tmp := f.Name()
+	_, err := f.Write(data)
 	if err == nil {
 		err = f.Chmod(sf.mode())
 	}
@@ -222,8 +234,8 @@ func writeStore(sf storeFile, data []byte, lk *storeLock) error {
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	if err == nil {
-		err = lk.refresh()
+	if err == nil && check != nil {
+		err = check()
 	}
 	if err == nil && !sf.same() {
 		err = fmt.Errorf("%s: %w", sf.path, errChanged)
@@ -233,7 +245,7 @@ func writeStore(sf storeFile, data []byte, lk *storeLock) error {
 	}
 	if err != nil {
 		os.Remove(tmp)
-		return fmt.Errorf("rewrite %s: %w", sf.path, err)
+		return err
 	}
 	return indexer.SyncDir(filepath.Dir(sf.path))
 }
