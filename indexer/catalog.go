@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 )
 
 // CatalogName is the file name of every catalog and of the agents' native indexes.
@@ -247,6 +248,9 @@ func readCatalogSummaries(path string) (*Catalog, error) {
 	if err != nil {
 		return nil, err
 	}
+	if c, ok := decodeCatalogLines(data); ok {
+		return c, nil
+	}
 	var lite struct {
 		Catalog
 		Sessions []listSession `json:"sessions"`
@@ -267,6 +271,70 @@ func readCatalogSummaries(path string) (*Catalog, error) {
 		c.Sessions = append(c.Sessions, ls.Session)
 	}
 	return &c, nil
+}
+
+// summaryFields sets a session's summary fields from their raw JSON values; the
+// tail is left out.
+var summaryFields = map[string]func(s *Session, v []byte) bool{
+	"id":           func(s *Session, v []byte) (ok bool) { s.ID, ok = JSONString(v); return },
+	"type":         func(s *Session, v []byte) (ok bool) { s.Type, ok = JSONString(v); return },
+	"parentId":     func(s *Session, v []byte) (ok bool) { s.ParentID, ok = JSONString(v); return },
+	"file":         func(s *Session, v []byte) (ok bool) { s.File, ok = JSONString(v); return },
+	"title":        func(s *Session, v []byte) (ok bool) { s.Title, ok = JSONString(v); return },
+	"firstPrompt":  func(s *Session, v []byte) (ok bool) { s.FirstPrompt, ok = JSONString(v); return },
+	"createdAt":    func(s *Session, v []byte) (ok bool) { s.CreatedAt, ok = JSONString(v); return },
+	"lastActiveAt": func(s *Session, v []byte) (ok bool) { s.LastActiveAt, ok = JSONString(v); return },
+	"provider":     func(s *Session, v []byte) (ok bool) { s.Provider, ok = JSONString(v); return },
+	"model":        func(s *Session, v []byte) (ok bool) { s.Model, ok = JSONString(v); return },
+	"gitBranch":    func(s *Session, v []byte) (ok bool) { s.GitBranch, ok = JSONString(v); return },
+	"messageCount": func(s *Session, v []byte) bool { n, err := strconv.Atoi(string(v)); s.MessageCount = n; return err == nil },
+	"sizeBytes":    func(s *Session, v []byte) bool { n, err := strconv.ParseInt(string(v), 10, 64); s.SizeBytes = n; return err == nil },
+	"skippedLines": func(s *Session, v []byte) bool { n, err := strconv.Atoi(string(v)); s.SkippedLines = n; return err == nil },
+	"invalid":      func(s *Session, v []byte) bool { s.Invalid = JSONTrue(v); return s.Invalid || string(v) == "false" },
+	"corrupt":      func(s *Session, v []byte) bool { s.Corrupt = JSONTrue(v); return s.Corrupt || string(v) == "false" },
+	"tail":         func(*Session, []byte) bool { return true },
+}
+
+// decodeCatalogLines is the fast path of readCatalogSummaries for the layout Encode
+// writes (a header line, then one session per line): each session line is split by
+// ObjectFields, skipping its tail, instead of being decoded by encoding/json. ok is
+// false for anything else (a hand-edited file), which the caller decodes in full.
+func decodeCatalogLines(data []byte) (*Catalog, bool) {
+	head, rest, found := bytes.Cut(data, []byte("\n"))
+	if !found || !bytes.HasSuffix(head, []byte(`"sessions":[`)) {
+		return nil, false
+	}
+	var c Catalog
+	if json.Unmarshal(append(append([]byte(nil), head...), "]}"...), &c) != nil || c.Version != CatalogVersion || c.Generator != "sessionwatch" {
+		return nil, false
+	}
+	c.Sessions = make([]*Session, 0, bytes.Count(rest, []byte("\n")))
+	more := false // the previous session line ended with a comma
+	for len(rest) > 0 {
+		var line []byte
+		line, rest, _ = bytes.Cut(rest, []byte("\n"))
+		if string(line) == "]}" {
+			if more || len(bytes.TrimSpace(rest)) != 0 {
+				return nil, false
+			}
+			return &c, true
+		}
+		if len(c.Sessions) > 0 && !more {
+			return nil, false // two sessions without a comma between them
+		}
+		line, more = bytes.CutSuffix(line, []byte(","))
+		s := &Session{Project: c.Project}
+		ok := true
+		if err := ObjectFields(line, func(k, v []byte) {
+			if set, known := summaryFields[string(k)]; !known || !set(s, v) {
+				ok = false
+			}
+		}); err != nil || !ok || s.ID == "" || s.File == "" {
+			return nil, false
+		}
+		c.Sessions = append(c.Sessions, s)
+	}
+	return nil, false
 }
 
 // ReadCatalog reads and parses one catalog file; errors name the file.

@@ -10,6 +10,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -546,5 +547,47 @@ func TestReconcileRemovesStaleTempFiles(t *testing.T) {
 	}
 	if _, err := os.Stat(fresh); err != nil {
 		t.Errorf("a temp file being written now was removed: %v", err)
+	}
+}
+
+// TestCatalogFastPathMatchesDecode: the line-by-line reader used by list gives the
+// same sessions as encoding/json, and falls back for files in another shape.
+func TestCatalogFastPathMatchesDecode(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "projects")
+	state := t.TempDir()
+	copyTree(t, "testdata/wave/basic/store", root)
+	if err := newLayoutIndexer(t, "wave", root, state, false).Reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	files, _ := filepath.Glob(filepath.Join(state, "index", "wave", "*", CatalogName))
+	if len(files) == 0 {
+		t.Fatal("no catalogs")
+	}
+	for _, f := range files {
+		data, _ := os.ReadFile(f)
+		fast, ok := decodeCatalogLines(data)
+		if !ok {
+			t.Fatalf("fast path refused %s", f)
+		}
+		full, err := DecodeCatalog(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range full.Sessions {
+			s.Tail = nil
+		}
+		if !reflect.DeepEqual(fast, full) {
+			t.Errorf("fast path = %+v\nwant %+v", fast, full)
+		}
+		var v any
+		json.Unmarshal(data, &v)
+		pretty, _ := json.MarshalIndent(v, "", "  ")
+		if _, ok := decodeCatalogLines(pretty); ok {
+			t.Errorf("fast path accepted a re-indented catalog")
+		}
+		os.WriteFile(f, pretty, 0o600)
+		if c, err := readCatalogSummaries(f); err != nil || len(c.Sessions) != len(full.Sessions) {
+			t.Errorf("fallback of a re-indented catalog: %v", err)
+		}
 	}
 }

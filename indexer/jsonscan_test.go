@@ -3,6 +3,8 @@ package indexer
 import (
 	"encoding/binary"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"reflect"
 	"testing"
 )
@@ -74,4 +76,31 @@ func TestSwarSpecial(t *testing.T) {
 			}
 		}
 	}
+}
+
+// FuzzCatalogLines: whatever the fast catalog reader accepts, encoding/json
+// decodes to the same sessions (tails aside).
+func FuzzCatalogLines(f *testing.F) {
+	goldens, _ := filepath.Glob("testdata/*/*/catalog-*.json")
+	for _, g := range goldens {
+		data, _ := os.ReadFile(g)
+		f.Add(data)
+	}
+	f.Add([]byte("{\"version\":1,\"generator\":\"sessionwatch\",\"sessions\":[\n{\"id\":\"a\",\"file\":\"f\",\"messageCount\":1e2}\n]}\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fast, ok := decodeCatalogLines(data)
+		if !ok {
+			return
+		}
+		full, err := DecodeCatalog(data)
+		if err != nil {
+			t.Fatalf("fast path accepted what encoding/json rejects (%v): %q", err, data)
+		}
+		for _, s := range full.Sessions {
+			s.Tail = nil
+		}
+		if !reflect.DeepEqual(fast, full) {
+			t.Fatalf("fast %+v != full %+v for %q", fast, full, data)
+		}
+	})
 }

@@ -221,3 +221,25 @@ func TestReindexGoesOnPastABrokenSource(t *testing.T) {
 		t.Errorf("the wave source after the broken one was not indexed")
 	}
 }
+
+func TestCell(t *testing.T) {
+	tests := []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"  a \n b  ", 10, "a b"},
+		{"abcde", 5, "abcde"},
+		{"abcdef", 5, "abcd…"},
+		{"ab cd", 5, "ab cd"},
+		{"ab cde", 5, "ab c…"},
+		{"ééééé ", 5, "ééééé"},
+		{"éééééé", 5, "éééé…"},
+		{"", 5, ""},
+	}
+	for _, tt := range tests {
+		if got := cell(tt.in, tt.n); got != tt.want {
+			t.Errorf("cell(%q, %d) = %q, want %q", tt.in, tt.n, got, tt.want)
+		}
+	}
+}
