@@ -864,16 +864,23 @@ func (ix *Indexer) sweepCatalogsLocked() {
 // It reports whether it wrote (in check mode: whether it would have).
 func (ix *Indexer) writeOutputLocked(path string, data []byte) (bool, error) {
 	sum := sha256.Sum256(data)
-	if o, ok := ix.outputs[path]; ok && o.sum == sum {
+	known := false // the file is still what we last wrote (by its stat)
+	if o, ok := ix.outputs[path]; ok {
 		if fi, err := os.Stat(path); err == nil && fi.Size() == o.size && fi.ModTime().UnixNano() == o.mtime {
-			if _, ino := statIdentity(fi); ino == o.ino {
-				return false, nil
-			}
+			_, ino := statIdentity(fi)
+			known = ino == o.ino
+		}
+		if known && o.sum == sum {
+			return false, nil
 		}
 	}
-	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, data) {
-		ix.recordOutput(path, data)
-		return false, nil
+	// A file we did not write, or that changed behind our back, is compared with
+	// what we would write before it is replaced; one we know is simply replaced.
+	if !known {
+		if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, data) {
+			ix.recordOutput(path, data)
+			return false, nil
+		}
 	}
 	if ix.opt.Check {
 		ix.diffs = append(ix.diffs, Difference{Path: path, Change: "write", Want: data})
