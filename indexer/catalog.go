@@ -61,6 +61,7 @@ type Session struct {
 	Dir string `json:"-"`
 
 	acc Accumulator // layout state behind a line unit, for native projections
+	enc string      // this session's catalog line, cached: a session is immutable once filed
 }
 
 // Tail is the internal resume state of a session's file: identity, how far it has
@@ -194,15 +195,18 @@ func (c *Catalog) Encode() ([]byte, error) {
 	b.Write(hb)
 	b.WriteString("[")
 	for i, s := range c.Sessions {
-		sb, err := marshalNoEscape(s)
-		if err != nil {
-			return nil, fmt.Errorf("encode session %s: %w", s.ID, err)
+		if s.enc == "" {
+			sb, err := marshalNoEscape(s)
+			if err != nil {
+				return nil, fmt.Errorf("encode session %s: %w", s.ID, err)
+			}
+			s.enc = string(sb)
 		}
 		if i > 0 {
 			b.WriteByte(',')
 		}
 		b.WriteString("\n")
-		b.Write(sb)
+		b.WriteString(s.enc)
 	}
 	if len(c.Sessions) > 0 {
 		b.WriteString("\n")
