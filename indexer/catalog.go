@@ -201,6 +201,10 @@ func (c *Catalog) Encode() ([]byte, error) {
 				return nil, fmt.Errorf("encode session %s: %w", s.ID, err)
 			}
 			s.enc = string(sb)
+			if s.acc != nil && s.Tail != nil {
+				// A line unit's state lives on in its accumulator and in enc.
+				s.Tail.State = nil
+			}
 		}
 		if i > 0 {
 			b.WriteByte(',')
