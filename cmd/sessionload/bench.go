@@ -1,0 +1,985 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/sessionwatch/sessionwatch/cmd/sessionload/gen"
+	"github.com/sessionwatch/sessionwatch/indexer"
+)
+
+// benchOpts are the bench command's flags.
+type benchOpts struct {
+	layout       string
+	sections     string
+	sizes        intList
+	perProject   int
+	lines        int
+	lineSize     int
+	subagents    float64
+	growthN      int
+	growthLines  intList
+	rates        intList
+	incSessions  int
+	incTargets   int
+	bigSessions  int
+	bigLines     int
+	writers      int
+	phase        time.Duration
+	partial      float64
+	rssSizes     intList
+	rssRate      int
+	idle         time.Duration
+	runs         int
+	coldCache    bool
+	evictMax     int
+	seed         int64
+	dir          string
+	keep         bool
+	sessionwatch string
+}
+
+type intList []int
+
+func (l *intList) String() string {
+	var s []string
+	for _, n := range *l {
+		s = append(s, strconv.Itoa(n))
+	}
+	return strings.Join(s, ",")
+}
+
+func (l *intList) Set(v string) error {
+	*l = nil
+	for _, f := range strings.Split(v, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		n, err := strconv.Atoi(strings.ReplaceAll(f, "_", ""))
+		if err != nil || n < 0 {
+			return fmt.Errorf("not a list of counts: %q", v)
+		}
+		*l = append(*l, n)
+	}
+	return nil
+}
+
+const benchUsage = `sessionload bench [flags]
+
+Measures, in one run and side by side on the same generated stores:
+  list     sessionwatch list --all vs reading each file's head and tail vs parsing every file
+  growth   the same at a fixed session count as transcripts grow
+  cold     sessionwatch reindex on a fresh state dir vs cat of the same files
+  inc      bytes read per appended line and append-to-index latency at several rates
+  rss      daemon RSS, CPU and inotify watches at idle and under load
+and prints Markdown tables (with this machine and the exact command) on stdout.
+
+example (the BENCHMARKS.md run):
+  go run ./cmd/sessionload bench > /tmp/bench.md
+  go run ./cmd/sessionload bench --sections list,cold --sizes 1000,10000 --runs 5
+`
+
+func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	o := benchOpts{sizes: intList{1000, 10000, 50000}, growthLines: intList{8, 64, 512}, rates: intList{10, 100, 1000}, rssSizes: intList{1000, 10000, 100000}}
+	fs := newFlags("bench", strings.TrimSpace(benchUsage), stderr)
+	fs.StringVar(&o.layout, "layout", "wave", "store layout")
+	fs.StringVar(&o.sections, "sections", "list,growth,cold,inc,rss", "sections to run")
+	fs.Var(&o.sizes, "sizes", "session counts for list and cold")
+	fs.IntVar(&o.perProject, "per-project", 100, "sessions per project")
+	fs.IntVar(&o.lines, "lines", 8, "mean message lines per session")
+	fs.IntVar(&o.lineSize, "line-size", 1024, "mean bytes per line")
+	fs.Float64Var(&o.subagents, "subagents", 0.1, "fraction of subagent sessions")
+	fs.IntVar(&o.growthN, "growth-sessions", 10000, "session count of the transcript-growth series")
+	fs.Var(&o.growthLines, "growth-lines", "mean lines per session of the transcript-growth series (× --line-size)")
+	fs.Var(&o.rates, "rates", "append rates (appends/s over all writers) for inc")
+	fs.IntVar(&o.incSessions, "inc-sessions", 10000, "sessions in the inc store")
+	fs.IntVar(&o.incTargets, "inc-targets", 1000, "files appended to in the rate phases")
+	fs.IntVar(&o.bigSessions, "big-sessions", 20, "large sessions in the inc store (their own phase)")
+	fs.IntVar(&o.bigLines, "big-lines", 4096, "lines of each large session (× --line-size)")
+	fs.IntVar(&o.writers, "writers", 8, "concurrent writers")
+	fs.DurationVar(&o.phase, "phase", 5*time.Second, "duration of each load phase")
+	fs.Float64Var(&o.partial, "partial", 0.2, "fraction of split appends in the partial-lines phase (0: skip it)")
+	fs.Var(&o.rssSizes, "rss-sizes", "session counts for rss")
+	fs.IntVar(&o.rssRate, "rss-rate", 100, "append rate of the rss load phase")
+	fs.DurationVar(&o.idle, "idle", 10*time.Second, "idle window for the idle CPU reading")
+	fs.BoolVar(&o.coldCache, "evict", true, "cold: also measure with the store evicted from the page cache (posix_fadvise DONTNEED on its files)")
+	fs.IntVar(&o.evictMax, "evict-max", 1024, "largest store (MiB) measured with an evicted page cache (device reads are slow)")
+	fs.IntVar(&o.runs, "runs", 3, "timed runs per measurement (the median is reported)")
+	fs.Int64Var(&o.seed, "seed", 1, "store seed")
+	fs.StringVar(&o.dir, "dir", "", "work directory (default: a new temp dir, removed afterwards)")
+	fs.BoolVar(&o.keep, "keep", false, "keep the work directory")
+	fs.StringVar(&o.sessionwatch, "sessionwatch", "", "sessionwatch binary (default: go build it)")
+	if _, err := parse(fs, args, 0); err != nil {
+		return err
+	}
+	if o.runs < 1 {
+		return usagef("bench: --runs must be at least 1")
+	}
+	b := &bench{o: o, log: stderr, out: stdout, stores: map[string]*benchStore{}}
+	var effective []string
+	fs.VisitAll(func(f *flag.Flag) {
+		if f.Name != "dir" && f.Name != "keep" && f.Name != "sessionwatch" {
+			effective = append(effective, "--"+f.Name+" "+f.Value.String())
+		}
+	})
+	b.invoked = "go run ./cmd/sessionload bench " + strings.Join(args, " ")
+	b.effective = "go run ./cmd/sessionload bench " + strings.Join(effective, " ")
+	return b.run(ctx)
+}
+
+type bench struct {
+	o                  benchOpts
+	log, out           io.Writer
+	work, bin, self    string
+	invoked, effective string
+	stores             map[string]*benchStore
+}
+
+// benchStore is a generated store with its own HOME, config and state dir.
+type benchStore struct {
+	name   string
+	home   string
+	root   string
+	state  string
+	config string
+	stores []*gen.Store
+	files  []string // every session file
+	mains  int      // main sessions
+	bytes  int64
+	genDur time.Duration
+}
+
+func (s *benchStore) env() []string {
+	return append(os.Environ(), "HOME="+s.home, "XDG_CONFIG_HOME="+filepath.Join(s.home, ".config"), "SESSIONWATCH_CONFIG="+s.config)
+}
+
+func (b *bench) logf(format string, args ...any) {
+	fmt.Fprintf(b.log, "%s  "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
+}
+
+func (b *bench) section(name string) bool {
+	for _, s := range strings.Split(b.o.sections, ",") {
+		if strings.TrimSpace(s) == name {
+			return true
+		}
+	}
+	return false
+}
+
+func (b *bench) run(ctx context.Context) error {
+	var err error
+	b.work = b.o.dir
+	if b.work == "" {
+		if b.work, err = os.MkdirTemp("", "sessionload-bench-"); err != nil {
+			return err
+		}
+	} else if err := os.MkdirAll(b.work, 0o700); err != nil {
+		return err
+	}
+	if !b.o.keep {
+		defer os.RemoveAll(b.work)
+	}
+	if b.self, err = os.Executable(); err != nil {
+		return err
+	}
+	if b.bin = b.o.sessionwatch; b.bin == "" {
+		b.bin = filepath.Join(b.work, "sessionwatch")
+		b.logf("building sessionwatch")
+		if out, err := exec.Command("go", "build", "-o", b.bin, "github.com/sessionwatch/sessionwatch/cmd/sessionwatch").CombinedOutput(); err != nil {
+			return fmt.Errorf("build sessionwatch (or pass --sessionwatch): %v\n%s", err, out)
+		}
+	}
+	started := time.Now()
+	fmt.Fprintf(b.out, "## Run of %s\n\n", started.UTC().Format("2006-01-02 15:04 MST"))
+	fmt.Fprintf(b.out, "- command: `%s`\n- every flag: `%s`\n- machine: %s\n", b.invoked, b.effective, machine(b.work))
+	fmt.Fprintf(b.out, "- stores: layout %s, %d sessions per project, %d%% subagents, lines of %d B ±50%%, %d lines per session ±50%% unless stated; seed %d\n",
+		b.o.layout, b.o.perProject, int(b.o.subagents*100), b.o.lineSize, b.o.lines, b.o.seed)
+	fmt.Fprintf(b.out, "- every time is the median of %d runs, with a warm page cache unless marked \"evicted\"; each contender is its own process, its output read through a pipe; \"CPU\" is the process's user+system time, steadier than wall time on a shared machine\n\n", b.o.runs)
+
+	steps := []struct {
+		name string
+		f    func(context.Context) error
+	}{
+		{"list", b.benchList},
+		{"growth", b.benchGrowth},
+		{"cold", b.benchCold},
+		{"inc", b.benchInc},
+		{"rss", b.benchRSS},
+	}
+	for _, st := range steps {
+		if !b.section(st.name) {
+			continue
+		}
+		if err := st.f(ctx); err != nil {
+			return fmt.Errorf("%s: %w", st.name, err)
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+	fmt.Fprintf(b.out, "Finished in %s; load average at the end %s.\n", time.Since(started).Round(time.Second), loadAvg())
+	return nil
+}
+
+// store returns (generating it on first use) a store of n sessions with lines
+// lines each; extra specs are written into the same root.
+func (b *bench) store(name string, specs ...gen.Spec) (*benchStore, error) {
+	if s := b.stores[name]; s != nil {
+		return s, nil
+	}
+	home := filepath.Join(b.work, name)
+	s := &benchStore{name: name, home: home, root: gen.DefaultRoot(b.o.layout, home), state: filepath.Join(home, "state"), config: filepath.Join(home, "config.json")}
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		return nil, err
+	}
+	cfg := fmt.Sprintf(`{"state_dir":%q,"archive_dir":%q,"log_level":"warn",
+ "janitor":{"run_at_start":false,"schedule":"off"},
+ "sources":[{"name":%q,"layout":%q,"root":%q,"retention":"off"}]}`,
+		s.state, filepath.Join(home, "archive"), b.o.layout, b.o.layout, s.root)
+	if err := os.WriteFile(s.config, []byte(cfg), 0o600); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	for _, sp := range specs {
+		st, err := gen.Plan(s.root, sp)
+		if err != nil {
+			return nil, err
+		}
+		b.logf("generating %s: %d sessions in %d projects", name, sp.Sessions, sp.Projects)
+		if err := st.Write(); err != nil {
+			return nil, err
+		}
+		s.stores = append(s.stores, st)
+		for _, ss := range st.Sessions {
+			s.files = append(s.files, st.Path(ss))
+			if !ss.Subagent {
+				s.mains++
+			}
+		}
+	}
+	s.genDur = time.Since(start)
+	for _, f := range s.files {
+		if fi, err := os.Stat(f); err == nil {
+			s.bytes += fi.Size()
+		}
+	}
+	b.stores[name] = s
+	return s, nil
+}
+
+func (b *bench) spec(sessions, lines int) gen.Spec {
+	return gen.Spec{Layout: b.o.layout, Projects: max(1, sessions/max(b.o.perProject, 1)), Sessions: sessions,
+		Lines: lines, LineSize: b.o.lineSize, Subagents: b.o.subagents, Seed: b.o.seed}
+}
+
+func (b *bench) plain(n, lines int) (*benchStore, error) {
+	return b.store(fmt.Sprintf("s%d-l%d", n, lines), b.spec(n, lines))
+}
+
+// ---- timing helpers ----
+
+// lineCounter counts the lines a command prints.
+type lineCounter struct{ n int }
+
+func (c *lineCounter) Write(p []byte) (int, error) {
+	c.n += bytes.Count(p, []byte("\n"))
+	return len(p), nil
+}
+
+// meas is one timed run of a command: wall time, the CPU time (user + system) it
+// used, and the lines it printed. CPU time is the steadier figure on a shared,
+// loaded machine; wall time is what a user waits.
+type meas struct {
+	wall, cpu time.Duration
+	lines     int
+}
+
+func (m meas) add(o meas) meas { return meas{m.wall + o.wall, m.cpu + o.cpu, m.lines + o.lines} }
+
+// timeCmd runs a command and measures it; its output is read through a pipe
+// and its lines counted.
+func timeCmd(env []string, name string, args ...string) (meas, error) {
+	return timeCmdTo(env, true, name, args...)
+}
+
+// timeCmdTo is timeCmd; with pipe unset the output goes to /dev/null.
+func timeCmdTo(env []string, pipe bool, name string, args ...string) (meas, error) {
+	cmd := exec.Command(name, args...)
+	cmd.Env = env
+	var lc lineCounter
+	var errb bytes.Buffer
+	if pipe {
+		cmd.Stdout = &lc
+	}
+	cmd.Stderr = &errb
+	start := time.Now()
+	err := cmd.Run()
+	m := meas{wall: time.Since(start), lines: lc.n}
+	if cmd.ProcessState != nil {
+		m.cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	}
+	if err != nil {
+		return m, fmt.Errorf("%s %s: %v: %s", name, strings.Join(args, " "), err, strings.TrimSpace(errb.String()))
+	}
+	return m, nil
+}
+
+// slowRun is how long a warm-up run may take before it is taken as the only run.
+const slowRun = 15 * time.Second
+
+// median runs f o.runs times (after one untimed warm-up when warm is set) and
+// returns the median wall time, the median CPU time and the last line count.
+func (b *bench) median(warm bool, f func() (meas, error)) (meas, error) {
+	if warm {
+		m, err := f()
+		if err != nil {
+			return meas{}, err
+		}
+		if m.wall > slowRun {
+			return m, nil // a slow contender: its one run is the figure
+		}
+	}
+	var walls, cpus []time.Duration
+	var last meas
+	for range b.o.runs {
+		m, err := f()
+		if err != nil {
+			return meas{}, err
+		}
+		walls, cpus, last = append(walls, m.wall), append(cpus, m.cpu), m
+	}
+	sort.Slice(walls, func(i, j int) bool { return walls[i] < walls[j] })
+	sort.Slice(cpus, func(i, j int) bool { return cpus[i] < cpus[j] })
+	return meas{wall: walls[len(walls)/2], cpu: cpus[len(cpus)/2], lines: last.lines}, nil
+}
+
+// reindexFresh runs `sessionwatch reindex` on an empty state dir, with the native
+// indexes removed from the store, so every run does the whole cold job; with
+// dropCache the store's pages are evicted from the page cache first.
+func (b *bench) reindexFresh(s *benchStore, dropCache bool) (meas, error) {
+	if err := os.RemoveAll(s.state); err != nil {
+		return meas{}, err
+	}
+	filepath.WalkDir(s.root, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && d.Name() == indexer.CatalogName {
+			os.Remove(p)
+		}
+		return nil
+	})
+	if dropCache {
+		if err := evict(s.files); err != nil {
+			return meas{}, err
+		}
+	}
+	return timeCmd(s.env(), b.bin, "reindex")
+}
+
+// catAll runs cat over every session file (500 per process, output to /dev/null)
+// and returns the total;
+// with dropCache the files' pages are evicted from the page cache first.
+func catAll(s *benchStore, dropCache bool) (meas, error) {
+	if dropCache {
+		if err := evict(s.files); err != nil {
+			return meas{}, err
+		}
+	}
+	var total meas
+	for i := 0; i < len(s.files); i += 500 {
+		m, err := timeCmdTo(nil, false, "cat", s.files[i:min(i+500, len(s.files))]...)
+		if err != nil {
+			return meas{}, err
+		}
+		total = total.add(m)
+	}
+	return total, nil
+}
+
+// evict drops the given files' pages from the page cache with
+// posix_fadvise(POSIX_FADV_DONTNEED), after writing back any dirty ones (sync), so
+// the next read comes from the device. Only these files are affected: nothing
+// system-wide like /proc/sys/vm/drop_caches.
+func evict(files []string) error {
+	syscall.Sync()
+	const fadvDontNeed = 4
+	for _, p := range files {
+		f, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		_, _, errno := syscall.Syscall6(syscall.SYS_FADVISE64, f.Fd(), 0, 0, fadvDontNeed, 0, 0)
+		f.Close()
+		if errno != 0 {
+			return fmt.Errorf("fadvise %s: %w", p, errno)
+		}
+	}
+	return nil
+}
+
+// ensureIndexed builds the catalogs once (reindex), unless they exist.
+func (b *bench) ensureIndexed(s *benchStore) error {
+	if _, err := os.Stat(filepath.Join(s.state, "index")); err == nil {
+		return nil
+	}
+	_, err := timeCmd(s.env(), b.bin, "reindex")
+	return err
+}
+
+// contender is one way of listing a store.
+type contender struct {
+	name string
+	args func(b *bench, s *benchStore) (string, []string)
+}
+
+var contenders = []contender{
+	{"`sessionwatch list --all`", func(b *bench, s *benchStore) (string, []string) { return b.bin, []string{"list", "--all"} }},
+	{"head+tail, lines JSON-decoded", scanArgs(modeHeadTail, parseJSON)},
+	{"head+tail, sessionwatch fold only", scanArgs(modeHeadTail, parseFold)},
+	{"full parse, lines JSON-decoded", scanArgs(modeFull, parseJSON)},
+	{"full parse, sessionwatch fold only", scanArgs(modeFull, parseFold)},
+}
+
+func scanArgs(mode, parser string) func(b *bench, s *benchStore) (string, []string) {
+	return func(b *bench, s *benchStore) (string, []string) {
+		return b.self, []string{"scan", "--layout", b.o.layout, "--mode", mode, "--parse", parser, s.root}
+	}
+}
+
+// measureListing times every contender on one store; the first is the reference.
+func (b *bench) measureListing(s *benchStore) ([]meas, error) {
+	if err := b.ensureIndexed(s); err != nil {
+		return nil, err
+	}
+	var out []meas
+	for _, c := range contenders {
+		b.logf("listing %s: %s", s.name, c.name)
+		name, args := c.args(b, s)
+		m, err := b.median(true, func() (meas, error) { return timeCmd(s.env(), name, args...) })
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+const listingHead = "contender | wall | CPU | wall ÷ list | CPU ÷ list | rows listed |"
+const listingRule = "---|---:|---:|---:|---:|---:|"
+
+// listingRows renders one store's measurements, first column(s) given by lead.
+func (b *bench) listingRows(lead string, mm []meas) {
+	blank := strings.Repeat(" |", strings.Count(lead, "|"))
+	for i, m := range mm {
+		rows := strconv.Itoa(m.lines - 1) // every lister prints a header line
+		if m.lines != mm[0].lines {
+			rows += " (differs!)"
+		}
+		if i > 0 {
+			lead = blank
+		}
+		fmt.Fprintf(b.out, "| %s | %s | %s | %s | %s | %s | %s |\n", lead, contenders[i].name, ms(m.wall), ms(m.cpu), ratio(m.wall, mm[0].wall), ratio(m.cpu, mm[0].cpu), rows)
+	}
+}
+
+func ms(d time.Duration) string {
+	switch {
+	case d >= 10*time.Second:
+		return fmt.Sprintf("%.1f s", d.Seconds())
+	case d >= 100*time.Millisecond:
+		return fmt.Sprintf("%.0f ms", float64(d)/1e6)
+	case d >= time.Millisecond:
+		return fmt.Sprintf("%.1f ms", float64(d)/1e6)
+	}
+	return fmt.Sprintf("%.2f ms", float64(d)/1e6)
+}
+
+func ratio(a, b time.Duration) string {
+	if b <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f×", float64(a)/float64(b))
+}
+
+func rowsNote(rows [3]int) string {
+	// list prints a header line, the scanners too.
+	if rows[0] == rows[1] && rows[1] == rows[2] {
+		return strconv.Itoa(rows[0] - 1)
+	}
+	return fmt.Sprintf("%d / %d / %d (differ!)", rows[0]-1, rows[1]-1, rows[2]-1)
+}
+
+// ---- sections ----
+
+func (b *bench) benchList(ctx context.Context) error {
+	fmt.Fprintf(b.out, "### 1. Listing: `sessionwatch list --all` vs head-and-tail vs full parse\n\n")
+	fmt.Fprintf(b.out, "Head-and-tail reads the first and last 64 KiB of each main session file and parses the lines found there (how Claude Code 2.1 lists); full parse reads and parses every line (how Gemini CLI lists). Each runs on %d goroutines in its own process and summarizes with sessionwatch's layout parser; \"JSON-decoded\" first decodes every line read with encoding/json into `any`, as the agents' JSON.parse does (V8's JSON.parse is faster than encoding/json, so the truth for an agent lies between the two rows), \"fold only\" is the cheapest lister possible. `list` reads only the catalogs. Ratios are against `list`.\n\n", runtime.GOMAXPROCS(0))
+	fmt.Fprintln(b.out, "| sessions | store | "+listingHead)
+	fmt.Fprintln(b.out, "|---:|---:|"+listingRule)
+	for _, n := range b.o.sizes {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		s, err := b.plain(n, b.o.lines)
+		if err != nil {
+			return err
+		}
+		mm, err := b.measureListing(s)
+		if err != nil {
+			return err
+		}
+		b.listingRows(fmt.Sprintf("%d | %s", n, human(s.bytes)), mm)
+	}
+	fmt.Fprintln(b.out)
+	return nil
+}
+
+func (b *bench) benchGrowth(ctx context.Context) error {
+	n := b.o.growthN
+	fmt.Fprintf(b.out, "### 2. Listing as transcripts grow (%d sessions)\n\n", n)
+	fmt.Fprintln(b.out, "| mean transcript | store | "+listingHead)
+	fmt.Fprintln(b.out, "|---:|---:|"+listingRule)
+	for _, lines := range b.o.growthLines {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		s, err := b.plain(n, lines)
+		if err != nil {
+			return err
+		}
+		mm, err := b.measureListing(s)
+		if err != nil {
+			return err
+		}
+		b.listingRows(fmt.Sprintf("%s | %s", human(s.bytes/int64(max(len(s.files), 1))), human(s.bytes)), mm)
+	}
+	fmt.Fprintln(b.out)
+	return nil
+}
+
+func (b *bench) benchCold(ctx context.Context) error {
+	fmt.Fprintf(b.out, "### 3. Cold indexing: `sessionwatch reindex` (fresh state dir) vs `cat` of the same files\n\n")
+	fmt.Fprintf(b.out, "`cat` reads every session file (500 per process) into /dev/null. `reindex` starts from an empty state dir with the native indexes removed, and writes every catalog and native index (each fsynced). \"evicted\": the store's pages were dropped from the page cache first (posix_fadvise DONTNEED on its files only), so both read from the device.\n\n")
+	fmt.Fprintln(b.out, "| sessions | bytes | page cache | cat | reindex | cat MiB/s | reindex MiB/s | reindex ÷ cat | CPU cat | CPU reindex |")
+	fmt.Fprintln(b.out, "|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|")
+	seen := map[string]bool{}
+	var all []*benchStore
+	for _, n := range b.o.sizes {
+		s, err := b.plain(n, b.o.lines)
+		if err != nil {
+			return err
+		}
+		all = append(all, s)
+	}
+	if b.o.growthN > 0 {
+		for _, lines := range b.o.growthLines {
+			s, err := b.plain(b.o.growthN, lines)
+			if err != nil {
+				return err
+			}
+			all = append(all, s)
+		}
+	}
+	for _, s := range all {
+		if seen[s.name] || ctx.Err() != nil {
+			continue
+		}
+		seen[s.name] = true
+		modes := []bool{false}
+		if b.o.coldCache && s.bytes <= int64(b.o.evictMax)<<20 {
+			modes = append(modes, true)
+		}
+		for _, drop := range modes {
+			cache := "warm"
+			if drop {
+				cache = "evicted"
+			}
+			b.logf("cold %s (%s): cat", s.name, cache)
+			cat, err := b.median(!drop, func() (meas, error) { return catAll(s, drop) })
+			if err != nil {
+				return err
+			}
+			b.logf("cold %s (%s): reindex", s.name, cache)
+			re, err := b.median(false, func() (meas, error) { return b.reindexFresh(s, drop) })
+			if err != nil {
+				return err
+			}
+			mib := float64(s.bytes) / (1 << 20)
+			fmt.Fprintf(b.out, "| %d | %s | %s | %s | %s | %.0f | %.0f | %s | %s | %s |\n", len(s.files), human(s.bytes), cache, ms(cat.wall), ms(re.wall),
+				mib/cat.wall.Seconds(), mib/re.wall.Seconds(), ratio(re.wall, cat.wall), ms(cat.cpu), ms(re.cpu))
+		}
+	}
+	fmt.Fprintln(b.out)
+	return nil
+}
+
+// ---- the daemon ----
+
+type daemon struct {
+	cmd  *exec.Cmd
+	done chan error
+	s    *benchStore
+}
+
+type status struct {
+	Running   bool           `json:"running"`
+	PID       int            `json:"pid"`
+	UpdatedAt string         `json:"updatedAt"`
+	Watches   int            `json:"watches"`
+	Rescans   int            `json:"rescans"`
+	Reasons   map[string]int `json:"rescanReasons"`
+	Sources   []struct {
+		Sessions  int   `json:"sessions"`
+		BytesRead int64 `json:"bytesRead"`
+	} `json:"sources"`
+}
+
+func readStatus(state string) (*status, error) {
+	data, err := os.ReadFile(filepath.Join(state, "status.json"))
+	if err != nil {
+		return nil, err
+	}
+	var st status
+	if err := json.Unmarshal(data, &st); err != nil {
+		return nil, err
+	}
+	return &st, nil
+}
+
+func (st *status) bytesRead() int64 {
+	var n int64
+	for _, s := range st.Sources {
+		n += s.BytesRead
+	}
+	return n
+}
+
+// startDaemon starts `sessionwatch run` on a fresh state dir and waits until it has
+// indexed the store and written its status.
+func (b *bench) startDaemon(s *benchStore) (*daemon, time.Duration, error) {
+	if err := os.RemoveAll(s.state); err != nil {
+		return nil, 0, err
+	}
+	logf, err := os.Create(filepath.Join(s.home, "daemon.log"))
+	if err != nil {
+		return nil, 0, err
+	}
+	defer logf.Close()
+	cmd := exec.Command(b.bin, "run")
+	cmd.Env = s.env()
+	cmd.Stderr = logf
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return nil, 0, err
+	}
+	d := &daemon{cmd: cmd, done: make(chan error, 1), s: s}
+	go func() { d.done <- cmd.Wait() }()
+	for {
+		if st, err := readStatus(s.state); err == nil && st.Running && st.PID == cmd.Process.Pid {
+			return d, time.Since(start), nil
+		}
+		select {
+		case err := <-d.done:
+			log, _ := os.ReadFile(logf.Name())
+			return nil, 0, fmt.Errorf("daemon exited: %v\n%s", err, log)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+func (d *daemon) stop() {
+	d.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-d.done:
+	case <-time.After(30 * time.Second):
+		d.cmd.Process.Kill()
+		<-d.done
+	}
+}
+
+func (d *daemon) pid() int { return d.cmd.Process.Pid }
+
+// freshStatus waits for a status file written after t (the daemon rewrites it
+// every 10 s).
+func (d *daemon) freshStatus(t time.Time) (*status, error) {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		st, err := readStatus(d.s.state)
+		if err == nil && indexer.ParseTime(st.UpdatedAt).After(t) {
+			return st, nil
+		}
+		if time.Now().After(deadline) {
+			return nil, errors.New("status.json not refreshed within 30s")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// catalogOf is the catalog file that lists a session of store st.
+func (b *bench) catalogOf(s *benchStore, sess *gen.Session) string {
+	return filepath.Join(indexer.CatalogDir(s.state, b.o.layout), indexer.ProjectKey(sess.Project), indexer.CatalogName)
+}
+
+type phaseResult struct {
+	name       string
+	rate       float64
+	ws         gen.WriteStats
+	files      int
+	fileBytes  int64 // mean size of the target files at the start
+	bytesRead  int64 // status.json bytesRead delta
+	rchar, rb  int64 // /proc/<pid>/io deltas
+	wchar      int64
+	lat        []time.Duration
+	late, lost int
+	cpu        float64 // share of one core during the phase and the drain
+	rss        int64   // peak VmRSS sampled during the phase
+}
+
+// phase appends to targets at rate for o.phase while the daemon runs, and measures.
+func (b *bench) phase(ctx context.Context, d *daemon, tr *tracker, st *gen.Store, targets []*gen.Session, name string, rate float64, partial float64) (phaseResult, error) {
+	r := phaseResult{name: name, rate: rate, files: len(targets)}
+	for _, t := range targets {
+		if fi, err := os.Stat(st.Path(t)); err == nil {
+			r.fileBytes += fi.Size()
+		}
+	}
+	r.fileBytes /= int64(max(len(targets), 1))
+	s0, err := d.freshStatus(time.Now())
+	if err != nil {
+		return r, err
+	}
+	p0, err := sampleProc(d.pid())
+	if err != nil {
+		return r, err
+	}
+	stopRSS := make(chan struct{})
+	peak := make(chan int64)
+	go func() {
+		var m int64
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		for {
+			if p, err := sampleProc(d.pid()); err == nil {
+				m = max(m, p.rss)
+			}
+			select {
+			case <-stopRSS:
+				peak <- m
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	b.logf("inc: %s", name)
+	r.ws, err = st.Run(ctx, gen.WriteOptions{Writers: b.o.writers, Rate: rate, Duration: b.o.phase, Partial: partial, Seed: b.o.seed,
+		Targets: targets, OnAppend: func(s *gen.Session, ts time.Time, n int, done time.Time) {
+			tr.add(b.catalogOf(d.s, s), s.ID, ts, done)
+		}})
+	if err != nil {
+		close(stopRSS)
+		<-peak
+		return r, err
+	}
+	tr.wait(30 * time.Second)
+	p1, err := sampleProc(d.pid())
+	close(stopRSS)
+	r.rss = <-peak
+	if err != nil {
+		return r, err
+	}
+	r.lat, r.late, r.lost = tr.take()
+	s1, err := d.freshStatus(time.Now())
+	if err != nil {
+		return r, err
+	}
+	r.bytesRead = s1.bytesRead() - s0.bytesRead()
+	r.rchar, r.rb, r.wchar = p1.rchar-p0.rchar, p1.readBytes-p0.readBytes, p1.wchar-p0.wchar
+	r.cpu = float64(p1.cpu-p0.cpu) / float64(p1.at.Sub(p0.at))
+	return r, nil
+}
+
+func (b *bench) benchInc(ctx context.Context) error {
+	small := b.spec(b.o.incSessions, b.o.lines)
+	big := gen.Spec{Layout: b.o.layout, Projects: 1, Sessions: b.o.bigSessions, Lines: b.o.bigLines, Spread: -1,
+		LineSize: b.o.lineSize, Seed: b.o.seed + 1, ProjectPrefix: "big-"}
+	specs := []gen.Spec{small}
+	if b.o.bigSessions > 0 {
+		specs = append(specs, big)
+	}
+	s, err := b.store("inc", specs...)
+	if err != nil {
+		return err
+	}
+	b.logf("inc: starting the daemon on %d sessions", len(s.files))
+	d, ready, err := b.startDaemon(s)
+	if err != nil {
+		return err
+	}
+	defer d.stop()
+	var dirs []string
+	seen := map[string]bool{}
+	for _, st := range s.stores {
+		for _, sess := range st.Sessions {
+			if dir := filepath.Dir(b.catalogOf(s, sess)); !seen[dir] {
+				seen[dir] = true
+				dirs = append(dirs, dir)
+			}
+		}
+	}
+	tr, err := newTracker(dirs)
+	if err != nil {
+		return err
+	}
+	defer tr.close()
+	smallSt := s.stores[0]
+	targets := smallSt.Sessions[:min(b.o.incTargets, len(smallSt.Sessions))]
+	var results []phaseResult
+	for _, rate := range b.o.rates {
+		r, err := b.phase(ctx, d, tr, smallSt, targets, fmt.Sprintf("%d/s, %d files", rate, len(targets)), float64(rate), 0)
+		if err != nil {
+			return err
+		}
+		results = append(results, r)
+	}
+	if len(s.stores) > 1 {
+		bigSt := s.stores[1]
+		r, err := b.phase(ctx, d, tr, bigSt, bigSt.Sessions, fmt.Sprintf("100/s, %d large files", len(bigSt.Sessions)), 100, 0)
+		if err != nil {
+			return err
+		}
+		results = append(results, r)
+	}
+	if b.o.partial > 0 {
+		r, err := b.phase(ctx, d, tr, smallSt, targets, fmt.Sprintf("100/s, %d files, %.0f%% split lines", len(targets), b.o.partial*100), 100, b.o.partial)
+		if err != nil {
+			return err
+		}
+		results = append(results, r)
+	}
+	fmt.Fprintf(b.out, "### 4. Incremental cost: bytes read per appended line and append-to-index latency\n\n")
+	fmt.Fprintf(b.out, "The daemon (default settle 50 ms, max settle 1 s) watches a store of %d sessions (%s; indexed in %s at start-up). %d writers append whole lines (open, write, close) to the target files at each rate for %s; each line carries a unique timestamp, and a watcher on the catalog directories records when the catalog first shows it. `bytesRead` is the daemon's own count of session-file bytes read (status.json); `rchar`, `read_bytes` and `wchar` come from /proc/<pid>/io (rchar counts every read() the daemon makes: session files, inotify events, and any index file it reads back). Latency is from the end of the append's write to the catalog replacement that shows it; \"late\" appends were found by the tracker's 250 ms sweep instead of an event, \"lost\" ones never showed within 30 s.\n\n",
+		len(s.files), human(s.bytes), ready.Round(time.Millisecond), b.o.writers, b.o.phase)
+	fmt.Fprintln(b.out, "| phase | appends/s done | mean target file | mean append | bytesRead/append | overhead/append | rchar/append | read_bytes/append | wchar/append | p50 | p95 | p99 | max | late/lost | daemon CPU | peak RSS |")
+	fmt.Fprintln(b.out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	for _, r := range results {
+		n := max(r.ws.Appends, 1)
+		mean := r.ws.Bytes / n
+		fmt.Fprintf(b.out, "| %s | %.0f | %s | %d B | %d B | %+d B | %s | %s | %s | %s | %s | %s | %s | %d/%d | %.0f%% | %s |\n",
+			r.name, float64(r.ws.Appends)/r.ws.Elapsed.Seconds(), human(r.fileBytes), mean, r.bytesRead/n, r.bytesRead/n-mean,
+			human(r.rchar/n), human(r.rb/n), human(r.wchar/n), ms(quantile(r.lat, 0.5)), ms(quantile(r.lat, 0.95)), ms(quantile(r.lat, 0.99)), ms(quantile(r.lat, 1)),
+			r.late, r.lost, r.cpu*100, human(r.rss))
+	}
+	fmt.Fprintln(b.out)
+	return nil
+}
+
+func (b *bench) benchRSS(ctx context.Context) error {
+	type row struct {
+		n, files, watches, kernelWatches int
+		bytes                            int64
+		ready                            time.Duration
+		idleCPU, loadCPU                 float64
+		idleRSS, loadRSS, hwm            int64
+		appends                          int64
+	}
+	var rows []row
+	for _, n := range b.o.rssSizes {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		s, err := b.plain(n, b.o.lines)
+		if err != nil {
+			return err
+		}
+		b.logf("rss %s: starting the daemon", s.name)
+		d, ready, err := b.startDaemon(s)
+		if err != nil {
+			return err
+		}
+		r := row{n: n, files: len(s.files), bytes: s.bytes, ready: ready}
+		err = func() error {
+			time.Sleep(time.Second) // let the start-up garbage settle
+			p0, err := sampleProc(d.pid())
+			if err != nil {
+				return err
+			}
+			b.logf("rss %s: idle %s", s.name, b.o.idle)
+			select {
+			case <-time.After(b.o.idle):
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			p1, err := sampleProc(d.pid())
+			if err != nil {
+				return err
+			}
+			r.idleCPU = float64(p1.cpu-p0.cpu) / float64(p1.at.Sub(p0.at))
+			r.idleRSS = p1.rss
+			st, err := readStatus(s.state)
+			if err != nil {
+				return err
+			}
+			r.watches, r.kernelWatches = st.Watches, inotifyWatches(d.pid())
+			b.logf("rss %s: %d appends/s for %s", s.name, b.o.rssRate, b.o.phase)
+			stop := make(chan struct{})
+			peak := make(chan int64)
+			go func() {
+				var m int64
+				for {
+					if p, err := sampleProc(d.pid()); err == nil {
+						m = max(m, p.rss)
+					}
+					select {
+					case <-stop:
+						peak <- m
+						return
+					case <-time.After(100 * time.Millisecond):
+					}
+				}
+			}()
+			ws, err := s.stores[0].Run(ctx, gen.WriteOptions{Writers: b.o.writers, Rate: float64(b.o.rssRate), Duration: b.o.phase, Seed: b.o.seed})
+			time.Sleep(time.Second) // the last batch
+			p2, perr := sampleProc(d.pid())
+			close(stop)
+			r.loadRSS = <-peak
+			if err != nil {
+				return err
+			}
+			if perr != nil {
+				return perr
+			}
+			r.appends = ws.Appends
+			r.loadCPU = float64(p2.cpu-p1.cpu) / float64(p2.at.Sub(p1.at))
+			r.hwm = p2.hwm
+			return nil
+		}()
+		d.stop()
+		if err != nil {
+			return err
+		}
+		rows = append(rows, r)
+	}
+	fmt.Fprintf(b.out, "### 5. Daemon footprint (from /proc)\n\n")
+	fmt.Fprintf(b.out, "Fresh state dir: the daemon indexes the whole store at start-up (\"ready\"), then idles for %s, then takes %d appends/s spread over all sessions for %s. Watches are status.json's count and, in brackets, the inotify watches the kernel lists in /proc/<pid>/fdinfo.\n\n", b.o.idle, b.o.rssRate, b.o.phase)
+	fmt.Fprintln(b.out, "| sessions | store | ready after | idle RSS | idle CPU | CPU under load | peak RSS under load | VmHWM (incl. start-up) | inotify watches |")
+	fmt.Fprintln(b.out, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	for _, r := range rows {
+		fmt.Fprintf(b.out, "| %d | %s | %s | %s | %.2f%% | %.1f%% | %s | %s | %d (%d) |\n", r.files, human(r.bytes), ms(r.ready), human(r.idleRSS),
+			r.idleCPU*100, r.loadCPU*100, human(r.loadRSS), human(r.hwm), r.watches, r.kernelWatches)
+	}
+	fmt.Fprintln(b.out)
+	return nil
+}

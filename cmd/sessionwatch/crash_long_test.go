@@ -1,0 +1,18 @@
+//go:build long
+
+package main
+
+import (
+	"testing"
+	"time"
+)
+
+// TestCrashAndConvergeLong kills the daemon 300 times while 600 sessions are
+// appended to and new projects appear. Run it with
+//
+//	go test -tags long -run CrashAndConvergeLong -timeout 30m ./cmd/sessionwatch
+func TestCrashAndConvergeLong(t *testing.T) {
+	for _, seed := range []uint64{11, 12, 13} {
+		runCrash(t, crashPlan{sessions: 600, projects: 30, late: 150, kills: 300, maxUp: 1500 * time.Millisecond, rate: 500, seed: seed})
+	}
+}
