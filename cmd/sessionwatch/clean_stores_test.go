@@ -449,7 +449,7 @@ func TestDaemonReconcilesStoresOnSchedule(t *testing.T) {
 	if got := tmuxNames(t); got != "mc-s1-a mc-s1-orphan" {
 		t.Errorf("tmux sessions = %s", got)
 	}
-	st, err := readStatus(e.state)
+	st, err := readStatusFile(e.state)
 	if err != nil || !strings.Contains(strings.Join(st.Warnings, "\n"), "mc-s1-orphan") {
 		t.Errorf("status warnings = %+v, %v", st, err)
 	}

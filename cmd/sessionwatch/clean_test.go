@@ -167,7 +167,7 @@ func TestDaemonJanitorAtStartAndOnSchedule(t *testing.T) {
 	d := e.startDaemon()
 	waitFor(t, 20*time.Second, "the start-up pass to archive the old session", func() bool { return !fileExists(first) })
 	waitFor(t, 20*time.Second, "the janitor in status.json", func() bool {
-		st, err := readStatus(e.state)
+		st, err := readStatusFile(e.state)
 		return err == nil && st.Janitor != nil && st.Janitor.LastRun != "" && st.Janitor.Archived+st.Janitor.Retired >= 1
 	})
 	// A session that turns old while the daemon runs is retired by a scheduled pass.
@@ -198,7 +198,7 @@ func TestRunOnceRunsOneJanitorPass(t *testing.T) {
 	if code != 0 || fileExists(old) {
 		t.Fatalf("run --once = %d, old exists %v:\n%s", code, fileExists(old), errs)
 	}
-	st, err := readStatus(e.state)
+	st, err := readStatusFile(e.state)
 	if err != nil || st.Janitor == nil || st.Janitor.Archived != 1 || st.Running {
 		t.Errorf("status after run --once = %+v, %v", st, err)
 	}
@@ -220,7 +220,7 @@ func TestJanitorWarningsReachStatus(t *testing.T) {
 	if !strings.Contains(errs, "level=WARN") || !strings.Contains(errs, "hint=") {
 		t.Errorf("run --once did not log the warning with a hint:\n%s", errs)
 	}
-	st, _ := readStatus(e.state)
+	st, _ := readStatusFile(e.state)
 	if st == nil || len(st.Warnings) != 1 || !strings.Contains(st.Warnings[0], "warn_count 1") {
 		t.Errorf("status warnings = %+v", st)
 	}

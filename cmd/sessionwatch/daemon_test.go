@@ -157,7 +157,7 @@ func TestDaemonRestartReadsOnlyAppendedBytes(t *testing.T) {
 	line := message(base.Add(time.Hour), "after restart")
 	appendTo(t, file, line)
 	e.startDaemon()
-	st, err := readStatus(e.state)
+	st, err := readStatusFile(e.state)
 	if err != nil {
 		t.Fatal(err)
 	}

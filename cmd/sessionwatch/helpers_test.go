@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -131,7 +130,7 @@ func (e *testEnv) startDaemon(args ...string) *daemonProc {
 	e.t.Cleanup(func() { d.stop() })
 	// Ready once the status file names this pid as running.
 	waitFor(e.t, 20*time.Second, "daemon ready", func() bool {
-		st, err := readStatus(e.state)
+		st, err := readStatusFile(e.state)
 		return err == nil && st.PID == cmd.Process.Pid && st.Running
 	})
 	return d
@@ -169,18 +168,6 @@ func (w *syncWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.b.Write(p)
-}
-
-func readStatus(state string) (*statusFile, error) {
-	data, err := os.ReadFile(filepath.Join(state, "status.json"))
-	if err != nil {
-		return nil, err
-	}
-	var st statusFile
-	if err := json.Unmarshal(data, &st); err != nil {
-		return nil, err
-	}
-	return &st, nil
 }
 
 // waitFor polls cond until it holds or the deadline passes.

@@ -95,7 +95,7 @@ func TestOverflowRescanRestoresExactness(t *testing.T) {
 
 	// The daemon refreshes status.json every 10 s.
 	waitFor(t, 40*time.Second, `status.json counting an "overflow" rescan`, func() bool {
-		st, err := readStatus(e.state)
+		st, err := readStatusFile(e.state)
 		return err == nil && st.PID == pid && st.Reasons["overflow"] >= 1
 	})
 	waitFor(t, 30*time.Second, "catalog and native indexes equal a rebuild", func() bool {
