@@ -295,12 +295,24 @@ var summaryFields = map[string]func(s *Session, v []byte) bool{
 	"provider":     func(s *Session, v []byte) (ok bool) { s.Provider, ok = JSONString(v); return },
 	"model":        func(s *Session, v []byte) (ok bool) { s.Model, ok = JSONString(v); return },
 	"gitBranch":    func(s *Session, v []byte) (ok bool) { s.GitBranch, ok = JSONString(v); return },
-	"messageCount": func(s *Session, v []byte) bool { n, err := strconv.Atoi(string(v)); s.MessageCount = n; return err == nil },
-	"sizeBytes":    func(s *Session, v []byte) bool { n, err := strconv.ParseInt(string(v), 10, 64); s.SizeBytes = n; return err == nil },
-	"skippedLines": func(s *Session, v []byte) bool { n, err := strconv.Atoi(string(v)); s.SkippedLines = n; return err == nil },
-	"invalid":      func(s *Session, v []byte) bool { s.Invalid = JSONTrue(v); return s.Invalid || string(v) == "false" },
-	"corrupt":      func(s *Session, v []byte) bool { s.Corrupt = JSONTrue(v); return s.Corrupt || string(v) == "false" },
-	"tail":         func(*Session, []byte) bool { return true },
+	"messageCount": func(s *Session, v []byte) bool {
+		n, err := strconv.Atoi(string(v))
+		s.MessageCount = n
+		return err == nil
+	},
+	"sizeBytes": func(s *Session, v []byte) bool {
+		n, err := strconv.ParseInt(string(v), 10, 64)
+		s.SizeBytes = n
+		return err == nil
+	},
+	"skippedLines": func(s *Session, v []byte) bool {
+		n, err := strconv.Atoi(string(v))
+		s.SkippedLines = n
+		return err == nil
+	},
+	"invalid": func(s *Session, v []byte) bool { s.Invalid = JSONTrue(v); return s.Invalid || string(v) == "false" },
+	"corrupt": func(s *Session, v []byte) bool { s.Corrupt = JSONTrue(v); return s.Corrupt || string(v) == "false" },
+	"tail":    func(*Session, []byte) bool { return true },
 }
 
 // decodeCatalogLines is the fast path of readCatalogSummaries for the layout Encode
