@@ -14,7 +14,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,42 +21,30 @@ import (
 	"github.com/sessionwatch/sessionwatch/indexer"
 )
 
-// benchStore writes (once per process and spec) a store and returns it.
-var (
-	storesMu sync.Mutex
-	stores   = map[string]*gen.Store{}
-)
+// stores writes generated stores once per top-level benchmark, for its
+// sub-benchmarks to share; they live in the top-level benchmark's temp dir.
+type stores struct {
+	dir string
+	m   map[string]*gen.Store
+}
 
-func benchStore(b *testing.B, sp gen.Spec) *gen.Store {
+func newStores(b *testing.B) *stores { return &stores{dir: b.TempDir(), m: map[string]*gen.Store{}} }
+
+func (c *stores) get(b *testing.B, sp gen.Spec) *gen.Store {
 	b.Helper()
 	key := fmt.Sprintf("%+v", sp)
-	storesMu.Lock()
-	defer storesMu.Unlock()
-	if st := stores[key]; st != nil {
+	if st := c.m[key]; st != nil {
 		return st
 	}
-	dir, err := os.MkdirTemp("", "indexer-bench-")
-	if err != nil {
-		b.Fatal(err)
-	}
-	// Not b.TempDir: the store is shared by the benchmarks of this process.
-	st, err := gen.Plan(gen.DefaultRoot(sp.Layout, dir), sp)
+	st, err := gen.Plan(gen.DefaultRoot(sp.Layout, filepath.Join(c.dir, strconv.Itoa(len(c.m)))), sp)
 	if err != nil {
 		b.Fatal(err)
 	}
 	if err := st.Write(); err != nil {
 		b.Fatal(err)
 	}
-	stores[key] = st
+	c.m[key] = st
 	return st
-}
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	for _, st := range stores {
-		os.RemoveAll(filepath.Dir(filepath.Dir(st.Root)))
-	}
-	os.Exit(code)
 }
 
 func lineLayout(b *testing.B, name string) indexer.LineLayout {
@@ -85,9 +72,10 @@ func storeBytes(st *gen.Store) int64 {
 
 // BenchmarkReadLines is the tail reader alone: splitting a transcript into lines.
 func BenchmarkReadLines(b *testing.B) {
+	stores := newStores(b)
 	for _, size := range []int{256, 4 << 10, 64 << 10} {
 		b.Run("line="+strconv.Itoa(size), func(b *testing.B) {
-			st := benchStore(b, gen.Spec{Layout: "wave", Projects: 1, Sessions: 1, Lines: (8 << 20) / size, Spread: -1, LineSize: size, Seed: 1})
+			st := stores.get(b, gen.Spec{Layout: "wave", Projects: 1, Sessions: 1, Lines: (8 << 20) / size, Spread: -1, LineSize: size, Seed: 1})
 			path := st.Path(st.Sessions[0])
 			f, err := os.Open(path)
 			if err != nil {
@@ -110,11 +98,12 @@ func BenchmarkReadLines(b *testing.B) {
 // BenchmarkSummarize folds every line of a transcript into the layout's accumulator
 // and summarizes it: the per-layout parse cost of indexing.
 func BenchmarkSummarize(b *testing.B) {
+	stores := newStores(b)
 	for _, layout := range gen.Layouts() {
 		for _, size := range []int{512, 4 << 10} {
 			b.Run(fmt.Sprintf("%s/line=%d", layout, size), func(b *testing.B) {
 				ll := lineLayout(b, layout)
-				st := benchStore(b, gen.Spec{Layout: layout, Projects: 1, Sessions: 1, Lines: (1 << 20) / size, Spread: -1, LineSize: size, Seed: 1})
+				st := stores.get(b, gen.Spec{Layout: layout, Projects: 1, Sessions: 1, Lines: (1 << 20) / size, Spread: -1, LineSize: size, Seed: 1})
 				s := st.Sessions[0]
 				data, err := os.ReadFile(st.Path(s))
 				if err != nil {
@@ -144,9 +133,9 @@ func BenchmarkSummarize(b *testing.B) {
 }
 
 // catalogBytes indexes a store of n sessions in one project and returns its catalog.
-func catalogBytes(b *testing.B, n int) []byte {
+func catalogBytes(b *testing.B, stores *stores, n int) []byte {
 	b.Helper()
-	st := benchStore(b, gen.Spec{Layout: "wave", Projects: 1, Sessions: n, Lines: 8, LineSize: 1024, Subagents: 0.1, Seed: 1})
+	st := stores.get(b, gen.Spec{Layout: "wave", Projects: 1, Sessions: n, Lines: 8, LineSize: 1024, Subagents: 0.1, Seed: 1})
 	state := b.TempDir()
 	ix, err := indexer.New(indexer.Options{Source: "wave", Layout: "wave", Root: st.Root, StateDir: state})
 	if err != nil {
@@ -163,9 +152,10 @@ func catalogBytes(b *testing.B, n int) []byte {
 }
 
 func BenchmarkCatalogDecode(b *testing.B) {
+	stores := newStores(b)
 	for _, n := range []int{100, 1000} {
 		b.Run("sessions="+strconv.Itoa(n), func(b *testing.B) {
-			data := catalogBytes(b, n)
+			data := catalogBytes(b, stores, n)
 			b.SetBytes(int64(len(data)))
 			b.ResetTimer()
 			for b.Loop() {
@@ -179,9 +169,10 @@ func BenchmarkCatalogDecode(b *testing.B) {
 }
 
 func BenchmarkCatalogEncode(b *testing.B) {
+	stores := newStores(b)
 	for _, n := range []int{100, 1000} {
 		b.Run("sessions="+strconv.Itoa(n), func(b *testing.B) {
-			data := catalogBytes(b, n)
+			data := catalogBytes(b, stores, n)
 			c, err := indexer.DecodeCatalog(data)
 			if err != nil {
 				b.Fatal(err)
@@ -203,7 +194,7 @@ func BenchmarkCatalogEncode(b *testing.B) {
 
 // BenchmarkReadCatalogs is what `sessionwatch list --all` does before printing.
 func BenchmarkReadCatalogs(b *testing.B) {
-	st := benchStore(b, gen.Spec{Layout: "wave", Projects: 10, Sessions: 1000, Lines: 8, LineSize: 1024, Subagents: 0.1, Seed: 1})
+	st := newStores(b).get(b, gen.Spec{Layout: "wave", Projects: 10, Sessions: 1000, Lines: 8, LineSize: 1024, Subagents: 0.1, Seed: 1})
 	state := b.TempDir()
 	ix, err := indexer.New(indexer.Options{Source: "wave", Layout: "wave", Root: st.Root, StateDir: state})
 	if err != nil {
@@ -224,10 +215,11 @@ func BenchmarkReadCatalogs(b *testing.B) {
 // BenchmarkReconcileCold indexes a whole store into a fresh state dir: what
 // `sessionwatch reindex` does, catalogs and native indexes written.
 func BenchmarkReconcileCold(b *testing.B) {
+	stores := newStores(b)
 	for _, layout := range gen.Layouts() {
 		b.Run(layout, func(b *testing.B) {
 			lineLayout(b, layout)
-			st := benchStore(b, gen.Spec{Layout: layout, Projects: 4, Sessions: 200, Lines: 32, LineSize: 1024, Subagents: 0.1, Seed: 1})
+			st := stores.get(b, gen.Spec{Layout: layout, Projects: 4, Sessions: 200, Lines: 32, LineSize: 1024, Subagents: 0.1, Seed: 1})
 			b.SetBytes(storeBytes(st))
 			b.ResetTimer()
 			for b.Loop() {

@@ -197,7 +197,9 @@ func (b *bench) run(ctx context.Context) error {
 	if b.self, err = os.Executable(); err != nil {
 		return err
 	}
+	built := "binary " + b.o.sessionwatch
 	if b.bin = b.o.sessionwatch; b.bin == "" {
+		built = "built from " + sourceVersion()
 		b.bin = filepath.Join(b.work, "sessionwatch")
 		b.logf("building sessionwatch")
 		if out, err := exec.Command("go", "build", "-o", b.bin, "github.com/sessionwatch/sessionwatch/cmd/sessionwatch").CombinedOutput(); err != nil {
@@ -206,7 +208,7 @@ func (b *bench) run(ctx context.Context) error {
 	}
 	started := time.Now()
 	fmt.Fprintf(b.out, "## Run of %s\n\n", started.UTC().Format("2006-01-02 15:04 MST"))
-	fmt.Fprintf(b.out, "- command: `%s`\n- every flag: `%s`\n- machine: %s\n", b.invoked, b.effective, machine(b.work))
+	fmt.Fprintf(b.out, "- command: `%s`\n- every flag: `%s`\n- sessionwatch: %s\n- machine: %s\n", b.invoked, b.effective, built, machine(b.work))
 	fmt.Fprintf(b.out, "- stores: layout %s, %d sessions per project, %d%% subagents, lines of %d B ±50%%, %d lines per session ±50%% unless stated; seed %d\n",
 		b.o.layout, b.o.perProject, int(b.o.subagents*100), b.o.lineSize, b.o.lines, b.o.seed)
 	fmt.Fprintf(b.out, "- every time is the median of %d runs, with a warm page cache unless marked \"evicted\"; each contender is its own process, its output read through a pipe; \"CPU\" is the process's user+system time, steadier than wall time on a shared machine\n\n", b.o.runs)
@@ -890,7 +892,7 @@ func (b *bench) benchRSS(ctx context.Context) error {
 	type row struct {
 		n, files, watches, kernelWatches int
 		bytes                            int64
-		ready                            time.Duration
+		ready, settle                    time.Duration
 		idleCPU, loadCPU                 float64
 		idleRSS, loadRSS, hwm            int64
 		appends                          int64
@@ -911,7 +913,9 @@ func (b *bench) benchRSS(ctx context.Context) error {
 		}
 		r := row{n: n, files: len(s.files), bytes: s.bytes, ready: ready}
 		err = func() error {
-			time.Sleep(time.Second) // let the start-up garbage settle
+			// Ready is written before the daemon has digested the events of its own
+			// first writes: wait until it is quiet (under 1% of a core for 2 s).
+			r.settle = quiet(d.pid(), 2*time.Second, time.Minute)
 			p0, err := sampleProc(d.pid())
 			if err != nil {
 				return err
@@ -973,13 +977,48 @@ func (b *bench) benchRSS(ctx context.Context) error {
 		rows = append(rows, r)
 	}
 	fmt.Fprintf(b.out, "### 5. Daemon footprint (from /proc)\n\n")
-	fmt.Fprintf(b.out, "Fresh state dir: the daemon indexes the whole store at start-up (\"ready\"), then idles for %s, then takes %d appends/s spread over all sessions for %s. Watches are status.json's count and, in brackets, the inotify watches the kernel lists in /proc/<pid>/fdinfo.\n\n", b.o.idle, b.o.rssRate, b.o.phase)
-	fmt.Fprintln(b.out, "| sessions | store | ready after | idle RSS | idle CPU | CPU under load | peak RSS under load | VmHWM (incl. start-up) | inotify watches |")
-	fmt.Fprintln(b.out, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Fprintf(b.out, "Fresh state dir: the daemon indexes the whole store at start-up (\"ready\": status.json written), finishes digesting the events of its own first writes (\"quiet\": under 1%% of a core for 2 s), then idles for %s, then takes %d appends/s spread over all sessions for %s. Watches are status.json's count and, in brackets, the inotify watches the kernel lists in /proc/<pid>/fdinfo.\n\n", b.o.idle, b.o.rssRate, b.o.phase)
+	fmt.Fprintln(b.out, "| sessions | store | ready after | quiet after | idle RSS | idle CPU | CPU under load | peak RSS under load | VmHWM (incl. start-up) | inotify watches |")
+	fmt.Fprintln(b.out, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, r := range rows {
-		fmt.Fprintf(b.out, "| %d | %s | %s | %s | %.2f%% | %.1f%% | %s | %s | %d (%d) |\n", r.files, human(r.bytes), ms(r.ready), human(r.idleRSS),
+		fmt.Fprintf(b.out, "| %d | %s | %s | +%s | %s | %.2f%% | %.1f%% | %s | %s | %d (%d) |\n", r.files, human(r.bytes), ms(r.ready), ms(r.settle), human(r.idleRSS),
 			r.idleCPU*100, r.loadCPU*100, human(r.loadRSS), human(r.hwm), r.watches, r.kernelWatches)
 	}
 	fmt.Fprintln(b.out)
 	return nil
+}
+
+// sourceVersion names the commit of the working tree the benchmark builds
+// ("unknown" outside a git checkout), marked "+changes" when it has uncommitted ones.
+func sourceVersion() string {
+	out, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
+	if err != nil {
+		return "an unknown commit"
+	}
+	v := "commit " + strings.TrimSpace(string(out))
+	if st, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output(); err == nil && len(bytes.TrimSpace(st)) > 0 {
+		v += " +changes"
+	}
+	return v
+}
+
+// quiet waits until process pid has used under 1% of a core for a whole window
+// (or limit passed) and returns how long that took.
+func quiet(pid int, window, limit time.Duration) time.Duration {
+	start := time.Now()
+	for time.Since(start) < limit {
+		a, err := sampleProc(pid)
+		if err != nil {
+			break
+		}
+		time.Sleep(window)
+		z, err := sampleProc(pid)
+		if err != nil {
+			break
+		}
+		if float64(z.cpu-a.cpu) < 0.01*float64(z.at.Sub(a.at)) {
+			return time.Since(start)
+		}
+	}
+	return time.Since(start)
 }
