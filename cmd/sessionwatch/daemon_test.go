@@ -243,3 +243,14 @@ func TestDaemonModel(t *testing.T) {
 		})
 	}
 }
+
+func TestDaemonRemovesStaleStateTempFiles(t *testing.T) {
+	e := newEnv(t)
+	os.MkdirAll(e.state, 0o700)
+	stale := filepath.Join(e.state, indexer.TempPrefix+"status.json-123")
+	os.WriteFile(stale, []byte("{"), 0o600)
+	e.startDaemon()
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("temp file a killed daemon left in the state dir is still there (%v)", err)
+	}
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -188,7 +189,10 @@ func isStale(cfg *config.Config, en indexer.Entry, now time.Time) bool {
 }
 
 func printTable(w io.Writer, rows []listed) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	// tabwriter writes once per row: buffer, or 10k rows cost 10k write(2)s.
+	bw := bufio.NewWriterSize(w, 64<<10)
+	defer bw.Flush()
+	tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "#\tID\tAGENT\tSTARTED\tLAST ACTIVE\tMODEL\tMSGS\tSIZE\tTITLE")
 	for _, r := range rows {
 		title := r.Title

@@ -46,6 +46,8 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer lock.Close()
+	// A daemon killed mid-write leaves a temp status file; we hold the lock now.
+	indexer.CleanTemp(cfg.StateDir)
 
 	// First SIGINT/SIGTERM: cancel and shut down cleanly; a second one exits at once.
 	ctx, cancel := context.WithCancel(ctx)
