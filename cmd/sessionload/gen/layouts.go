@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/sessionwatch/sessionwatch/indexer"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -99,30 +100,8 @@ type waveGen struct{}
 
 func (waveGen) subagents() bool { return true }
 
-// waveEncode is Wave's project directory name (SPEC §3.1) for short paths.
-func waveEncode(p string) string {
-	p = strings.TrimPrefix(p, "/")
-	var b strings.Builder
-	space := false
-	for _, r := range p {
-		if unicode.IsSpace(r) {
-			if !space {
-				b.WriteByte('_')
-			}
-			space = true
-			continue
-		}
-		space = false
-		if r == '/' || r == '\\' {
-			r = '-'
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
-
 func (waveGen) place(st *Store, s *Session, _ *rand.Rand) {
-	s.slug = waveEncode(s.Project)
+	s.slug = indexer.EncodeResolved(s.Project)
 	name := s.ID + ".jsonl"
 	if s.Subagent {
 		name = "subagent-" + name
