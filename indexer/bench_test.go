@@ -300,3 +300,48 @@ func BenchmarkResolve(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkUpdateBurst is one daemon batch at 1,000 appends/s: 100 appended lines,
+// one to each of 100 sessions spread over 10 project dirs of 100 sessions each, then
+// one Update. Every touched project's catalog and native index are re-rendered and
+// rewritten, so this measures the flush path.
+func BenchmarkUpdateBurst(b *testing.B) {
+	home := b.TempDir()
+	st, err := gen.Plan(gen.DefaultRoot("wave", home), gen.Spec{Layout: "wave", Projects: 10, Sessions: 1000, Lines: 8, Spread: -1, LineSize: 1024, Seed: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := st.Write(); err != nil {
+		b.Fatal(err)
+	}
+	ix, err := indexer.New(indexer.Options{Source: "wave", Layout: "wave", Root: st.Root, StateDir: filepath.Join(home, "state"), NativeIndex: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := ix.Reconcile(); err != nil {
+		b.Fatal(err)
+	}
+	clock := gen.UniqueClock()
+	paths := make([]string, 0, 100)
+	b.ResetTimer()
+	i := 0
+	for b.Loop() {
+		b.StopTimer() // generating and appending the lines is the writers' work
+		paths = paths[:0]
+		for range 100 {
+			s := st.Sessions[(i*37)%len(st.Sessions)]
+			i++
+			f, err := os.OpenFile(st.Path(s), os.O_WRONLY|os.O_APPEND, 0)
+			if err != nil {
+				b.Fatal(err)
+			}
+			f.Write(st.Next(s, clock()))
+			f.Close()
+			paths = append(paths, st.Path(s))
+		}
+		b.StartTimer()
+		if err := ix.Update(paths); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

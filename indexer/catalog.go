@@ -6,8 +6,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
+	"strings"
 )
 
 // CatalogName is the file name of every catalog and of the agents' native indexes.
@@ -164,15 +165,14 @@ func (t *Tail) UnmarshalJSON(data []byte) error {
 // SortSessions orders sessions newest first by lastActiveAt, then by id and file so
 // the order is total.
 func SortSessions(ss []*Session) {
-	sort.SliceStable(ss, func(i, j int) bool {
-		a, b := ss[i], ss[j]
-		if a.LastActiveAt != b.LastActiveAt {
-			return a.LastActiveAt > b.LastActiveAt
+	slices.SortStableFunc(ss, func(a, b *Session) int {
+		if c := strings.Compare(b.LastActiveAt, a.LastActiveAt); c != 0 {
+			return c
 		}
-		if a.ID != b.ID {
-			return a.ID < b.ID
+		if c := strings.Compare(a.ID, b.ID); c != 0 {
+			return c
 		}
-		return a.File < b.File
+		return strings.Compare(a.File, b.File)
 	})
 }
 
@@ -191,10 +191,8 @@ func (c *Catalog) Encode() ([]byte, error) {
 		return nil, err
 	}
 	hb = bytes.TrimSuffix(hb, []byte("null}"))
-	var b bytes.Buffer
-	b.Write(hb)
-	b.WriteString("[")
-	for i, s := range c.Sessions {
+	size := len(hb) + 8
+	for _, s := range c.Sessions {
 		if s.enc == "" {
 			sb, err := marshalNoEscape(s)
 			if err != nil {
@@ -206,17 +204,21 @@ func (c *Catalog) Encode() ([]byte, error) {
 				s.Tail.State = nil
 			}
 		}
+		size += len(s.enc) + 2
+	}
+	b := append(make([]byte, 0, size), hb...)
+	b = append(b, '[')
+	for i, s := range c.Sessions {
 		if i > 0 {
-			b.WriteByte(',')
+			b = append(b, ',')
 		}
-		b.WriteString("\n")
-		b.WriteString(s.enc)
+		b = append(b, '\n')
+		b = append(b, s.enc...)
 	}
 	if len(c.Sessions) > 0 {
-		b.WriteString("\n")
+		b = append(b, '\n')
 	}
-	b.WriteString("]}\n")
-	return b.Bytes(), nil
+	return append(b, "]}\n"...), nil
 }
 
 // DecodeCatalog parses a catalog file's bytes.

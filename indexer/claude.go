@@ -428,7 +428,15 @@ func (claudeLayout) Companions(s *Session) []string {
 }
 
 func (claudeLayout) NativeIndex(root, dir string, sessions []*Session) ([]byte, error) {
-	idx := claudeIndex{Version: 1, Entries: []claudeIndexEntry{}}
+	size := 128
+	for _, s := range sessions {
+		size += 320 + len(s.ID) + len(s.File) + 2*len(s.Project) + len(s.FirstPrompt) + len(s.Title)
+	}
+	top := indentObject{b: append(make([]byte, 0, size), '{')}
+	top.int("version", 1)
+	top.str("originalPath", claudeOriginalPath(dir, sessions))
+	top.key("entries")
+	arr := indentObject{b: append(top.b, '['), depth: 1, array: true}
 	for _, s := range sessions {
 		if s.Type != TypeMain {
 			continue
@@ -437,21 +445,28 @@ func (claudeLayout) NativeIndex(root, dir string, sessions []*Session) ([]byte, 
 		if s.Tail != nil {
 			mtime = s.Tail.Mtime / 1e6
 		}
-		idx.Entries = append(idx.Entries, claudeIndexEntry{
-			SessionID:    s.ID,
-			FullPath:     s.File,
-			FileMtime:    mtime,
-			FirstPrompt:  s.FirstPrompt,
-			Summary:      s.Title,
-			MessageCount: s.MessageCount,
-			Created:      s.CreatedAt,
-			Modified:     s.LastActiveAt,
-			GitBranch:    s.GitBranch,
-			ProjectPath:  s.Project,
-		})
+		arr.elem()
+		e := indentObject{b: append(arr.b, '{'), depth: 2}
+		e.str("sessionId", s.ID)
+		e.str("fullPath", s.File)
+		e.int("fileMtime", mtime)
+		e.str("firstPrompt", s.FirstPrompt)
+		if s.Title != "" {
+			e.str("summary", s.Title)
+		}
+		e.int("messageCount", int64(s.MessageCount))
+		e.str("created", s.CreatedAt)
+		e.str("modified", s.LastActiveAt)
+		e.str("gitBranch", s.GitBranch)
+		e.str("projectPath", s.Project)
+		e.bool("isSidechain", false)
+		e.end()
+		arr.b = e.b
 	}
-	idx.OriginalPath = claudeOriginalPath(dir, sessions)
-	return marshalIndent(idx)
+	arr.end()
+	top.b = arr.b
+	top.end()
+	return append(top.b, '\n'), nil
 }
 
 func claudeOriginalPath(dir string, sessions []*Session) string {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -61,6 +62,7 @@ type Indexer struct {
 	mu            sync.Mutex
 	units         map[string]*unit  // by unit path relative to rootDir
 	outputs       map[string]output // files this indexer wrote, by absolute path
+	baseKeys      map[string]string // ProjectKey of each project, until the next Reconcile
 	keys          map[string]string // project → catalog key last written
 	dirtyDirs     map[string]bool
 	dirtyProjects map[string]bool
@@ -74,6 +76,7 @@ type Indexer struct {
 type pendingWrite struct {
 	path string
 	data []byte
+	sum  uint64
 }
 
 // commitParallel is how many writes a flush commits at once: concurrent fsyncs
@@ -94,7 +97,7 @@ type unit struct {
 }
 
 type output struct {
-	sum   [32]byte
+	sum   uint64 // outputHash of the content
 	size  int64
 	mtime int64
 	ino   uint64
@@ -119,6 +122,7 @@ func New(opt Options) (*Indexer, error) {
 		rootDir:       opt.Root,
 		units:         map[string]*unit{},
 		outputs:       map[string]output{},
+		baseKeys:      map[string]string{},
 		keys:          map[string]string{},
 		dirtyDirs:     map[string]bool{},
 		dirtyProjects: map[string]bool{},
@@ -165,7 +169,7 @@ func (ix *Indexer) Load() error {
 			ix.log.Warn("catalog unreadable, rebuilding", "file", path, "err", err)
 			continue
 		}
-		ix.recordOutput(path, data)
+		ix.recordOutput(path, outputHash(data))
 		ix.keys[c.Project] = e.Name()
 		for _, s := range c.Sessions {
 			ix.restoreLocked(s)
@@ -228,6 +232,7 @@ func (ix *Indexer) Reconcile() error {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	ix.stats.Reconciles++
+	clear(ix.baseKeys) // a full pass resolves project symlinks afresh
 	natives, err := ix.walkLocked(".")
 	for _, u := range ix.units {
 		for _, s := range u.sessions {
@@ -750,7 +755,7 @@ func (ix *Indexer) writeCatalogsLocked() error {
 			byProject[s.Project] = append(byProject[s.Project], s)
 		}
 	}
-	keys := catalogKeys(byProject)
+	keys := catalogKeys(byProject, ix.baseKey)
 	// A project whose key changed, or that vanished, loses its old file unless
 	// another project now owns that key (then it is rewritten below).
 	for p, old := range ix.keys {
@@ -815,10 +820,10 @@ func ownerOf(keys map[string]string, key string) string {
 }
 
 // catalogKeys assigns every project its catalog directory name (SPEC §1).
-func catalogKeys(byProject map[string][]*Session) map[string]string {
+func catalogKeys(byProject map[string][]*Session, baseKey func(string) string) map[string]string {
 	byBase := map[string][]string{}
 	for p := range byProject {
-		b := ProjectKey(p)
+		b := baseKey(p)
 		byBase[b] = append(byBase[b], p)
 	}
 	keys := map[string]string{}
@@ -831,6 +836,17 @@ func catalogKeys(byProject map[string][]*Session) map[string]string {
 		}
 	}
 	return keys
+}
+
+// baseKey is ProjectKey, remembered: it resolves symlinks, a few syscalls per
+// project that every flush would otherwise repeat for every project.
+func (ix *Indexer) baseKey(project string) string {
+	k, ok := ix.baseKeys[project]
+	if !ok {
+		k = ProjectKey(project)
+		ix.baseKeys[project] = k
+	}
+	return k
 }
 
 // ProjectKey is the catalog directory name of a project: its Wave encoding, or "_"
@@ -867,7 +883,7 @@ func (ix *Indexer) sweepCatalogsLocked() {
 // writeOutputLocked writes data to path unless the file already holds exactly that.
 // It reports whether it wrote (in check mode: whether it would have).
 func (ix *Indexer) writeOutputLocked(path string, data []byte) (bool, error) {
-	sum := sha256.Sum256(data)
+	sum := outputHash(data)
 	known := false // the file is still what we last wrote (by its stat)
 	if o, ok := ix.outputs[path]; ok {
 		if fi, err := os.Stat(path); err == nil && fi.Size() == o.size && fi.ModTime().UnixNano() == o.mtime {
@@ -882,7 +898,7 @@ func (ix *Indexer) writeOutputLocked(path string, data []byte) (bool, error) {
 	// what we would write before it is replaced; one we know is simply replaced.
 	if !known {
 		if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, data) {
-			ix.recordOutput(path, data)
+			ix.recordOutput(path, sum)
 			return false, nil
 		}
 	}
@@ -890,7 +906,7 @@ func (ix *Indexer) writeOutputLocked(path string, data []byte) (bool, error) {
 		ix.diffs = append(ix.diffs, Difference{Path: path, Change: "write", Want: data})
 		return true, nil
 	}
-	ix.pending = append(ix.pending, pendingWrite{path, data})
+	ix.pending = append(ix.pending, pendingWrite{path, data, sum})
 	ix.pendingBytes += len(data)
 	if ix.pendingBytes > maxPendingBytes {
 		// A full reindex writes every index: commit in bounded chunks.
@@ -922,7 +938,7 @@ func (ix *Indexer) commitLocked() error {
 		if errs[i] != nil {
 			delete(ix.outputs, w.path)
 		} else {
-			ix.recordOutput(w.path, w.data)
+			ix.recordOutput(w.path, w.sum)
 		}
 	}
 	clear(ix.pending) // drop the references, or every buffer stays reachable
@@ -931,13 +947,22 @@ func (ix *Indexer) commitLocked() error {
 	return errors.Join(errs...)
 }
 
-func (ix *Indexer) recordOutput(path string, data []byte) {
+// outputSeed keys outputHash; outputs are remembered only for the process's life.
+var outputSeed = maphash.MakeSeed()
+
+// outputHash identifies an output's content for change detection. A 64-bit keyed
+// hash suffices: a flush rewrites an output only when its content changed, and a
+// collision (2^-64) would at worst leave one output a flush behind until the next
+// change of that project.
+func outputHash(data []byte) uint64 { return maphash.Bytes(outputSeed, data) }
+
+func (ix *Indexer) recordOutput(path string, sum uint64) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return
 	}
 	_, ino := statIdentity(fi)
-	ix.outputs[path] = output{sum: sha256.Sum256(data), size: fi.Size(), mtime: fi.ModTime().UnixNano(), ino: ino}
+	ix.outputs[path] = output{sum: sum, size: fi.Size(), mtime: fi.ModTime().UnixNano(), ino: ino}
 }
 
 // removeOutputLocked removes a generated file if it exists; it reports whether it did.

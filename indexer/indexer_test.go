@@ -349,7 +349,7 @@ func TestIndexerProjectFallbacks(t *testing.T) {
 }
 
 func TestCatalogKeysCollide(t *testing.T) {
-	keys := catalogKeys(map[string][]*Session{"/a b": nil, "/a_b": nil, "/c": nil, "": nil})
+	keys := catalogKeys(map[string][]*Session{"/a b": nil, "/a_b": nil, "/c": nil, "": nil}, ProjectKey)
 	if keys["/a b"] != "a_b" || keys["/c"] != "c" || keys[""] != "_" {
 		t.Errorf("keys = %v", keys)
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode"
 )
@@ -204,28 +205,49 @@ type waveIndexEntry struct {
 // NativeIndex renders Wave's index, pretty-printed with two spaces as Wave wrote it.
 // lastUpdated is the newest lastActiveAt, so a rebuild reproduces the file exactly.
 func (waveLayout) NativeIndex(root, dir string, sessions []*Session) ([]byte, error) {
-	idx := waveIndex{Sessions: map[string]waveIndexEntry{}}
+	// Wave's sessions object is a map: keys in byte order, the last session of a
+	// duplicate id winning, as encoding/json renders a map[string]waveIndexEntry.
+	byID := make([]*Session, len(sessions))
+	copy(byID, sessions)
+	slices.SortStableFunc(byID, func(a, b *Session) int { return strings.Compare(a.ID, b.ID) })
+	lastUpdated := ""
+	size := 64
 	for _, s := range sessions {
+		lastUpdated = max(lastUpdated, s.LastActiveAt)
+		size += 256 + len(s.ID)*2 + len(s.Project) + len(s.FirstPrompt)
+	}
+	top := indentObject{b: make([]byte, 0, size)}
+	top.b = append(top.b, '{')
+	top.key("sessions")
+	sess := indentObject{b: append(top.b, '{'), depth: 1}
+	for i, s := range byID {
+		if i+1 < len(byID) && byID[i+1].ID == s.ID {
+			continue
+		}
 		var acc waveAcc
 		if a, ok := s.acc.(*waveAcc); ok {
 			acc = *a
 		}
-		root := firstNonEmpty(acc.RootSession, s.ID)
-		idx.Sessions[s.ID] = waveIndexEntry{
-			SessionType:       s.Type,
-			Workdir:           s.Project,
-			CreatedAt:         s.CreatedAt,
-			LastActiveAt:      s.LastActiveAt,
-			LatestTotalTokens: acc.Tokens,
-			FirstMessage:      s.FirstPrompt,
-			RootSessionID:     root,
-			ParentSessionID:   acc.ParentSession,
+		sess.key(s.ID)
+		e := indentObject{b: append(sess.b, '{'), depth: 2}
+		e.str("sessionType", s.Type)
+		e.str("workdir", s.Project)
+		e.str("createdAt", s.CreatedAt)
+		e.str("lastActiveAt", s.LastActiveAt)
+		e.int("latestTotalTokens", acc.Tokens)
+		e.str("firstMessage", s.FirstPrompt)
+		e.str("rootSessionId", firstNonEmpty(acc.RootSession, s.ID))
+		if acc.ParentSession != "" {
+			e.str("parentSessionId", acc.ParentSession)
 		}
-		if s.LastActiveAt > idx.LastUpdated {
-			idx.LastUpdated = s.LastActiveAt
-		}
+		e.end()
+		sess.b = e.b
 	}
-	return marshalIndent(idx)
+	sess.end()
+	top.b = sess.b
+	top.str("lastUpdated", lastUpdated)
+	top.end()
+	return append(top.b, '\n'), nil
 }
 
 // MaxEncodedLen is the longest Wave project directory name.

@@ -1,0 +1,193 @@
+package indexer
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// The hand-written renderers must agree byte for byte with encoding/json, which
+// Wave's and Claude's readers were written against.
+
+// waveNativeReference is how the Wave native index was rendered before it was
+// written by hand: encoding/json over the schema types.
+func waveNativeReference(sessions []*Session) []byte {
+	idx := waveIndex{Sessions: map[string]waveIndexEntry{}}
+	for _, s := range sessions {
+		var acc waveAcc
+		if a, ok := s.acc.(*waveAcc); ok {
+			acc = *a
+		}
+		idx.Sessions[s.ID] = waveIndexEntry{
+			SessionType:       s.Type,
+			Workdir:           s.Project,
+			CreatedAt:         s.CreatedAt,
+			LastActiveAt:      s.LastActiveAt,
+			LatestTotalTokens: acc.Tokens,
+			FirstMessage:      s.FirstPrompt,
+			RootSessionID:     firstNonEmpty(acc.RootSession, s.ID),
+			ParentSessionID:   acc.ParentSession,
+		}
+		if s.LastActiveAt > idx.LastUpdated {
+			idx.LastUpdated = s.LastActiveAt
+		}
+	}
+	b, err := marshalIndent(idx)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// awkwardStrings are the strings whose JSON encoding is easy to get wrong.
+var awkwardStrings = []string{
+	"", "plain", `quote " and \ backslash`, "tab\tnew\nline\r", "\x00\x01\x1f\x7f",
+	"<html> & 'amp'", "héllo wörld ✓ 日本", "line\u2028sep\u2029para", "bad \xff\xfe utf8",
+	"\b\f", "emoji 😀", strings.Repeat("x", 300),
+}
+
+func randomString(r *rand.Rand) string {
+	if r.IntN(3) == 0 {
+		return awkwardStrings[r.IntN(len(awkwardStrings))]
+	}
+	var b strings.Builder
+	for range r.IntN(24) {
+		switch r.IntN(6) {
+		case 0:
+			b.WriteByte(byte(r.IntN(0x20)))
+		case 1:
+			b.WriteByte(byte(0x80 + r.IntN(0x80)))
+		case 2:
+			b.WriteRune(rune(r.IntN(0x3000)))
+		default:
+			b.WriteByte(byte('a' + r.IntN(26)))
+		}
+	}
+	return b.String()
+}
+
+func TestAppendJSONStringMatchesEncodingJSON(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	cases := append([]string(nil), awkwardStrings...)
+	for range 5000 {
+		cases = append(cases, randomString(r))
+	}
+	for _, s := range cases {
+		want, err := marshalNoEscape(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := appendJSONString(nil, s); !bytes.Equal(got, want) {
+			t.Fatalf("appendJSONString(%q) = %s, encoding/json says %s", s, got, want)
+		}
+	}
+}
+
+func FuzzAppendJSONString(f *testing.F) {
+	for _, s := range awkwardStrings {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		want, err := marshalNoEscape(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := appendJSONString(nil, s); !bytes.Equal(got, want) {
+			t.Fatalf("appendJSONString(%q) = %s, encoding/json says %s (valid UTF-8: %v)", s, got, want, utf8.ValidString(s))
+		}
+	})
+}
+
+func randomWaveSessions(r *rand.Rand, n int) []*Session {
+	ss := make([]*Session, n)
+	for i := range ss {
+		s := &Session{
+			ID:           fmt.Sprintf("%08x", r.IntN(n*2+1)), // duplicates on purpose
+			Type:         []string{TypeMain, TypeSubagent}[r.IntN(2)],
+			Project:      randomString(r),
+			CreatedAt:    randomString(r),
+			LastActiveAt: fmt.Sprintf("2026-11-%02dT10:00:00Z", 1+r.IntN(28)),
+			FirstPrompt:  randomString(r),
+		}
+		if r.IntN(4) > 0 {
+			s.acc = &waveAcc{Tokens: r.Int64N(1 << 40), RootSession: []string{"", randomString(r)}[r.IntN(2)], ParentSession: []string{"", randomString(r)}[r.IntN(2)]}
+		}
+		ss[i] = s
+	}
+	SortSessions(ss)
+	return ss
+}
+
+func TestWaveNativeIndexMatchesEncodingJSON(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, n := range []int{0, 1, 2, 5, 40, 200} {
+		for range 20 {
+			ss := randomWaveSessions(r, n)
+			got, err := waveLayout{}.NativeIndex("/root", "dir", ss)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := waveNativeReference(ss); !bytes.Equal(got, want) {
+				t.Fatalf("%d sessions: hand-rendered index differs from encoding/json\n got: %s\nwant: %s", n, got, want)
+			}
+		}
+	}
+}
+
+// claudeNativeReference is how Claude's native index was rendered before it was
+// written by hand.
+func claudeNativeReference(dir string, sessions []*Session) []byte {
+	idx := claudeIndex{Version: 1, Entries: []claudeIndexEntry{}}
+	for _, s := range sessions {
+		if s.Type != TypeMain {
+			continue
+		}
+		var mtime int64
+		if s.Tail != nil {
+			mtime = s.Tail.Mtime / 1e6
+		}
+		idx.Entries = append(idx.Entries, claudeIndexEntry{
+			SessionID: s.ID, FullPath: s.File, FileMtime: mtime, FirstPrompt: s.FirstPrompt,
+			Summary: s.Title, MessageCount: s.MessageCount, Created: s.CreatedAt,
+			Modified: s.LastActiveAt, GitBranch: s.GitBranch, ProjectPath: s.Project,
+		})
+	}
+	idx.OriginalPath = claudeOriginalPath(dir, sessions)
+	b, err := marshalIndent(idx)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+func TestClaudeNativeIndexMatchesEncodingJSON(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, n := range []int{0, 1, 2, 5, 40, 200} {
+		for range 20 {
+			ss := randomWaveSessions(r, n)
+			for _, s := range ss {
+				s.File = "/p/" + randomString(r) + ".jsonl"
+				s.Title = []string{"", randomString(r)}[r.IntN(2)]
+				s.GitBranch = randomString(r)
+				s.MessageCount = r.IntN(1000)
+				if r.IntN(3) > 0 {
+					s.Tail = &Tail{Mtime: r.Int64N(1 << 62)}
+				}
+			}
+			dir := "-p-" + randomString(r)
+			if len(ss) > 0 && r.IntN(2) == 0 {
+				dir = claudeSanitize(ss[0].Project)
+			}
+			got, err := claudeLayout{}.NativeIndex("/root", dir, ss)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := claudeNativeReference(dir, ss); !bytes.Equal(got, want) {
+				t.Fatalf("%d sessions: hand-rendered index differs from encoding/json\n got: %s\nwant: %s", n, got, want)
+			}
+		}
+	}
+}
