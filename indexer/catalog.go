@@ -62,7 +62,6 @@ type Session struct {
 	Dir string `json:"-"`
 
 	acc Accumulator // layout state behind a line unit, for native projections
-	enc string      // this session's catalog line, cached: a session is immutable once filed
 }
 
 // Tail is the internal resume state of a session's file: identity, how far it has
@@ -84,6 +83,8 @@ type Tail struct {
 	// OwnProject is the project the session's own data names ("" if it names none).
 	OwnProject string `json:"ownProject,omitempty"`
 	// State is the layout accumulator, a JSON object merged into the tail object.
+	// It is always compact (encoding/json's output, or compacted when a catalog is
+	// read), so appendSession can copy it as is.
 	State json.RawMessage `json:"-"`
 }
 
@@ -102,9 +103,16 @@ type tailFixed struct {
 // tailKeys are the fixed keys of a tail object; a layout accumulator must not use them.
 var tailKeys = map[string]bool{"dev": true, "ino": true, "offset": true, "mtime": true, "size": true, "longLine": true, "fp": true, "dep": true, "ownProject": true}
 
+func (t *Tail) stateBytes() []byte {
+	if t == nil {
+		return nil
+	}
+	return t.State
+}
+
 // MarshalJSON writes the fixed fields followed by the accumulator's keys.
 func (t Tail) MarshalJSON() ([]byte, error) {
-	fixed, err := json.Marshal(tailFixed{t.Dev, t.Ino, t.Offset, t.Mtime, t.Size, t.LongLine, t.Fp, t.Dep, t.OwnProject})
+	fixed, err := marshalNoEscape(tailFixed{t.Dev, t.Ino, t.Offset, t.Mtime, t.Size, t.LongLine, t.Fp, t.Dep, t.OwnProject})
 	if err != nil {
 		return nil, err
 	}
@@ -157,7 +165,12 @@ func (t *Tail) UnmarshalJSON(data []byte) error {
 	}
 	if st.Len() > 0 {
 		st.WriteByte('}')
-		t.State = st.Bytes()
+		var compact bytes.Buffer
+		compact.Grow(st.Len()) // kept for the session's life: no slack
+		if err := json.Compact(&compact, st.Bytes()); err != nil {
+			return err
+		}
+		t.State = compact.Bytes()
 	}
 	return nil
 }
@@ -193,18 +206,7 @@ func (c *Catalog) Encode() ([]byte, error) {
 	hb = bytes.TrimSuffix(hb, []byte("null}"))
 	size := len(hb) + 8
 	for _, s := range c.Sessions {
-		if s.enc == "" {
-			sb, err := marshalNoEscape(s)
-			if err != nil {
-				return nil, fmt.Errorf("encode session %s: %w", s.ID, err)
-			}
-			s.enc = string(sb)
-			if s.acc != nil && s.Tail != nil {
-				// A line unit's state lives on in its accumulator and in enc.
-				s.Tail.State = nil
-			}
-		}
-		size += len(s.enc) + 2
+		size += 400 + len(s.File) + len(s.FirstPrompt) + len(s.Title) + len(s.Tail.stateBytes())
 	}
 	b := append(make([]byte, 0, size), hb...)
 	b = append(b, '[')
@@ -213,7 +215,7 @@ func (c *Catalog) Encode() ([]byte, error) {
 			b = append(b, ',')
 		}
 		b = append(b, '\n')
-		b = append(b, s.enc...)
+		b = appendSession(b, s)
 	}
 	if len(c.Sessions) > 0 {
 		b = append(b, '\n')

@@ -11,17 +11,24 @@ import (
 // invalid UTF-8, U+2028 or U+2029) is copied as is; the rest goes through
 // marshalNoEscape, so the two never disagree.
 func appendJSONString(b []byte, s string) []byte {
-	ascii := true
-	for i := 0; i < len(s); i++ {
+	var high uint64 // any byte >= 0x80 sets a high bit
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		if swarSpecial(x) {
+			return appendJSONStringSlow(b, s)
+		}
+		high |= x
+	}
+	for ; i < len(s); i++ {
 		c := s[i]
 		if c < 0x20 || c == '"' || c == '\\' {
 			return appendJSONStringSlow(b, s)
 		}
-		if c >= utf8.RuneSelf {
-			ascii = false
-		}
+		high |= uint64(c)
 	}
-	if !ascii && (!utf8.ValidString(s) || strings.Contains(s, "\u2028") || strings.Contains(s, "\u2029")) {
+	if high&swarHi != 0 && (!utf8.ValidString(s) || strings.Contains(s, "\u2028") || strings.Contains(s, "\u2029")) {
 		return appendJSONStringSlow(b, s)
 	}
 	b = append(b, '"')
@@ -93,4 +100,81 @@ func (o *indentObject) end() {
 	} else {
 		o.b = append(o.b, '}')
 	}
+}
+
+// appendSession appends s's catalog line exactly as encoding/json (without HTML
+// escaping) renders the Session struct, Tail.MarshalJSON included. A flush renders
+// every session of each catalog it rewrites, so this is on the hot path; keeping
+// the rendered lines instead would cost a kilobyte of memory per session.
+func appendSession(b []byte, s *Session) []byte {
+	b = append(b, `{"id":`...)
+	b = appendJSONString(b, s.ID)
+	b = append(b, `,"type":`...)
+	b = appendJSONString(b, s.Type)
+	if s.ParentID != "" {
+		b = append(b, `,"parentId":`...)
+		b = appendJSONString(b, s.ParentID)
+	}
+	b = append(b, `,"file":`...)
+	b = appendJSONString(b, s.File)
+	if s.Title != "" {
+		b = append(b, `,"title":`...)
+		b = appendJSONString(b, s.Title)
+	}
+	b = append(b, `,"firstPrompt":`...)
+	b = appendJSONString(b, s.FirstPrompt)
+	b = append(b, `,"createdAt":`...)
+	b = appendJSONString(b, s.CreatedAt)
+	b = append(b, `,"lastActiveAt":`...)
+	b = appendJSONString(b, s.LastActiveAt)
+	b = append(b, `,"messageCount":`...)
+	b = strconv.AppendInt(b, int64(s.MessageCount), 10)
+	b = append(b, `,"sizeBytes":`...)
+	b = strconv.AppendInt(b, s.SizeBytes, 10)
+	for _, f := range [...]struct{ k, v string }{{`,"provider":`, s.Provider}, {`,"model":`, s.Model}, {`,"gitBranch":`, s.GitBranch}} {
+		if f.v != "" {
+			b = append(b, f.k...)
+			b = appendJSONString(b, f.v)
+		}
+	}
+	if s.Invalid {
+		b = append(b, `,"invalid":true`...)
+	}
+	if s.Corrupt {
+		b = append(b, `,"corrupt":true`...)
+	}
+	if s.SkippedLines != 0 {
+		b = append(b, `,"skippedLines":`...)
+		b = strconv.AppendInt(b, int64(s.SkippedLines), 10)
+	}
+	if t := s.Tail; t != nil {
+		b = append(b, `,"tail":{"dev":`...)
+		b = strconv.AppendUint(b, t.Dev, 10)
+		b = append(b, `,"ino":`...)
+		b = strconv.AppendUint(b, t.Ino, 10)
+		b = append(b, `,"offset":`...)
+		b = strconv.AppendInt(b, t.Offset, 10)
+		b = append(b, `,"mtime":`...)
+		b = strconv.AppendInt(b, t.Mtime, 10)
+		b = append(b, `,"size":`...)
+		b = strconv.AppendInt(b, t.Size, 10)
+		if t.LongLine {
+			b = append(b, `,"longLine":true`...)
+		}
+		for _, f := range [...]struct{ k, v string }{{`,"fp":`, t.Fp}, {`,"dep":`, t.Dep}, {`,"ownProject":`, t.OwnProject}} {
+			if f.v != "" {
+				b = append(b, f.k...)
+				b = appendJSONString(b, f.v)
+			}
+		}
+		if st := t.State; len(st) > 2 && st[0] == '{' && st[len(st)-1] == '}' {
+			// The accumulator's keys continue the tail object. State is always
+			// compact JSON (see Tail.State), as encoding/json would make it.
+			b = append(b, ',')
+			b = append(b, st[1:]...)
+		} else {
+			b = append(b, '}')
+		}
+	}
+	return append(b, '}')
 }
