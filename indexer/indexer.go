@@ -66,26 +66,59 @@ type Indexer struct {
 	keys          map[string]string // project → catalog key last written
 	dirtyDirs     map[string]bool
 	dirtyProjects map[string]bool
-	pending       []pendingWrite // writes of the current flush, committed together
-	pendingBytes  int
+	writes        writePool // the current flush's writes, in flight
+	pendingErr    error     // errors of writes waited for early, reported by the flush
 	diffs         []Difference
 	stats         Stats
 }
 
-// pendingWrite is one catalog or native index a flush will write.
-type pendingWrite struct {
-	path string
-	data []byte
-	sum  uint64
-}
-
-// commitParallel is how many writes a flush commits at once: concurrent fsyncs
-// share the filesystem journal's commits (8 at once: 3.4× the throughput of one
-// at a time on ext4), which keeps append-to-index latency down under heavy load.
+// commitParallel is how many writes a flush has in flight at once: concurrent
+// fsyncs share the filesystem journal's commits (8 at once: 3.4x the throughput of
+// one at a time on ext4), which keeps append-to-index latency down under heavy
+// load. It also bounds the memory a flush holds in rendered outputs: a write
+// starts as soon as its output is rendered, and rendering waits for a free slot.
 const commitParallel = 8
 
-// maxPendingBytes bounds the memory a flush holds in pending writes.
-const maxPendingBytes = 32 << 20
+// writePool runs a flush's atomic writes in the background, at most
+// commitParallel at once, while the flush renders the next outputs.
+type writePool struct {
+	sem  chan struct{}
+	wg   sync.WaitGroup
+	mu   sync.Mutex
+	done []writeResult
+}
+
+type writeResult struct {
+	path string
+	sum  uint64
+	err  error
+}
+
+func (p *writePool) start(path string, data []byte, sum uint64) {
+	if p.sem == nil {
+		p.sem = make(chan struct{}, commitParallel)
+	}
+	p.sem <- struct{}{}
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		err := WriteFileAtomic(path, data)
+		p.mu.Lock()
+		p.done = append(p.done, writeResult{path, sum, err})
+		p.mu.Unlock()
+		<-p.sem
+	}()
+}
+
+// wait waits for every write started and returns their results.
+func (p *writePool) wait() []writeResult {
+	p.wg.Wait()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := p.done
+	p.done = nil
+	return out
+}
 
 type unit struct {
 	rel      string
@@ -906,44 +939,29 @@ func (ix *Indexer) writeOutputLocked(path string, data []byte) (bool, error) {
 		ix.diffs = append(ix.diffs, Difference{Path: path, Change: "write", Want: data})
 		return true, nil
 	}
-	ix.pending = append(ix.pending, pendingWrite{path, data, sum})
-	ix.pendingBytes += len(data)
-	if ix.pendingBytes > maxPendingBytes {
-		// A full reindex writes every index: commit in bounded chunks.
-		return true, ix.commitLocked()
-	}
+	ix.writes.start(path, data, sum)
 	return true, nil
 }
 
-// commitLocked performs the flush's pending writes, several at once, and records
-// what was written.
+// commitLocked waits for the flush's writes and records what was written; it
+// returns every write error since the last commit.
 func (ix *Indexer) commitLocked() error {
-	if len(ix.pending) == 0 {
-		return nil
-	}
-	errs := make([]error, len(ix.pending))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, commitParallel)
-	for i, w := range ix.pending {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			errs[i] = WriteFileAtomic(w.path, w.data)
-			<-sem
-		}()
-	}
-	wg.Wait()
-	for i, w := range ix.pending {
-		if errs[i] != nil {
-			delete(ix.outputs, w.path)
+	err := errors.Join(ix.pendingErr, ix.drainLocked())
+	ix.pendingErr = nil
+	return err
+}
+
+// drainLocked waits for the writes in flight and records their outcome.
+func (ix *Indexer) drainLocked() error {
+	var errs []error
+	for _, r := range ix.writes.wait() {
+		if r.err != nil {
+			delete(ix.outputs, r.path)
+			errs = append(errs, r.err)
 		} else {
-			ix.recordOutput(w.path, w.sum)
+			ix.recordOutput(r.path, r.sum)
 		}
 	}
-	clear(ix.pending) // drop the references, or every buffer stays reachable
-	ix.pending = ix.pending[:0]
-	ix.pendingBytes = 0
 	return errors.Join(errs...)
 }
 
@@ -967,6 +985,7 @@ func (ix *Indexer) recordOutput(path string, sum uint64) {
 
 // removeOutputLocked removes a generated file if it exists; it reports whether it did.
 func (ix *Indexer) removeOutputLocked(path string) bool {
+	ix.pendingErr = errors.Join(ix.pendingErr, ix.drainLocked()) // no write of it still in flight
 	delete(ix.outputs, path)
 	if _, err := os.Lstat(path); err != nil {
 		return false

@@ -388,13 +388,14 @@ func (g *gatherer) recheckLocks(c *Candidate) (Hold, bool) {
 type LiveChecker struct {
 	now        time.Time
 	staleAfter time.Duration
-	roots      map[string]string         // source → root
-	live       map[string]map[string]int // source → live registry, read once
+	roots      map[string]string          // source → root
+	live       map[string]map[string]int  // source → live registry, read once
+	dirs       map[string]map[string]bool // dir → its entry names, read once (nil: unreadable)
 }
 
 // NewLiveChecker prepares a checker for the sources of cfg.
 func NewLiveChecker(cfg *config.Config) *LiveChecker {
-	c := &LiveChecker{now: time.Now(), staleAfter: enabledDur(cfg.Janitor.LockStaleAfter), roots: map[string]string{}, live: map[string]map[string]int{}}
+	c := &LiveChecker{now: time.Now(), staleAfter: enabledDur(cfg.Janitor.LockStaleAfter), roots: map[string]string{}, live: map[string]map[string]int{}, dirs: map[string]map[string]bool{}}
 	for _, s := range cfg.Sources {
 		c.roots[s.Name] = filepath.Clean(s.Root)
 	}
@@ -409,6 +410,9 @@ func (c *LiveChecker) InUse(en indexer.Entry) Hold {
 		return Hold{}
 	}
 	for _, p := range lockPaths(l, en.Session) {
+		if !c.mayExist(p) {
+			continue
+		}
 		li, ok, err := ReadLock(p)
 		if err != nil || !ok {
 			continue
@@ -428,6 +432,28 @@ func (c *LiveChecker) InUse(en indexer.Entry) Hold {
 		return Hold{PID: pid, Why: "registered as running in its agent's session registry", Hard: true}
 	}
 	return Hold{}
+}
+
+// mayExist reports whether path can exist: false only when its directory, listed
+// once per checker, has no entry of that name. A listing of 10,000 sessions then
+// reads ~100 directories instead of stat'ing 10,000 absent lock files.
+func (c *LiveChecker) mayExist(path string) bool {
+	dir, name := filepath.Split(path)
+	names, ok := c.dirs[dir]
+	if !ok {
+		if f, err := os.Open(dir); err == nil {
+			list, err := f.Readdirnames(-1)
+			f.Close()
+			if err == nil {
+				names = make(map[string]bool, len(list))
+				for _, n := range list {
+					names[n] = true
+				}
+			}
+		}
+		c.dirs[dir] = names
+	}
+	return names == nil || names[name]
 }
 
 // enabledDur is the span of an enabled Duration, else 0.
