@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -260,6 +261,40 @@ func readCatalogSummaries(path string) (*Catalog, error) {
 	if err != nil {
 		return nil, err
 	}
+	return decodeCatalogSummaries(path, data)
+}
+
+// summaryReader reads catalogs' summaries through one reused buffer: nothing
+// decoded refers to it (every string is copied out).
+type summaryReader struct{ buf []byte }
+
+func (r *summaryReader) read(path string) (*Catalog, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r.buf = r.buf[:0]
+	if fi, err := f.Stat(); err == nil && int(fi.Size())+512 > cap(r.buf) {
+		r.buf = make([]byte, 0, int(fi.Size())+512)
+	}
+	for {
+		if len(r.buf) == cap(r.buf) {
+			r.buf = append(r.buf, 0)[:len(r.buf)] // grown by append
+		}
+		n, err := f.Read(r.buf[len(r.buf):cap(r.buf)])
+		r.buf = r.buf[:len(r.buf)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read catalog %s: %w", path, err)
+		}
+	}
+	return decodeCatalogSummaries(path, r.buf)
+}
+
+func decodeCatalogSummaries(path string, data []byte) (*Catalog, error) {
 	if c, ok := decodeCatalogLines(data); ok {
 		return c, nil
 	}

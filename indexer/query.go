@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -31,7 +32,8 @@ var (
 // do not stop the others from being read. Sessions come without their Tail (resume
 // state); ReadCatalogsFull includes it.
 func ReadCatalogs(stateDir string, sources []string, projects []string) ([]Entry, error) {
-	return readCatalogs(stateDir, sources, projects, readCatalogSummaries)
+	var r summaryReader
+	return readCatalogs(stateDir, sources, projects, r.read)
 }
 
 // ReadCatalogsFull is ReadCatalogs with every session's Tail.
@@ -96,17 +98,23 @@ func readCatalogs(stateDir string, sources []string, projects []string, read fun
 	return out, errors.Join(errs...)
 }
 
-// SortEntries orders entries newest first (ties by id, then source).
+// SortEntries orders entries newest first (ties by id, source, file and project:
+// a total order, so the listing is the same whatever order the catalogs were read).
 func SortEntries(es []Entry) {
-	sort.SliceStable(es, func(i, j int) bool {
-		a, b := es[i], es[j]
-		if a.LastActiveAt != b.LastActiveAt {
-			return a.LastActiveAt > b.LastActiveAt
+	slices.SortFunc(es, func(a, b Entry) int {
+		if c := strings.Compare(b.LastActiveAt, a.LastActiveAt); c != 0 {
+			return c
 		}
-		if a.ID != b.ID {
-			return a.ID < b.ID
+		if c := strings.Compare(a.ID, b.ID); c != 0 {
+			return c
 		}
-		return a.Source < b.Source
+		if c := strings.Compare(a.Source, b.Source); c != 0 {
+			return c
+		}
+		if c := strings.Compare(a.File, b.File); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Project, b.Project)
 	})
 }
 
