@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -236,4 +238,30 @@ func TestTailStateIsCompactedWhenRead(t *testing.T) {
 	if got := appendSession(nil, s); !bytes.Equal(got, want) {
 		t.Fatalf("got %s\nwant %s", got, want)
 	}
+}
+
+// FuzzAppendSession decodes arbitrary catalogs (seeded with the golden ones) and
+// checks that every session they hold renders as encoding/json renders it.
+func FuzzAppendSession(f *testing.F) {
+	goldens, _ := filepath.Glob("testdata/*/*/catalog-*.json")
+	for _, g := range goldens {
+		data, _ := os.ReadFile(g)
+		f.Add(data)
+	}
+	f.Add([]byte(`{"version":1,"generator":"sessionwatch","sessions":[{"id":"a","file":"f","tail":{"dev":1,"ino":2,"offset":3,"mtime":4,"size":5, "x" : [1, {"y":"<&>"}]}}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := DecodeCatalog(data)
+		if err != nil {
+			return
+		}
+		for _, s := range c.Sessions {
+			want, err := marshalNoEscape(s)
+			if err != nil {
+				continue // encoding/json refuses it: Encode reports the error
+			}
+			if got := appendSession(nil, s); !bytes.Equal(got, want) {
+				t.Fatalf("session from %q:\n got: %s\nwant: %s", data, got, want)
+			}
+		}
+	})
 }
