@@ -238,27 +238,34 @@ func BenchmarkReconcileCold(b *testing.B) {
 	}
 }
 
+// indexedWaveStore writes a generated Wave store in a temp HOME and indexes it.
+func indexedWaveStore(b *testing.B, sp gen.Spec) (*gen.Store, *indexer.Indexer) {
+	b.Helper()
+	home := b.TempDir()
+	st, err := gen.Plan(gen.DefaultRoot("wave", home), sp)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := st.Write(); err != nil {
+		b.Fatal(err)
+	}
+	ix, err := indexer.New(indexer.Options{Source: "wave", Layout: "wave", Root: st.Root, StateDir: filepath.Join(home, "state"), NativeIndex: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := ix.Reconcile(); err != nil {
+		b.Fatal(err)
+	}
+	return st, ix
+}
+
 // BenchmarkUpdateAppend appends one line to one session and updates the index:
 // the daemon's per-batch work for a single append. It reports the session-file
 // bytes read per append beyond the appended line ("overhead-B/op").
 func BenchmarkUpdateAppend(b *testing.B) {
 	for _, lines := range []int{8, 2048} {
 		b.Run(fmt.Sprintf("file=%dlines", lines), func(b *testing.B) {
-			home := b.TempDir()
-			st, err := gen.Plan(gen.DefaultRoot("wave", home), gen.Spec{Layout: "wave", Projects: 1, Sessions: 20, Lines: lines, Spread: -1, LineSize: 1024, Seed: 1})
-			if err != nil {
-				b.Fatal(err)
-			}
-			if err := st.Write(); err != nil {
-				b.Fatal(err)
-			}
-			ix, err := indexer.New(indexer.Options{Source: "wave", Layout: "wave", Root: st.Root, StateDir: filepath.Join(home, "state"), NativeIndex: true})
-			if err != nil {
-				b.Fatal(err)
-			}
-			if err := ix.Reconcile(); err != nil {
-				b.Fatal(err)
-			}
+			st, ix := indexedWaveStore(b, gen.Spec{Layout: "wave", Projects: 1, Sessions: 20, Lines: lines, Spread: -1, LineSize: 1024, Seed: 1})
 			read0 := ix.Stats().BytesRead
 			clock := gen.UniqueClock()
 			var appended int64
@@ -306,21 +313,7 @@ func BenchmarkResolve(b *testing.B) {
 // one Update. Every touched project's catalog and native index are re-rendered and
 // rewritten, so this measures the flush path.
 func BenchmarkUpdateBurst(b *testing.B) {
-	home := b.TempDir()
-	st, err := gen.Plan(gen.DefaultRoot("wave", home), gen.Spec{Layout: "wave", Projects: 10, Sessions: 1000, Lines: 8, Spread: -1, LineSize: 1024, Seed: 1})
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := st.Write(); err != nil {
-		b.Fatal(err)
-	}
-	ix, err := indexer.New(indexer.Options{Source: "wave", Layout: "wave", Root: st.Root, StateDir: filepath.Join(home, "state"), NativeIndex: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := ix.Reconcile(); err != nil {
-		b.Fatal(err)
-	}
+	st, ix := indexedWaveStore(b, gen.Spec{Layout: "wave", Projects: 10, Sessions: 1000, Lines: 8, Spread: -1, LineSize: 1024, Seed: 1})
 	clock := gen.UniqueClock()
 	paths := make([]string, 0, 100)
 	b.ResetTimer()

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"unicode/utf8"
 )
 
 // The hand-written renderers must agree byte for byte with encoding/json, which
@@ -78,13 +77,20 @@ func TestAppendJSONStringMatchesEncodingJSON(t *testing.T) {
 		cases = append(cases, randomString(r))
 	}
 	for _, s := range cases {
-		want, err := marshalNoEscape(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := appendJSONString(nil, s); !bytes.Equal(got, want) {
-			t.Fatalf("appendJSONString(%q) = %s, encoding/json says %s", s, got, want)
-		}
+		sameAsEncodingJSON(t, appendJSONString(nil, s), s)
+	}
+}
+
+// sameAsEncodingJSON fails the test unless got is what encoding/json (without HTML
+// escaping) makes of v.
+func sameAsEncodingJSON(t *testing.T, got []byte, v any) {
+	t.Helper()
+	want, err := marshalNoEscape(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("hand-written encoding differs from encoding/json for %#v\n got: %s\nwant: %s", v, got, want)
 	}
 }
 
@@ -93,13 +99,7 @@ func FuzzAppendJSONString(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		want, err := marshalNoEscape(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := appendJSONString(nil, s); !bytes.Equal(got, want) {
-			t.Fatalf("appendJSONString(%q) = %s, encoding/json says %s (valid UTF-8: %v)", s, got, want, utf8.ValidString(s))
-		}
+		sameAsEncodingJSON(t, appendJSONString(nil, s), s)
 	})
 }
 
@@ -209,13 +209,7 @@ func TestAppendSessionMatchesEncodingJSON(t *testing.T) {
 				LongLine: r.IntN(4) == 0, Fp: randomString(r), Dep: randomString(r), OwnProject: randomString(r),
 				State: []byte(states[r.IntN(len(states))])}
 		}
-		want, err := marshalNoEscape(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := appendSession(nil, s); !bytes.Equal(got, want) {
-			t.Fatalf("session %d:\n got: %s\nwant: %s", i, got, want)
-		}
+		sameAsEncodingJSON(t, appendSession(nil, s), s)
 	}
 }
 
@@ -231,13 +225,7 @@ func TestTailStateIsCompactedWhenRead(t *testing.T) {
 		t.Fatalf("state = %s, want %s", got, want)
 	}
 	s := &Session{ID: "x", File: "/f", Tail: &tail}
-	want, err := marshalNoEscape(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := appendSession(nil, s); !bytes.Equal(got, want) {
-		t.Fatalf("got %s\nwant %s", got, want)
-	}
+	sameAsEncodingJSON(t, appendSession(nil, s), s)
 }
 
 // FuzzAppendSession decodes arbitrary catalogs (seeded with the golden ones) and
