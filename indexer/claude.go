@@ -390,27 +390,6 @@ func (a *claudeAcc) Summarize(s *Session, f FileFacts) {
 	s.Model = a.Model
 }
 
-// claudeIndex is Claude Code's sessions-index.json, schema version 1.
-type claudeIndex struct {
-	Version      int                `json:"version"`
-	OriginalPath string             `json:"originalPath"`
-	Entries      []claudeIndexEntry `json:"entries"`
-}
-
-type claudeIndexEntry struct {
-	SessionID    string `json:"sessionId"`
-	FullPath     string `json:"fullPath"`
-	FileMtime    int64  `json:"fileMtime"` // epoch milliseconds
-	FirstPrompt  string `json:"firstPrompt"`
-	Summary      string `json:"summary,omitempty"`
-	MessageCount int    `json:"messageCount"`
-	Created      string `json:"created"`
-	Modified     string `json:"modified"`
-	GitBranch    string `json:"gitBranch"`
-	ProjectPath  string `json:"projectPath"`
-	IsSidechain  bool   `json:"isSidechain"`
-}
-
 // NativeIndex renders Claude Code's sessions-index.json for one project directory:
 // its main sessions in the order given (newest first), pretty-printed with two
 // spaces. originalPath is the project of the first main session (by file name) whose

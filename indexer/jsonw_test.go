@@ -2,6 +2,7 @@ package indexer
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -12,6 +13,58 @@ import (
 
 // The hand-written renderers must agree byte for byte with encoding/json, which
 // Wave's and Claude's readers were written against.
+
+// The agents' native index schemas, as encoding/json renders them: the oracles
+// the hand-written renderers are held to.
+
+// waveIndex is Wave's own sessions-index.json schema.
+type waveIndex struct {
+	Sessions    map[string]waveIndexEntry `json:"sessions"`
+	LastUpdated string                    `json:"lastUpdated"`
+}
+
+type waveIndexEntry struct {
+	SessionType       string `json:"sessionType"`
+	Workdir           string `json:"workdir"`
+	CreatedAt         string `json:"createdAt"`
+	LastActiveAt      string `json:"lastActiveAt"`
+	LatestTotalTokens int64  `json:"latestTotalTokens"`
+	FirstMessage      string `json:"firstMessage"`
+	RootSessionID     string `json:"rootSessionId"`
+	ParentSessionID   string `json:"parentSessionId,omitempty"`
+}
+
+// claudeIndex is Claude Code's sessions-index.json, schema version 1.
+type claudeIndex struct {
+	Version      int                `json:"version"`
+	OriginalPath string             `json:"originalPath"`
+	Entries      []claudeIndexEntry `json:"entries"`
+}
+
+type claudeIndexEntry struct {
+	SessionID    string `json:"sessionId"`
+	FullPath     string `json:"fullPath"`
+	FileMtime    int64  `json:"fileMtime"` // epoch milliseconds
+	FirstPrompt  string `json:"firstPrompt"`
+	Summary      string `json:"summary,omitempty"`
+	MessageCount int    `json:"messageCount"`
+	Created      string `json:"created"`
+	Modified     string `json:"modified"`
+	GitBranch    string `json:"gitBranch"`
+	ProjectPath  string `json:"projectPath"`
+	IsSidechain  bool   `json:"isSidechain"`
+}
+
+func marshalIndent(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
 
 // waveNativeReference is how the Wave native index was rendered before it was
 // written by hand: encoding/json over the schema types.

@@ -185,23 +185,6 @@ func (waveLayout) DirProject(root, dir string) string {
 	})
 }
 
-// waveIndex is Wave's own sessions-index.json schema.
-type waveIndex struct {
-	Sessions    map[string]waveIndexEntry `json:"sessions"`
-	LastUpdated string                    `json:"lastUpdated"`
-}
-
-type waveIndexEntry struct {
-	SessionType       string `json:"sessionType"`
-	Workdir           string `json:"workdir"`
-	CreatedAt         string `json:"createdAt"`
-	LastActiveAt      string `json:"lastActiveAt"`
-	LatestTotalTokens int64  `json:"latestTotalTokens"`
-	FirstMessage      string `json:"firstMessage"`
-	RootSessionID     string `json:"rootSessionId"`
-	ParentSessionID   string `json:"parentSessionId,omitempty"`
-}
-
 // NativeIndex renders Wave's index, pretty-printed with two spaces as Wave wrote it.
 // lastUpdated is the newest lastActiveAt, so a rebuild reproduces the file exactly.
 func (waveLayout) NativeIndex(root, dir string, sessions []*Session) ([]byte, error) {
