@@ -70,6 +70,8 @@ type Indexer struct {
 	pendingErr    error     // errors of writes waited for early, reported by the flush
 	diffs         []Difference
 	stats         Stats
+	consumers     []Consumer      // fed by every read (consumer.go)
+	touched       map[string]bool // units whose sessions changed since consumers last synced
 }
 
 // commitParallel is how many writes a flush has in flight at once: concurrent
@@ -159,6 +161,7 @@ func New(opt Options) (*Indexer, error) {
 		keys:          map[string]string{},
 		dirtyDirs:     map[string]bool{},
 		dirtyProjects: map[string]bool{},
+		touched:       map[string]bool{},
 	}
 	if fr, ok := l.(fileRoot); ok && fr.RootIsFile() {
 		ix.rootDir = filepath.Dir(opt.Root)
@@ -473,6 +476,12 @@ func (ix *Indexer) removeUnitLocked(urel string) bool {
 	}
 	ix.setSessionsLocked(u, nil)
 	delete(ix.units, urel)
+	if len(ix.consumers) > 0 {
+		ref := ix.unitRef(u)
+		for _, c := range ix.consumers {
+			c.Remove(ref)
+		}
+	}
 	return true
 }
 
@@ -485,6 +494,7 @@ func (ix *Indexer) setSessionsLocked(u *unit, ss []*Session) {
 		ix.dirtyDirs[s.Dir] = true
 	}
 	u.sessions = ss
+	ix.touched[u.rel] = true
 }
 
 func statIdentity(fi fs.FileInfo) (dev, ino uint64) {
@@ -526,7 +536,7 @@ func (ix *Indexer) relatedLocked(urel string) error {
 
 // readUnitLocked reads one unit; changed reports whether its sessions may differ.
 func (ix *Indexer) readUnitLocked(urel string, kind UnitKind) (changed bool, err error) {
-	path := filepath.Join(ix.rootDir, filepath.FromSlash(urel))
+	path := ix.unitPath(urel)
 	switch kind {
 	case UnitLines:
 		return ix.updateLinesLocked(urel, path)
@@ -563,7 +573,7 @@ func (ix *Indexer) updateLinesLocked(urel, path string) (bool, error) {
 		ix.units[urel] = u
 	}
 	mtime := fi.ModTime().UnixNano()
-	if u.acc != nil && u.tail.Dev == dev && u.tail.Ino == ino && u.tail.Size == fi.Size() && u.tail.Mtime == mtime && fi.Size() >= u.tail.Offset {
+	if u.acc != nil && u.tail.Dev == dev && u.tail.Ino == ino && u.tail.Size == fi.Size() && u.tail.Mtime == mtime && fi.Size() >= u.tail.Offset && !ix.consumersBehindLocked(u) {
 		return false, nil // unchanged: stat only
 	}
 	reset := u.acc == nil || u.tail.Dev != dev || u.tail.Ino != ino || fi.Size() < u.tail.Offset
@@ -583,15 +593,24 @@ func (ix *Indexer) updateLinesLocked(urel, path string) (bool, error) {
 		u.tail = Tail{Dev: dev, Ino: ino}
 		u.skipped = 0
 	}
+	feed, err := ix.catchUpConsumersLocked(f, u, reset)
+	if err != nil {
+		return false, fmt.Errorf("read %s: %w", path, err)
+	}
 	acc := u.acc
-	st, err := ReadLines(f, &u.tail, func(line []byte) {
+	st, err := readLines(f, &u.tail, func(off int64, line []byte) {
 		line = bytes.TrimSpace(line)
 		if len(line) == 0 {
 			return
 		}
-		if line[0] != '{' || acc.Line(line) != nil {
+		if line[0] != '{' {
+			u.skipped++
+			return
+		}
+		if acc.Line(line) != nil {
 			u.skipped++
 		}
+		feed(off, line)
 	})
 	ix.stats.BytesRead += st.BytesRead
 	u.skipped += st.Long
@@ -610,6 +629,12 @@ func (ix *Indexer) updateLinesLocked(urel, path string) (bool, error) {
 		return true, fmt.Errorf("read %s: %w", path, err)
 	}
 	u.tail.Fp = fp
+	if len(ix.consumers) > 0 {
+		ref := ix.unitRef(u)
+		for _, c := range ix.consumers {
+			c.Done(ref, u.tail.Offset, fp)
+		}
+	}
 	ix.summarizeLinesLocked(u, path)
 	return true, nil
 }
@@ -649,7 +674,8 @@ func (ix *Indexer) updateDocumentLocked(urel, path string) (bool, error) {
 		dep = ds.DepStamp(ix.rootDir, urel)
 	}
 	u := ix.units[urel]
-	if u != nil && u.tail.Dev == dev && u.tail.Ino == ino && u.tail.Size == fi.Size() && u.tail.Mtime == mtime && u.tail.Dep == dep {
+	unchanged := u != nil && u.tail.Dev == dev && u.tail.Ino == ino && u.tail.Size == fi.Size() && u.tail.Mtime == mtime && u.tail.Dep == dep
+	if unchanged && !ix.consumersBehindLocked(u) {
 		return false, nil
 	}
 	data, err := os.ReadFile(path)
@@ -662,6 +688,17 @@ func (ix *Indexer) updateDocumentLocked(urel, path string) (bool, error) {
 	if err != nil {
 		// Keep what we had: a half-written document must not drop sessions.
 		return false, fmt.Errorf("parse %s: %w", path, err)
+	}
+	if unchanged {
+		// Only a consumer attached since is behind: hand it the document.
+		ref := ix.unitRef(u)
+		for _, c := range ix.consumers {
+			if off, fp, ok := c.Resume(ref); !ok || off != u.tail.Offset || fp != u.tail.Fp {
+				c.Document(ref, data, u.sessions)
+				c.Done(ref, u.tail.Offset, u.tail.Fp)
+			}
+		}
+		return false, nil
 	}
 	if u == nil {
 		u = &unit{rel: urel, kind: UnitDocument}
@@ -688,6 +725,13 @@ func (ix *Indexer) updateDocumentLocked(urel, path string) (bool, error) {
 		s.Dir = ix.layout.ProjectDir(urel)
 	}
 	ix.setSessionsLocked(u, ss)
+	if len(ix.consumers) > 0 {
+		ref := ix.unitRef(u)
+		for _, c := range ix.consumers {
+			c.Document(ref, data, ss)
+			c.Done(ref, u.tail.Offset, u.tail.Fp)
+		}
+	}
 	return true, nil
 }
 
@@ -706,17 +750,18 @@ func (ix *Indexer) flushLocked() error {
 		}
 	}
 	var errs []error
+	dirSessions := map[string][]*Session{}
 	for dir := range ix.dirtyDirs {
 		us := byDir[dir]
 		sort.Slice(us, func(i, j int) bool { return us[i].rel < us[j].rel })
 		fallback := ""
-		var dirSessions []*Session
+		var ss []*Session
 		for _, u := range us {
 			for _, s := range u.sessions {
 				if s.Dir != dir {
 					continue
 				}
-				dirSessions = append(dirSessions, s)
+				ss = append(ss, s)
 				// Sessions lend their project to siblings in the same project
 				// directory; without project directories (dir "") there are none.
 				if fallback == "" && dir != "" {
@@ -724,12 +769,12 @@ func (ix *Indexer) flushLocked() error {
 				}
 			}
 		}
-		if fallback == "" && dir != "" && len(dirSessions) > 0 {
+		if fallback == "" && dir != "" && len(ss) > 0 {
 			if r, ok := ix.layout.(ProjectResolver); ok {
 				fallback = r.DirProject(ix.rootDir, dir)
 			}
 		}
-		for _, s := range dirSessions {
+		for _, s := range ss {
 			p := firstNonEmpty(s.Tail.OwnProject, fallback)
 			if p != s.Project {
 				ix.dirtyProjects[s.Project] = true
@@ -737,7 +782,16 @@ func (ix *Indexer) flushLocked() error {
 			}
 			ix.dirtyProjects[p] = true
 		}
-		if err := ix.writeNativeLocked(dir, dirSessions); err != nil {
+		dirSessions[dir] = ss
+	}
+	// Consumers are made durable before any index of this flush is written, so no
+	// catalog offset is ever ahead of what they hold.
+	if err := ix.syncConsumersLocked(); err != nil {
+		// Nothing of this flush is written: the indexes stay dirty for the next one.
+		return fmt.Errorf("sync consumers: %w", err)
+	}
+	for dir, ss := range dirSessions {
+		if err := ix.writeNativeLocked(dir, ss); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -1038,6 +1092,11 @@ func (ix *Indexer) Differences() []Difference {
 	out := append([]Difference(nil), ix.diffs...)
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out
+}
+
+// unitPath is the absolute path of a unit.
+func (ix *Indexer) unitPath(urel string) string {
+	return filepath.Join(ix.rootDir, filepath.FromSlash(urel))
 }
 
 // Root returns the source root.

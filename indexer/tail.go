@@ -56,6 +56,11 @@ type LineStats struct {
 // partial line is already longer than MaxLineBytes: then its bytes are consumed and
 // t.LongLine set, and the line is counted as skipped when its newline arrives.
 func ReadLines(f *os.File, t *Tail, fn func(line []byte)) (LineStats, error) {
+	return readLines(f, t, func(_ int64, line []byte) { fn(line) })
+}
+
+// readLines is ReadLines over any seekable reader, handing fn each line's offset.
+func readLines(f io.ReadSeeker, t *Tail, fn func(off int64, line []byte)) (LineStats, error) {
 	var st LineStats
 	if _, err := f.Seek(t.Offset, io.SeekStart); err != nil {
 		return st, err
@@ -95,14 +100,14 @@ func ReadLines(f *os.File, t *Tail, fn func(line []byte)) (LineStats, error) {
 						st.Long++
 					} else {
 						pending = append(pending, chunk[start:end]...)
-						fn(pending)
+						fn(t.Offset, pending)
 						st.Lines++
 					}
 					pending = pending[:0]
 				} else if i > MaxLineBytes {
 					st.Long++
 				} else {
-					fn(chunk[start:end])
+					fn(pos+int64(start), chunk[start:end])
 					st.Lines++
 				}
 				start = end + 1

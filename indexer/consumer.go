@@ -1,0 +1,198 @@
+package indexer
+
+import (
+	"bytes"
+	"io"
+	"os"
+)
+
+// Consumer is fed by the indexer's reads, so that what is built beside the catalog
+// (the full-text search index, the usage ledger) sees every appended byte without
+// reading it again (STYLE 16: one reader, many consumers). The indexer knows no
+// consumer by name; the daemon attaches them with Group.AddConsumer.
+//
+// Every method is called with the indexer's lock held, so the calls for one source
+// come one at a time; a consumer attached to several sources must lock itself.
+//
+// Crash safety: Sync is called at every flush before any catalog of that flush is
+// written, so a consumer's durable state is never behind the offsets in the catalogs.
+// After a crash the indexer may hand over lines again from an older catalog offset;
+// a consumer ignores lines below the offset it reported from Resume (it has them).
+type Consumer interface {
+	// Resume reports how far the consumer has consumed a line unit of this identity
+	// (u.Dev, u.Ino): the offset after the last line it took, and the fingerprint it
+	// was given for that offset by Done. ok is false when it holds nothing of this
+	// unit (never seen, or another identity): the unit is then handed over from 0.
+	Resume(u UnitRef) (offset int64, fp string, ok bool)
+	// Reset drops everything the consumer derived from the unit: it was replaced,
+	// truncated or rewritten, and is read again from offset 0.
+	Reset(u UnitRef)
+	// Line hands over one complete line (starting with '{', not yet validated) that
+	// starts at byte offset off of the unit.
+	Line(u UnitRef, off int64, line []byte)
+	// Done says a read of the unit ended: every line before offset has been handed
+	// over; fp is Fingerprint(file, offset), to be returned by Resume.
+	Done(u UnitRef, offset int64, fp string)
+	// Document hands over the whole content of a document unit each time it changed
+	// and parsed; sessions are what the layout made of it.
+	Document(u UnitRef, data []byte, sessions []*Session)
+	// Remove says the unit's file left the store (deleted, retired or moved away).
+	Remove(u UnitRef)
+	// Sync makes what was handed over durable. sessions are the current sessions of
+	// the units that changed since the last Sync, with their projects resolved.
+	Sync(sessions []SessionRef) error
+}
+
+// UnitRef identifies a unit to a consumer.
+type UnitRef struct {
+	Source string // source name
+	Layout string // layout name
+	Unit   string // unit path relative to the source's unit directory, slash-separated
+	Path   string // absolute path of the unit's file
+	Dev    uint64 // identity of the file (0 for a removed unit)
+	Ino    uint64
+}
+
+// SessionRef is a session as a consumer needs it: which unit it comes from and the
+// project it is filed under.
+type SessionRef struct {
+	UnitRef
+	ID       string
+	Type     string
+	ParentID string
+	File     string
+	Project  string
+	Title    string
+	Created  string
+	Last     string
+}
+
+// AddConsumer attaches a consumer to every indexer of the group. It must be called
+// before the first Load or Reconcile.
+func (g *Group) AddConsumer(c Consumer) {
+	for _, ix := range g.indexers {
+		ix.mu.Lock()
+		ix.consumers = append(ix.consumers, c)
+		ix.mu.Unlock()
+	}
+}
+
+func (ix *Indexer) unitRef(u *unit) UnitRef {
+	return UnitRef{
+		Source: ix.opt.Source,
+		Layout: ix.layout.Name(),
+		Unit:   u.rel,
+		Path:   ix.unitPath(u.rel),
+		Dev:    u.tail.Dev,
+		Ino:    u.tail.Ino,
+	}
+}
+
+// consumersBehindLocked reports whether a consumer has not yet been handed a line
+// unit up to its current offset (a consumer attached after the unit was indexed).
+func (ix *Indexer) consumersBehindLocked(u *unit) bool {
+	if len(ix.consumers) == 0 {
+		return false
+	}
+	ref := ix.unitRef(u)
+	for _, c := range ix.consumers {
+		off, fp, ok := c.Resume(ref)
+		if !ok || off != u.tail.Offset || fp != u.tail.Fp {
+			return true
+		}
+	}
+	return false
+}
+
+// syncConsumersLocked hands the consumers the sessions of the units that changed
+// and has them make their state durable.
+func (ix *Indexer) syncConsumersLocked() error {
+	if len(ix.consumers) == 0 {
+		clear(ix.touched)
+		return nil
+	}
+	if len(ix.touched) == 0 {
+		return nil
+	}
+	var refs []SessionRef
+	for urel := range ix.touched {
+		u := ix.units[urel]
+		if u == nil {
+			continue
+		}
+		ref := ix.unitRef(u)
+		for _, s := range u.sessions {
+			refs = append(refs, SessionRef{UnitRef: ref, ID: s.ID, Type: s.Type, ParentID: s.ParentID,
+				File: s.File, Project: s.Project, Title: s.Title, Created: s.CreatedAt, Last: s.LastActiveAt})
+		}
+	}
+	for _, c := range ix.consumers {
+		if err := c.Sync(refs); err != nil {
+			return err // touched stays: the next flush hands the same sessions again
+		}
+	}
+	clear(ix.touched)
+	return nil
+}
+
+// catchUpConsumersLocked prepares the consumers for a read of line unit u that goes
+// on from u.tail.Offset (0 after a reset). A consumer that holds less of the unit
+// than the indexer (attached later, or its state was lost) is first handed the
+// lines it lacks; one that holds more (a crash between its Sync and the catalog
+// write) skips what it has. A consumer whose position no longer matches the file's
+// bytes starts over. It returns the function that hands each line of the read on.
+func (ix *Indexer) catchUpConsumersLocked(f *os.File, u *unit, reset bool) (func(off int64, line []byte), error) {
+	if len(ix.consumers) == 0 {
+		return func(int64, []byte) {}, nil
+	}
+	ref := ix.unitRef(u)
+	from := make([]int64, len(ix.consumers)) // the offset each consumer needs lines from
+	lowest := u.tail.Offset
+	for i, c := range ix.consumers {
+		if reset {
+			c.Reset(ref)
+			continue
+		}
+		off, fp, ok := c.Resume(ref)
+		switch {
+		case !ok:
+			c.Reset(ref)
+		case off == u.tail.Offset && fp == u.tail.Fp:
+			from[i] = off
+		default:
+			got, n, err := Fingerprint(f, off)
+			ix.stats.BytesRead += n
+			if err != nil {
+				return nil, err
+			}
+			if got == fp {
+				from[i] = off
+			} else {
+				c.Reset(ref)
+			}
+		}
+		lowest = min(lowest, from[i])
+	}
+	feed := func(off int64, line []byte) {
+		for i, c := range ix.consumers {
+			if off >= from[i] {
+				c.Line(ref, off, line)
+			}
+		}
+	}
+	if lowest < u.tail.Offset {
+		// Only the consumers get these lines: the accumulator has them already.
+		t := Tail{Offset: lowest}
+		st, err := readLines(io.NewSectionReader(f, 0, u.tail.Offset), &t, func(off int64, line []byte) {
+			line = bytes.TrimSpace(line)
+			if len(line) > 0 && line[0] == '{' {
+				feed(off, line)
+			}
+		})
+		ix.stats.BytesRead += st.BytesRead
+		if err != nil {
+			return nil, err
+		}
+	}
+	return feed, nil
+}
