@@ -474,4 +474,3 @@ func archivesInScope(archives []janitor.Archived, sc scope) []janitor.Archived {
 	}
 	return out
 }
-

@@ -252,11 +252,12 @@ const (
 
 // printTable writes the rows as text/tabwriter (padding 2) would lay them out:
 // every column but the last as wide as its widest cell (in runes) plus two spaces.
-// Within width columns (0: no limit) the TITLE column shrinks first, then MODEL.
+// Within width columns (0: no limit) the TITLE column shrinks first, then MODEL,
+// then STARTED is left out.
 // It is written by hand because tabwriter was a quarter of `list --all` at 10,000
 // rows; TestPrintTableMatchesTabwriter keeps the two identical.
 func printTable(w io.Writer, rows []listed, width int) {
-	const model, title = 5, len(listHeader) - 1
+	const started, model, title = 3, 5, len(listHeader) - 1
 	cells := make([][len(listHeader)]string, 0, len(rows)+1)
 	cells = append(cells, listHeader)
 	titles := make([]string, len(rows))
@@ -276,20 +277,27 @@ func printTable(w io.Writer, rows []listed, width int) {
 			colw[i] = max(colw[i], utf8.RuneCountInString(row[i]))
 		}
 	}
+	drop := -1 // a column left out of a narrow terminal
 	if width > 0 {
 		used := 0 // every column but TITLE, with its padding
 		for i := range title {
 			used += colw[i] + 2
 		}
-		if avail := width - used; colw[title] > avail {
-			if avail < minTitle && colw[model] > minModel {
+		if colw[title] > width-used {
+			if width-used < minTitle && colw[model] > minModel {
 				// TITLE alone cannot give enough: MODEL shrinks too.
-				newModel := max(minModel, colw[model]-(minTitle-avail))
+				newModel := max(minModel, colw[model]-(minTitle-(width-used)))
 				for i := range cells[1:] {
 					cells[i+1][model] = cell(cells[i+1][model], newModel)
 				}
 				used -= colw[model] - newModel
 				colw[model] = newModel
+			}
+			if width-used < minTitle {
+				// Still too narrow (an 80-column terminal): STARTED goes; LAST
+				// ACTIVE is what sorts the list.
+				drop = started
+				used -= colw[started] + 2
 			}
 			titleW := max(width-used, minTitle)
 			for i := range rows {
@@ -301,6 +309,9 @@ func printTable(w io.Writer, rows []listed, width int) {
 	b := make([]byte, 0, 64<<10)
 	for _, row := range cells {
 		for i, c := range row[:title] {
+			if i == drop {
+				continue
+			}
 			b = append(b, c...)
 			for pad := colw[i] + 2 - utf8.RuneCountInString(c); pad > 0; {
 				n := min(pad, len(spaces))
