@@ -78,7 +78,8 @@ type Problem struct {
 	Got     string // the offending value as JSON, possibly shortened; "" when there is none
 }
 
-// Error formats the problem as "path: message (got X)".
+// Error formats the problem as "path: message (got X)", leaving out "(got X)"
+// when the message already names X.
 func (p *Problem) Error() string {
 	var b strings.Builder
 	if p.Path != "" {
@@ -86,7 +87,9 @@ func (p *Problem) Error() string {
 		b.WriteString(": ")
 	}
 	b.WriteString(p.Message)
-	if p.Got != "" {
+	// A message that already quotes the value (`invalid duration "fast"`) does
+	// not repeat it.
+	if p.Got != "" && !strings.Contains(p.Message, p.Got) {
 		b.WriteString(" (got ")
 		b.WriteString(p.Got)
 		b.WriteString(")")

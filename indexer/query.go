@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -133,57 +132,167 @@ func ProjectCandidates(dir string) []string {
 	return out
 }
 
-// Resolve finds the session a REF names among entries (as listed, numbered from 1):
-// exact id, unique id prefix, 1-based number, or the path of a session file. A REF
-// holding "/" or ".." that is no session file is rejected with ErrBadRef.
+// MaxAmbiguous is how many candidates an ambiguity error lists before "and N more".
+const MaxAmbiguous = 10
+
+// RefRow is what a REF can name in one listed row: its id and its file.
+type RefRow struct {
+	ID   string
+	File string
+}
+
+// RefOptions says how a REF is read.
+type RefOptions struct {
+	// Numbers: the rows are numbered 1..N as they were listed, and a decimal REF in
+	// that range names a row.
+	Numbers bool
+	// Destructive: a number that is also the start of another session's id is
+	// refused (ErrAmbiguous naming both) instead of taking the row. A command that
+	// deletes or moves files never guesses.
+	Destructive bool
+	// Scope names the listed scope in a not-found message: "this project" (the
+	// default) or, for --all, "any project".
+	Scope string
+}
+
+// ResolveRows finds the row a REF names among rows, the listed scope (SPEC §6), and
+// returns its index. In order: a REF holding "/" or ".." must be the path of a
+// row's file (else ErrBadRef); an exact id; a decimal number 1..N (with
+// o.Numbers); a unique id prefix; else ErrNotFound. It never looks beyond rows.
+func ResolveRows(rows []RefRow, ref string, o RefOptions) (int, error) {
+	if ref == "" {
+		return -1, fmt.Errorf("%w: empty reference", ErrBadRef)
+	}
+	scope := o.Scope
+	if scope == "" {
+		scope = "this project"
+	}
+	if strings.ContainsRune(ref, '/') || strings.Contains(ref, "..") || strings.ContainsRune(ref, filepath.Separator) {
+		abs, err := filepath.Abs(ref)
+		var at []int
+		if err == nil {
+			for i, r := range rows {
+				if r.File == abs {
+					at = append(at, i)
+				}
+			}
+		}
+		switch len(at) {
+		case 0:
+			return -1, fmt.Errorf("%w: %s is not a session file of %s", ErrBadRef, ref, scope)
+		case 1:
+			return at[0], nil
+		}
+		return -1, ambiguous(rows, at, ref+" holds several sessions; give the id")
+	}
+	var exact []int
+	for i, r := range rows {
+		if r.ID == ref {
+			exact = append(exact, i)
+		}
+	}
+	switch len(exact) {
+	case 1:
+		return exact[0], nil
+	case 0:
+	default:
+		// One id in two places (two sources, or archived twice).
+		return -1, ambiguous(rows, exact, ref+" names several sessions; give the file path or the row number")
+	}
+	var prefixed []int
+	for i, r := range rows {
+		if strings.HasPrefix(r.ID, ref) {
+			prefixed = append(prefixed, i)
+		}
+	}
+	if n, ok := rowNumber(ref, len(rows)); o.Numbers && ok {
+		row := n - 1
+		if !o.Destructive || len(prefixed) == 0 || (len(prefixed) == 1 && prefixed[0] == row) {
+			return row, nil
+		}
+		cands := append([]int{row}, slices.DeleteFunc(prefixed, func(i int) bool { return i == row })...)
+		return -1, ambiguous(rows, cands, fmt.Sprintf("%s is row %d (%s) and also the start of another id; give the full id", ref, n, rows[row].ID))
+	}
+	switch len(prefixed) {
+	case 0:
+		return -1, fmt.Errorf("%w for %s: %s", ErrNotFound, scope, ref)
+	case 1:
+		return prefixed[0], nil
+	}
+	return -1, ambiguous(rows, prefixed, fmt.Sprintf("%s starts %d ids; give more characters", ref, len(prefixed)))
+}
+
+// rowNumber reads ref as a list number 1..n written plainly ("3", not "03" or "+3").
+func rowNumber(ref string, n int) (int, bool) {
+	if ref[0] < '1' || ref[0] > '9' || len(ref) > 9 {
+		return 0, false
+	}
+	v, err := strconv.Atoi(ref)
+	return v, err == nil && v >= 1 && v <= n
+}
+
+// ambiguous is ErrAmbiguous with what, then the candidates one per line (at most
+// MaxAmbiguous, then "and N more"); an id that appears twice is told apart by its file.
+func ambiguous(rows []RefRow, idx []int, what string) error {
+	count := map[string]int{}
+	for _, i := range idx {
+		count[rows[i].ID]++
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %s", ErrAmbiguous.Error(), what)
+	for k, i := range idx {
+		if k == MaxAmbiguous {
+			fmt.Fprintf(&b, "\nand %d more", len(idx)-k)
+			break
+		}
+		b.WriteString("\n")
+		b.WriteString(rows[i].ID)
+		if count[rows[i].ID] > 1 {
+			b.WriteString("  " + rows[i].File)
+		}
+	}
+	return &refError{msg: b.String(), sentinel: ErrAmbiguous}
+}
+
+// refError is a message of its own that still matches its sentinel with errors.Is.
+type refError struct {
+	msg      string
+	sentinel error
+}
+
+func (e *refError) Error() string { return e.msg }
+func (e *refError) Unwrap() error { return e.sentinel }
+
+// Resolve finds the session a REF names among entries, as listed (numbered from 1);
+// see ResolveRows.
 func Resolve(entries []Entry, ref string) (Entry, error) {
-	return resolve(entries, ref, true)
+	return resolveEntries(entries, ref, RefOptions{Numbers: true})
+}
+
+// ResolveDestructive is Resolve for a command that changes files: a number that is
+// also another session's id prefix is refused.
+func ResolveDestructive(entries []Entry, ref string) (Entry, error) {
+	return resolveEntries(entries, ref, RefOptions{Numbers: true, Destructive: true})
 }
 
 // ResolveID is Resolve without list numbers: exact id, unique id prefix or path.
 func ResolveID(entries []Entry, ref string) (Entry, error) {
-	return resolve(entries, ref, false)
+	return resolveEntries(entries, ref, RefOptions{})
 }
 
-func resolve(entries []Entry, ref string, numbers bool) (Entry, error) {
-	if ref == "" {
-		return Entry{}, fmt.Errorf("%w: empty reference", ErrBadRef)
+// ResolveEntries is Resolve with explicit options.
+func ResolveEntries(entries []Entry, ref string, o RefOptions) (Entry, error) {
+	return resolveEntries(entries, ref, o)
+}
+
+func resolveEntries(entries []Entry, ref string, o RefOptions) (Entry, error) {
+	rows := make([]RefRow, len(entries))
+	for i, e := range entries {
+		rows[i] = RefRow{ID: e.ID, File: e.File}
 	}
-	if strings.ContainsRune(ref, '/') || strings.Contains(ref, "..") || strings.ContainsRune(ref, filepath.Separator) {
-		abs, err := filepath.Abs(ref)
-		if err == nil {
-			for _, e := range entries {
-				if e.File == abs {
-					return e, nil
-				}
-			}
-		}
-		return Entry{}, fmt.Errorf("%w: %s is not a session file", ErrBadRef, ref)
+	i, err := ResolveRows(rows, ref, o)
+	if err != nil {
+		return Entry{}, err
 	}
-	for _, e := range entries {
-		if e.ID == ref {
-			return e, nil
-		}
-	}
-	var matches []Entry
-	for _, e := range entries {
-		if strings.HasPrefix(e.ID, ref) {
-			matches = append(matches, e)
-		}
-	}
-	if len(matches) == 1 {
-		return matches[0], nil
-	}
-	if len(matches) > 1 {
-		ids := make([]string, 0, len(matches))
-		for _, m := range matches {
-			ids = append(ids, m.ID)
-		}
-		sort.Strings(ids)
-		return Entry{}, fmt.Errorf("%w: %s matches %s", ErrAmbiguous, ref, strings.Join(ids, ", "))
-	}
-	if n, err := strconv.Atoi(ref); numbers && err == nil && n >= 1 && n <= len(entries) && strconv.Itoa(n) == ref {
-		return entries[n-1], nil
-	}
-	return Entry{}, fmt.Errorf("%w for this project: %s", ErrNotFound, ref)
+	return entries[i], nil
 }

@@ -3,6 +3,7 @@ package indexer_test
 import (
 	"errors"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -10,9 +11,11 @@ import (
 	"github.com/sessionwatch/sessionwatch/indexer"
 )
 
-// FuzzResolve checks REF resolution (SPEC §6) against its definition: exact id,
-// then unique id prefix (ambiguous lists every match), then 1-based list number;
-// a REF with "/" or ".." must name a listed session file. The seed corpus runs in
+// FuzzResolve checks REF resolution (SPEC §6) against its definition: exact id
+// (one id listed twice is ambiguous), then a 1-based list number (refused when
+// destructive and another id starts with it), then a unique id prefix (ambiguous
+// lists at most MaxAmbiguous matches); a REF with "/" or ".." must name a listed
+// session file. The seed corpus runs in
 // plain `go test`; fuzz with
 //
 //	go test -run '^$' -fuzz FuzzResolve -fuzztime 60s ./indexer/
@@ -29,9 +32,12 @@ func FuzzResolve(f *testing.F) {
 		{ids, "/store/nope.jsonl"},
 		{ids, "../etc/passwd"}, {ids, ".."}, {ids, "a/b"}, {ids, "./1"},
 		{"1,2,12", "1"}, // an id that is also a number: the id wins
-		{"12,13", "1"},  // a prefix of two ids before a number
-		{"a,a", "a"},    // the same id twice (two sources): exact wins
+		{"12,13", "1"},  // a number that is also a prefix of two ids
+		{"3a,b,c", "3"}, // row 3 and the prefix of row 1
+		{"a,b,3c", "3"}, // row 3 is the only id starting with 3: no conflict
+		{"a,a", "a"},    // the same id twice (two sources): ambiguous
 		{"ab,ab", "a"},  // the same id twice by prefix: ambiguous
+		{"5a,5b,5c,5d,5e,5f,5g,5h,5i,5j,5k,5l", "5"}, // more than MaxAmbiguous
 		{"x", "9999999999999999999999"},
 		{"é,éa", "é"},
 	} {
@@ -45,19 +51,15 @@ func FuzzResolve(f *testing.F) {
 			}
 			entries = append(entries, indexer.Entry{Session: &indexer.Session{ID: id, File: "/store/" + id + ".jsonl"}, Source: "s" + strconv.Itoa(i%2)})
 		}
-		for _, withNumbers := range []bool{true, false} {
-			resolve := indexer.ResolveID
-			if withNumbers {
-				resolve = indexer.Resolve
-			}
-			got, err := resolve(entries, ref)
-			checkResolve(t, entries, ref, withNumbers, got, err)
+		for _, o := range []indexer.RefOptions{{}, {Numbers: true}, {Numbers: true, Destructive: true}} {
+			got, err := indexer.ResolveEntries(entries, ref, o)
+			checkResolve(t, entries, ref, o, got, err)
 		}
 	})
 }
 
 // checkResolve compares one resolution with the rules of SPEC §6.
-func checkResolve(t *testing.T, entries []indexer.Entry, ref string, numbers bool, got indexer.Entry, err error) {
+func checkResolve(t *testing.T, entries []indexer.Entry, ref string, o indexer.RefOptions, got indexer.Entry, err error) {
 	t.Helper()
 	if err != nil && !errors.Is(err, indexer.ErrNotFound) && !errors.Is(err, indexer.ErrAmbiguous) && !errors.Is(err, indexer.ErrBadRef) {
 		t.Fatalf("resolve(%q) = %v: not one of the sentinel errors", ref, err)
@@ -96,21 +98,34 @@ func checkResolve(t *testing.T, entries []indexer.Entry, ref string, numbers boo
 			t.Fatalf("resolve(%q) = entry %d, %v; want entry %d (its file)", ref, index, err, want)
 		}
 	default:
-		exact, prefixed := -1, []int{}
+		var exact, prefixed []int
 		for i, e := range entries {
-			if exact < 0 && e.ID == ref {
-				exact = i
+			if e.ID == ref {
+				exact = append(exact, i)
 			}
 			if strings.HasPrefix(e.ID, ref) {
 				prefixed = append(prefixed, i)
 			}
 		}
 		n, nerr := strconv.Atoi(ref)
-		number := numbers && nerr == nil && strconv.Itoa(n) == ref && n >= 1 && n <= len(entries)
+		number := o.Numbers && nerr == nil && strconv.Itoa(n) == ref && n >= 1 && n <= len(entries)
+		conflict := number && o.Destructive && slices.ContainsFunc(prefixed, func(i int) bool { return i != n-1 })
 		switch {
-		case exact >= 0:
-			if err != nil || index != exact {
-				t.Fatalf("resolve(%q) = entry %d, %v; want the exact id match %d", ref, index, err, exact)
+		case len(exact) == 1:
+			if err != nil || index != exact[0] {
+				t.Fatalf("resolve(%q) = entry %d, %v; want the exact id match %d", ref, index, err, exact[0])
+			}
+		case len(exact) > 1:
+			if !errors.Is(err, indexer.ErrAmbiguous) {
+				t.Fatalf("resolve(%q) = entry %d, %v; want ErrAmbiguous (the id is listed %d times)", ref, index, err, len(exact))
+			}
+		case conflict:
+			if !errors.Is(err, indexer.ErrAmbiguous) || !strings.Contains(err.Error(), entries[n-1].ID) {
+				t.Fatalf("resolve(%q, destructive) = entry %d, %v; want ErrAmbiguous naming row %d and the prefix match", ref, index, err, n)
+			}
+		case number:
+			if err != nil || index != n-1 {
+				t.Fatalf("resolve(%q) = entry %d, %v; want list number %d", ref, index, err, n)
 			}
 		case len(prefixed) == 1:
 			if err != nil || index != prefixed[0] {
@@ -120,14 +135,19 @@ func checkResolve(t *testing.T, entries []indexer.Entry, ref string, numbers boo
 			if !errors.Is(err, indexer.ErrAmbiguous) {
 				t.Fatalf("resolve(%q) = entry %d, %v; want ErrAmbiguous (%d ids match)", ref, index, err, len(prefixed))
 			}
-			for _, i := range prefixed {
-				if !strings.Contains(err.Error(), entries[i].ID) {
-					t.Fatalf("ambiguous error %q does not list %q", err, entries[i].ID)
+			lines := strings.Split(err.Error(), "\n")[1:]
+			for k, i := range prefixed {
+				id := entries[i].ID
+				if strings.ContainsAny(id, "\n") {
+					break // a line of its own cannot be told apart
+				}
+				listed := slices.ContainsFunc(lines, func(l string) bool { return l == id || strings.HasPrefix(l, id+"  ") })
+				if listed != (k < indexer.MaxAmbiguous) && !(k >= indexer.MaxAmbiguous && slices.ContainsFunc(entries[:i], func(e indexer.Entry) bool { return e.ID == id })) {
+					t.Fatalf("ambiguous error %q: match %d (%q) listed = %v, want the first %d only", err, k, id, listed, indexer.MaxAmbiguous)
 				}
 			}
-		case number:
-			if err != nil || index != n-1 {
-				t.Fatalf("resolve(%q) = entry %d, %v; want list number %d", ref, index, err, n)
+			if more := len(prefixed) - indexer.MaxAmbiguous; more > 0 && !strings.HasSuffix(err.Error(), "and "+strconv.Itoa(more)+" more") {
+				t.Fatalf("ambiguous error %q does not end with \"and %d more\"", err, more)
 			}
 		default:
 			if !errors.Is(err, indexer.ErrNotFound) {

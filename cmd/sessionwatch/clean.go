@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -181,7 +180,7 @@ func reportErrors(e *env, cmd string, rep janitor.Report) error {
 		return nil
 	}
 	for _, msg := range rep.Errors {
-		fmt.Fprintf(e.stderr, "  %s\n", msg)
+		fmt.Fprintf(e.stderr, "  %s\n", termSafe(msg))
 	}
 	return failErr("nothing was lost: a failed action keeps the originals; fix the cause and run it again", "%s: %d action(s) failed", cmd, len(rep.Errors))
 }
@@ -191,16 +190,16 @@ func reportErrors(e *env, cmd string, rep janitor.Report) error {
 func printActions(w io.Writer, as []janitor.Action) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, a := range as {
-		file := quoteIfOdd(a.File)
+		file := showPath(a.File)
 		if a.Kind == janitor.KindWarn {
-			file = quoteIfOdd(a.Project)
+			file = showPath(a.Project)
 		}
 		reason := a.Reason
 		if a.Error != "" {
 			reason = "FAILED: " + a.Error
 		}
 		if a.Archive != "" && a.Kind != janitor.KindExpireArchive {
-			file += " -> " + quoteIfOdd(a.Archive)
+			file += " -> " + showPath(a.Archive)
 		}
 		id := dash(short(a.ID, 8))
 		if a.ID != "" && (len(a.ID) <= 16 || a.Kind == janitor.KindOrphan || a.Kind == janitor.KindKillOrphan) {
@@ -209,16 +208,17 @@ func printActions(w io.Writer, as []janitor.Action) {
 			id = a.ID
 		}
 		// Reason and file share the last cell: a long reason must not pad every line.
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s  %s\n", a.Kind, a.Source, id, humanSize(a.Bytes), oneLine(reason), file)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s  %s\n", a.Kind, termSafe(a.Source), termSafe(id), humanSize(a.Bytes), termSafe(oneLine(reason)), file)
 	}
 	tw.Flush()
 }
 
-// quoteIfOdd quotes a path holding spaces, control characters or invalid
-// UTF-8, so one action stays one line.
+// quoteIfOdd escapes s for a terminal (termSafe) and quotes it when it holds
+// spaces or had to be escaped, so one action stays one line.
 func quoteIfOdd(s string) string {
-	if strings.ContainsAny(s, " \t\n\r") || strconv.Quote(s) != `"`+s+`"` {
-		return strconv.Quote(s)
+	safe := termSafe(s)
+	if safe != s || strings.ContainsAny(s, " \t\n\r") {
+		return `"` + safe + `"`
 	}
 	return s
 }

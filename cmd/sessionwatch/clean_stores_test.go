@@ -355,15 +355,15 @@ func TestNewUserThreeStores(t *testing.T) {
 
 	// Restore: the Mogzi session byte for byte (content, modes, mtimes), the
 	// HyperYOLO record with its value.
-	out, errs, code = e.cli("restore", mOld)
+	out, errs, code = e.cli("restore", "--all", mOld)
 	if code != 0 || !strings.HasPrefix(out, "restored mogzi session "+mOld) {
 		t.Fatalf("restore %s = %d: %s%s", mOld, code, out, errs)
 	}
 	if d := changed(oldState, treeState(t, oldDir)); len(d) > 0 {
 		t.Errorf("restored Mogzi session differs: %v", d)
 	}
-	out, errs, code = e.cli("restore", "hyper_11111111")
-	if code != 0 || !strings.HasPrefix(out, "restored hyperyolo record hyper_11111111 to "+store) {
+	out, errs, code = e.cli("restore", "--all", "hyper_11111111")
+	if code != 0 || !strings.HasPrefix(out, "restored hyperyolo record hyper_11111111 to "+tildePath(store)) {
 		t.Fatalf("restore hyper_11111111 = %d: %s%s", code, out, errs)
 	}
 	data, _ := os.ReadFile(store)
@@ -377,7 +377,7 @@ func TestNewUserThreeStores(t *testing.T) {
 		t.Errorf("clean after restore = %d:\n%s", code, out)
 	}
 	// `delete` removes just one record, under the store's lock protocol.
-	if _, errs, code := e.cli("delete", "hyper_33333333"); code != 0 {
+	if _, errs, code := e.cli("delete", "--all", "hyper_33333333"); code != 0 {
 		t.Fatalf("delete hyper_33333333 = %d: %s", code, errs)
 	}
 	data, _ = os.ReadFile(store)
@@ -386,7 +386,7 @@ func TestNewUserThreeStores(t *testing.T) {
 		t.Errorf("store after delete: %v", keys)
 	}
 	os.Mkdir(store+".lock", 0o700)
-	if _, errs, code := e.cli("delete", "hyper_44444444", "--force"); code != 1 || !strings.Contains(errs, "store busy") || !strings.Contains(errs, "hint:") {
+	if _, errs, code := e.cli("delete", "--all", "hyper_44444444", "--force"); code != 1 || !strings.Contains(errs, "store busy") || !strings.Contains(errs, "hint:") {
 		t.Errorf("delete with a busy store = %d: %s", code, errs)
 	}
 }

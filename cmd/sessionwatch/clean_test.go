@@ -81,7 +81,7 @@ func TestCleanArchivesWhatIsDue(t *testing.T) {
 	if len(lines) != 3 {
 		t.Fatalf("clean printed %d lines, want 2 actions + summary:\n%s", len(lines), out)
 	}
-	if f := strings.Fields(lines[0]); len(f) < 6 || f[0] != "archive" || f[1] != "wave" || f[2] != idOld[:8] || !strings.Contains(lines[0], "inactive 20d (retention 14d)") || !strings.Contains(lines[0], old) {
+	if f := strings.Fields(lines[0]); len(f) < 6 || f[0] != "archive" || f[1] != "wave" || f[2] != idOld[:8] || !strings.Contains(lines[0], "inactive 20d (retention 14d)") || !strings.Contains(lines[0], tildePath(old)) {
 		t.Errorf("archive line = %q", lines[0])
 	}
 	if f := strings.Fields(lines[1]); f[0] != "skip-in-use" || f[2] != idLocked[:8] || !strings.Contains(lines[1], fmt.Sprint(os.Getpid())) {

@@ -7,7 +7,8 @@ import (
 )
 
 func cmdDelete(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "delete", "sessionwatch delete REF [--dry-run] [--force]   (example: sessionwatch delete 3 --dry-run)")
+	fs := newFlags(e, "delete", "sessionwatch delete REF [--all] [--source S] [--type main|subagent|all] [--dry-run] [--force]   (example: sessionwatch delete 3 --dry-run)")
+	sf := addScopeFlags(fs)
 	dry := fs.Bool("dry-run", false, "print what would be deleted and change nothing")
 	force := fs.Bool("force", false, "delete even if recently active or held open (never if a live lock or running agent holds it)")
 	pos, err := parseFlags(fs, args)
@@ -21,8 +22,13 @@ func cmdDelete(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	// REF is resolved as `show` does, against the catalog `list` printed.
-	en, err := resolveRef(cfg, scope{typ: "main"}, pos[0])
+	sc, err := sf.scope(cfg)
+	if err != nil {
+		return err
+	}
+	// REF is resolved within what `list` prints with the same flags; a number that
+	// is also the start of another id is refused, never guessed.
+	en, err := resolveRef(cfg, sc, pos[0], true)
 	if err != nil {
 		return err
 	}

@@ -24,7 +24,7 @@ func TestDeleteCommand(t *testing.T) {
 	}
 
 	// A live lock: refused naming the pid, with or without --force.
-	for _, args := range [][]string{{"delete", idLocked}, {"delete", idLocked[:8], "--force"}} {
+	for _, args := range [][]string{{"delete", "--all", idLocked}, {"delete", "--all", idLocked[:8], "--force"}} {
 		_, errs, code := e.cli(args...)
 		if code != 1 || !strings.Contains(errs, fmt.Sprintf("sessionwatch: session %s is in use by pid %d (", idLocked, os.Getpid())) || !strings.Contains(errs, "hint: ") {
 			t.Errorf("%v = %d, %q; want exit 1 naming pid %d", args, code, errs, os.Getpid())
@@ -35,10 +35,10 @@ func TestDeleteCommand(t *testing.T) {
 	}
 
 	// Recently active: refused, --force overrides.
-	if _, errs, code := e.cli("delete", idYoung); code != 1 || !strings.Contains(errs, "active_grace") || !strings.Contains(errs, "--force") {
+	if _, errs, code := e.cli("delete", "--all", idYoung); code != 1 || !strings.Contains(errs, "active_grace") || !strings.Contains(errs, "--force") {
 		t.Errorf("delete recent = %d, %q", code, errs)
 	}
-	if out, errs, code := e.cli("delete", idYoung, "--force"); code != 0 || fileExists(young) || !strings.Contains(out, "delete") {
+	if out, errs, code := e.cli("delete", "--all", idYoung, "--force"); code != 0 || fileExists(young) || !strings.Contains(out, "delete") {
 		t.Errorf("delete --force recent = %d, %q %q", code, out, errs)
 	}
 
@@ -46,10 +46,10 @@ func TestDeleteCommand(t *testing.T) {
 	dead := exec.Command("true")
 	dead.Run()
 	lockFor(t, old, dead.Process.Pid)
-	if out, _, code := e.cli("delete", idOld, "--dry-run"); code != 0 || !fileExists(old) || !strings.Contains(out, "remove-lock") || !strings.Contains(out, "dry run") {
+	if out, _, code := e.cli("delete", "--all", idOld, "--dry-run"); code != 0 || !fileExists(old) || !strings.Contains(out, "remove-lock") || !strings.Contains(out, "dry run") {
 		t.Errorf("delete --dry-run = %d:\n%s", code, out)
 	}
-	out, errs, code := e.cli("delete", idOld)
+	out, errs, code := e.cli("delete", "--all", idOld)
 	if code != 0 || fileExists(old) || fileExists(old+janitor.LockSuffix) {
 		t.Fatalf("delete = %d, %q %q", code, out, errs)
 	}
@@ -65,10 +65,10 @@ func TestDeleteCommand(t *testing.T) {
 	}
 
 	// Not found and bad references.
-	if _, errs, code := e.cli("delete", "ffffffff"); code != 1 || !strings.Contains(errs, "session not found") {
+	if _, errs, code := e.cli("delete", "--all", "ffffffff"); code != 1 || !strings.Contains(errs, "session not found") {
 		t.Errorf("delete unknown = %d, %q", code, errs)
 	}
-	if _, _, code := e.cli("delete", "../etc/passwd"); code != 2 {
+	if _, _, code := e.cli("delete", "--all", "../etc/passwd"); code != 2 {
 		t.Errorf("delete ../etc/passwd = %d, want 2", code)
 	}
 }
@@ -81,7 +81,7 @@ func TestShowNamesTheLockHolder(t *testing.T) {
 	if _, errs, code := e.cli("reindex"); code != 0 {
 		t.Fatal(errs)
 	}
-	out, _, code := e.cli("show", idLocked, "--json")
+	out, _, code := e.cli("show", idLocked, "--all", "--json")
 	var got shown
 	if code != 0 || json.Unmarshal([]byte(out), &got) != nil {
 		t.Fatalf("show --json = %d %s", code, out)
@@ -89,13 +89,13 @@ func TestShowNamesTheLockHolder(t *testing.T) {
 	if !got.InUse || got.LockHolder == nil || got.LockHolder.PID != os.Getpid() || len(got.LockFiles) != 1 || got.LockFiles[0] != locked+janitor.LockSuffix {
 		t.Errorf("show of a locked session: inUse %v holder %+v lockFiles %v", got.InUse, got.LockHolder, got.LockFiles)
 	}
-	out, _, _ = e.cli("show", idOld, "--json")
+	out, _, _ = e.cli("show", idOld, "--all", "--json")
 	got = shown{}
 	json.Unmarshal([]byte(out), &got)
 	if got.InUse || got.LockHolder != nil || len(got.LockFiles) != 0 || got.File != free {
 		t.Errorf("show of a free session: %+v", got)
 	}
-	out, _, _ = e.cli("show", idLocked)
+	out, _, _ = e.cli("show", "--all", idLocked)
 	if !strings.Contains(out, fmt.Sprintf("in use:        by pid %d", os.Getpid())) {
 		t.Errorf("show text lacks the holder:\n%s", out)
 	}

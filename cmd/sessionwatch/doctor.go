@@ -24,19 +24,20 @@ type doctorReport struct {
 	problems int
 }
 
+// Findings name paths and ids from outside: each line goes through termSafe.
 func (r *doctorReport) ok(format string, args ...any) {
-	fmt.Fprintf(r.out, "ok       "+format+"\n", args...)
+	fmt.Fprintf(r.out, "ok       %s\n", termSafe(fmt.Sprintf(format, args...)))
 }
 
 func (r *doctorReport) note(format string, args ...any) {
-	fmt.Fprintf(r.out, "note     "+format+"\n", args...)
+	fmt.Fprintf(r.out, "note     %s\n", termSafe(fmt.Sprintf(format, args...)))
 }
 
 func (r *doctorReport) problem(hint, format string, args ...any) {
 	r.problems++
-	fmt.Fprintf(r.out, "PROBLEM  "+format+"\n", args...)
+	fmt.Fprintf(r.out, "PROBLEM  %s\n", termSafe(fmt.Sprintf(format, args...)))
 	if hint != "" {
-		fmt.Fprintf(r.out, "         fix: %s\n", hint)
+		fmt.Fprintf(r.out, "         fix: %s\n", termSafe(hint))
 	}
 }
 
@@ -54,10 +55,24 @@ func cmdDoctor(e *env, args []string) error {
 
 	cfg, err := e.loadConfig()
 	if err != nil {
-		r.problem("run 'sessionwatch config check' and fix the file", "config %s: %v", e.configPath, strings.ReplaceAll(err.Error(), "\n", "; "))
+		// One line per problem: the first line of the error is its summary.
+		lines := strings.Split(err.Error(), "\n")
+		if len(lines) == 1 {
+			r.problem("run 'sessionwatch config check' and fix the file", "%s", lines[0])
+		}
+		for _, l := range lines[1:] {
+			r.problem("", "config %s", l)
+		}
+		if len(lines) > 1 {
+			fmt.Fprintf(r.out, "         fix: run 'sessionwatch config check' and fix %s\n", showPath(e.configPath))
+		}
 		return errSilentFailure
 	}
-	r.ok("config %s", e.configPath)
+	if _, err := os.Stat(e.configPath); os.IsNotExist(err) {
+		r.ok("no config file at %s: defaults in effect", tildePath(e.configPath))
+	} else {
+		r.ok("config %s", tildePath(e.configPath))
+	}
 
 	g, err := indexer.NewGroup(cfg, nil, true)
 	if err != nil {
@@ -71,13 +86,15 @@ func cmdDoctor(e *env, args []string) error {
 			r.ok("%s %s", dir.name, dir.path)
 		}
 	}
-	dirs := 0
+	dirs, present := 0, 0
+	var looked []string
 	for _, root := range g.WatchRoots() {
+		looked = append(looked, tildePath(root.Path))
 		name := sourceOfRoot(cfg, root.Path)
 		fi, err := os.Stat(root.Path)
 		switch {
 		case os.IsNotExist(err):
-			r.note("source %s: %s does not exist yet (the daemon waits for it)", name, root.Path)
+			r.note("source %s: %s does not exist yet (the daemon waits for it)", name, tildePath(root.Path))
 			dirs++ // the nearest existing ancestor is watched meanwhile
 			continue
 		case err != nil:
@@ -100,7 +117,12 @@ func cmdDoctor(e *env, args []string) error {
 			n = countWatchDirs(root.Path, root.SkipDir)
 		}
 		dirs += n
-		r.ok("source %s: %s (%d directories to watch)", name, root.Path, n)
+		present++
+		r.ok("source %s: %s (%d directories to watch)", name, tildePath(root.Path), n)
+	}
+	if present == 0 {
+		r.note("no agent session store found on this machine; looked at: %s", strings.Join(looked, ", "))
+		r.note("nothing to index until an agent writes one (the daemon waits for them); if a store lives elsewhere, set its source's \"root\" in the config")
 	}
 	checkInotify(r, dirs)
 	checkUnit(r)

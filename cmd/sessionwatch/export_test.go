@@ -102,7 +102,7 @@ func TestExport(t *testing.T) {
 		{[]string{"export", "--source", "wave"}, 2, `source "wave" has layout wave, not hyperyolo`},
 		{[]string{"export", "--source", "nope"}, 2, `unknown source "nope"`},
 		{[]string{"export", "extra"}, 2, `unexpected argument "extra"`},
-		{[]string{"export", "--bogus"}, 2, "flag provided but not defined"},
+		{[]string{"export", "--bogus"}, 2, "export: unknown flag --bogus"},
 	} {
 		if _, errs, code := e.cli(tt.args...); code != tt.code || !strings.Contains(errs, tt.msg) {
 			t.Errorf("%v = %d, %q, want %d with %q", tt.args, code, errs, tt.code, tt.msg)
@@ -138,7 +138,7 @@ func TestShowHyperyolo(t *testing.T) {
 	if _, errs, code := e.cli("reindex"); code != 0 {
 		t.Fatalf("reindex = %d: %s", code, errs)
 	}
-	out, errs, code := e.cli("show", "hyper_0a1b", "--json")
+	out, errs, code := e.cli("show", "hyper_0a1b", "--all", "--json")
 	if code != 0 {
 		t.Fatalf("show = %d: %s", code, errs)
 	}
@@ -159,7 +159,7 @@ func TestShowHyperyolo(t *testing.T) {
 			t.Errorf("details[%q] = %v, want %v (details %v)", k, got.Details[k], v, got.Details)
 		}
 	}
-	out, _, _ = e.cli("show", "hyper_dead", "--json")
+	out, _, _ = e.cli("show", "hyper_dead", "--all", "--json")
 	if !strings.Contains(out, `"invalid": true`) {
 		t.Errorf("show of an invalid record:\n%s", out)
 	}

@@ -76,14 +76,20 @@ func selectSessions(cfg *config.Config, sc scope) ([]indexer.Entry, error) {
 	return entries, nil
 }
 
-// scopeFlags registers the flags that choose a scope (list, show).
+// scopeFlags registers the flags that choose a scope, and --json (list, show).
 func scopeFlags(e *env, name, usage string) *scopeFlagSet {
-	fs := newFlags(e, name, usage)
+	s := addScopeFlags(newFlags(e, name, usage))
+	s.fs.BoolVar(&s.json, "json", false, "print JSON")
+	return s
+}
+
+// addScopeFlags registers --all, --source and --type on fs: the scope a REF
+// resolves in is the one `list` shows with the same flags.
+func addScopeFlags(fs *flag.FlagSet) *scopeFlagSet {
 	s := &scopeFlagSet{fs: fs}
 	fs.BoolVar(&s.all, "all", false, "every project, not only the current directory's")
 	fs.StringVar(&s.source, "source", "", "only this source")
 	fs.StringVar(&s.typ, "type", "main", "main, subagent or all")
-	fs.BoolVar(&s.json, "json", false, "print JSON")
 	return s
 }
 
@@ -148,15 +154,59 @@ func cmdList(e *env, args []string) error {
 		return writeJSONRows(e.stdout, rows)
 	}
 	if len(rows) == 0 {
-		if sc.all {
-			fmt.Fprintln(e.stdout, "No sessions found")
-		} else {
-			fmt.Fprintln(e.stdout, "No sessions found for this project")
-		}
+		explainEmpty(e, cfg, sc)
 		return nil
 	}
-	printTable(e.stdout, rows)
+	printTable(e.stdout, rows, termWidth(e.stdout))
 	return nil
+}
+
+// explainEmpty says on stderr why `list` printed nothing, and what to do
+// (stdout stays empty for pipes): the directory and project looked for, the
+// sessions of other projects, or that nothing is indexed yet.
+func explainEmpty(e *env, cfg *config.Config, sc scope) {
+	w := e.stderr
+	if sc.all {
+		fmt.Fprintln(w, "No sessions found")
+	} else {
+		fmt.Fprintln(w, "No sessions found for this project")
+		if cwd, err := os.Getwd(); err == nil {
+			cands := indexer.ProjectCandidates(cwd)
+			fmt.Fprintf(w, "  looked in directory %s for project %s\n", showPath(cwd), showPath(cands[len(cands)-1]))
+		}
+	}
+	wide := sc
+	wide.all, wide.typ, wide.sources = true, "all", nil
+	everything, _ := selectSessions(cfg, wide)
+	if len(everything) == 0 {
+		fmt.Fprintf(w, "  nothing indexed yet (%s holds no catalog): start the daemon ('sessionwatch run') or run 'sessionwatch reindex'\n", showPath(cfg.StateDir))
+		return
+	}
+	if !sc.all {
+		elsewhere := sc
+		elsewhere.all = true
+		others, _ := selectSessions(cfg, elsewhere)
+		projects := map[string]bool{}
+		for _, en := range others {
+			projects[en.Project] = true
+		}
+		if len(others) > 0 {
+			fmt.Fprintf(w, "  %d %s in %d other %s: sessionwatch list --all\n", len(others), plural(len(others), "session", "sessions"), len(projects), plural(len(projects), "project", "projects"))
+			return
+		}
+	}
+	fmt.Fprintf(w, "  %d %s indexed, none matching", len(everything), plural(len(everything), "session", "sessions"))
+	if len(sc.sources) > 0 {
+		fmt.Fprintf(w, " --source %s", termSafe(sc.sources[0]))
+	}
+	fmt.Fprintf(w, " --type %s: try --type all or another --source\n", sc.typ)
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 func toListed(cfg *config.Config, n int, en indexer.Entry, now time.Time) listed {
@@ -190,40 +240,86 @@ func isStale(cfg *config.Config, en indexer.Entry, now time.Time) bool {
 // listHeader is the table's header row.
 var listHeader = [...]string{"#", "ID", "AGENT", "STARTED", "LAST ACTIVE", "MODEL", "MSGS", "SIZE", "TITLE"}
 
+const (
+	// maxTitle is the widest a TITLE cell gets, terminal or not.
+	maxTitle = 60
+	// minTitle is the narrowest TITLE a narrow terminal shrinks it to before
+	// MODEL shrinks too.
+	minTitle = 16
+	// minModel is the narrowest MODEL cell.
+	minModel = 8
+)
+
 // printTable writes the rows as text/tabwriter (padding 2) would lay them out:
 // every column but the last as wide as its widest cell (in runes) plus two spaces.
+// Within width columns (0: no limit) the TITLE column shrinks first, then MODEL,
+// then STARTED is left out.
 // It is written by hand because tabwriter was a quarter of `list --all` at 10,000
 // rows; TestPrintTableMatchesTabwriter keeps the two identical.
-func printTable(w io.Writer, rows []listed) {
+func printTable(w io.Writer, rows []listed, width int) {
+	const started, model, title = 3, 5, len(listHeader) - 1
 	cells := make([][len(listHeader)]string, 0, len(rows)+1)
 	cells = append(cells, listHeader)
-	for _, r := range rows {
-		title := r.Title
-		if title == "" {
-			title = r.FirstPrompt
+	titles := make([]string, len(rows))
+	for i, r := range rows {
+		t := r.Title
+		if t == "" {
+			t = r.FirstPrompt
 		}
-		cells = append(cells, [len(listHeader)]string{strconv.Itoa(r.N), short(r.ID, 8), oneCell(r.Source),
-			localTime(r.CreatedAt), localTime(r.LastActiveAt), oneCell(dash(r.Model)), strconv.Itoa(r.MessageCount),
-			humanSize(r.SizeBytes), cell(title, 60)})
+		titles[i] = t
+		cells = append(cells, [len(listHeader)]string{strconv.Itoa(r.N), termSafe(short(r.ID, 8)), termSafe(oneCell(r.Source)),
+			localTime(r.CreatedAt), localTime(r.LastActiveAt), termSafe(oneCell(dash(r.Model))), strconv.Itoa(r.MessageCount),
+			humanSize(r.SizeBytes), safeCell(t, maxTitle)})
 	}
-	var width [len(listHeader) - 1]int
+	var colw [len(listHeader)]int
 	for _, row := range cells {
-		for i := range width {
-			width[i] = max(width[i], utf8.RuneCountInString(row[i]))
+		for i := range colw {
+			colw[i] = max(colw[i], utf8.RuneCountInString(row[i]))
+		}
+	}
+	drop := -1 // a column left out of a narrow terminal
+	if width > 0 {
+		used := 0 // every column but TITLE, with its padding
+		for i := range title {
+			used += colw[i] + 2
+		}
+		if colw[title] > width-used {
+			if width-used < minTitle && colw[model] > minModel {
+				// TITLE alone cannot give enough: MODEL shrinks too.
+				newModel := max(minModel, colw[model]-(minTitle-(width-used)))
+				for i := range cells[1:] {
+					cells[i+1][model] = cell(cells[i+1][model], newModel)
+				}
+				used -= colw[model] - newModel
+				colw[model] = newModel
+			}
+			if width-used < minTitle {
+				// Still too narrow (an 80-column terminal): STARTED goes; LAST
+				// ACTIVE is what sorts the list.
+				drop = started
+				used -= colw[started] + 2
+			}
+			titleW := max(width-used, minTitle)
+			for i := range rows {
+				cells[i+1][title] = safeCell(titles[i], titleW)
+			}
 		}
 	}
 	const spaces = "                                                                "
 	b := make([]byte, 0, 64<<10)
 	for _, row := range cells {
-		for i, c := range row[:len(width)] {
+		for i, c := range row[:title] {
+			if i == drop {
+				continue
+			}
 			b = append(b, c...)
-			for pad := width[i] + 2 - utf8.RuneCountInString(c); pad > 0; {
+			for pad := colw[i] + 2 - utf8.RuneCountInString(c); pad > 0; {
 				n := min(pad, len(spaces))
 				b = append(b, spaces[:n]...)
 				pad -= n
 			}
 		}
-		b = append(b, row[len(width)]...)
+		b = append(b, row[title]...)
 		b = append(b, '\n')
 		if len(b) > 60<<10 {
 			if _, err := w.Write(b); err != nil {
@@ -235,6 +331,16 @@ func printTable(w io.Writer, rows []listed) {
 	w.Write(b)
 }
 
+// safeCell is cell(s, n) of text from outside: whitespace runs collapsed, control
+// characters escaped (termSafe) before it is cut to n characters.
+func safeCell(s string, n int) string {
+	c := cell(s, n)
+	if termSafe(c) == c {
+		return c
+	}
+	return cell(termSafe(oneLine(s)), n)
+}
+
 // oneCell keeps a cell on one line: tabs and newlines would break the table.
 func oneCell(s string) string {
 	if strings.ContainsAny(s, "\t\n\r") {
@@ -243,9 +349,17 @@ func oneCell(s string) string {
 	return s
 }
 
+// short is the first n characters of s (not bytes: a cut never splits a character).
 func short(s string, n int) string {
-	if len(s) > n {
-		return s[:n]
+	if len(s) <= n {
+		return s
+	}
+	i := 0
+	for k := range s {
+		if i == n {
+			return s[:k]
+		}
+		i++
 	}
 	return s
 }
@@ -350,41 +464,38 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// resolveRef finds the session REF names: in the current project first (numbers
-// count as `list` numbers them), then, for an id or id prefix, in every project.
-func resolveRef(cfg *config.Config, sc scope, ref string) (indexer.Entry, error) {
+// resolveRef finds the session REF names within the scope `list` shows with the
+// same flags (SPEC §6), never beyond it. destructive (delete): a number that is
+// also the start of another id is refused rather than read as the row.
+func resolveRef(cfg *config.Config, sc scope, ref string, destructive bool) (indexer.Entry, error) {
 	entries, err := selectSessions(cfg, sc)
 	if err != nil {
 		return indexer.Entry{}, err
 	}
-	en, err := indexer.Resolve(entries, ref)
-	if err == nil || !errors.Is(err, indexer.ErrNotFound) || sc.all {
-		return en, refErr(err)
+	o := indexer.RefOptions{Numbers: true, Destructive: destructive}
+	if sc.all {
+		o.Scope = "any project"
 	}
-	wide := sc
-	wide.all = true
-	wide.typ = "all"
-	all, werr := selectSessions(cfg, wide)
-	if werr != nil {
-		return indexer.Entry{}, werr
-	}
-	en, err2 := indexer.ResolveID(all, ref)
-	if errors.Is(err2, indexer.ErrNotFound) {
-		return en, refErr(err)
-	}
-	return en, refErr(err2)
+	en, err := indexer.ResolveEntries(entries, ref, o)
+	return en, refErr(err, sc.all, "list")
 }
 
-func refErr(err error) error {
+// refErr maps a REF resolution error to its exit code and hint; listCmd is the
+// command that lists the scope ("list", "list --archived").
+func refErr(err error, all bool, listCmd string) error {
+	see := fmt.Sprintf("run 'sessionwatch %s' to see this project's sessions, or add --all to look in every project", listCmd)
+	if all {
+		see = fmt.Sprintf("run 'sessionwatch %s --all' to see the sessions", listCmd)
+	}
 	switch {
 	case err == nil:
 		return nil
 	case errors.Is(err, indexer.ErrBadRef):
-		return usageErr("give a session id, id prefix or number from 'sessionwatch list'", "%v", err)
+		return usageErr("give a session id, id prefix, row number or session file path; "+see, "%v", err)
 	case errors.Is(err, indexer.ErrAmbiguous):
-		return failErr("give more characters of the id", "%v", err)
+		return failErr(see, "%v", err)
 	case errors.Is(err, indexer.ErrNotFound):
-		return failErr("run 'sessionwatch list' (or 'list --all') to see the sessions", "%v", err)
+		return failErr(see, "%v", err)
 	}
 	return err
 }

@@ -46,7 +46,7 @@ func TestPrintTableMatchesTabwriter(t *testing.T) {
 				Title: []string{"", text()}[r.IntN(2)], FirstPrompt: text()}
 		}
 		var got bytes.Buffer
-		printTable(&got, rows)
+		printTable(&got, rows, 0)
 		if want := tabwriterTable(rows); got.String() != want {
 			t.Fatalf("%d rows: table differs from tabwriter's\n got:\n%s\nwant:\n%s", n, got.String(), want)
 		}

@@ -9,8 +9,8 @@ import (
 )
 
 func main() {
-	if len(os.Args) > 1 && (os.Args[1] == "list" || os.Args[1] == "show") {
-		// A listing lives for milliseconds and frees nothing until it exits:
+	if len(os.Args) > 1 && (os.Args[1] == "list" || os.Args[1] == "show" || os.Args[1] == completeCmd) {
+		// A listing (or a completion) lives for milliseconds and frees nothing until it exits:
 		// collecting garbage (an eighth of `list --all`) would cost more than it
 		// saves. The soft limit still bounds a listing of a huge store.
 		debug.SetGCPercent(-1)

@@ -4,17 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"sort"
-	"strings"
 
 	"github.com/sessionwatch/sessionwatch/indexer"
 	"github.com/sessionwatch/sessionwatch/janitor"
 )
 
 func cmdRestore(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "restore", "sessionwatch restore REF   (example: sessionwatch restore 0b5c3a4e)")
+	fs := newFlags(e, "restore", "sessionwatch restore REF [--all] [--source S]   (example: sessionwatch restore 0b5c3a4e)")
+	all := fs.Bool("all", false, "look among the archived sessions of every project, not only the current directory's")
+	source := fs.String("source", "", "only this source's archives")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -26,17 +24,18 @@ func cmdRestore(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	archives, err := janitor.ListArchives(cfg.ArchiveDir, nil)
+	var sources []string
+	if *source != "" {
+		sources = []string{*source}
+	}
+	archives, err := janitor.ListArchives(cfg.ArchiveDir, sources)
 	if err != nil {
 		return failErr("", "restore: %v", err)
 	}
-	var projects []string
-	if cwd, err := os.Getwd(); err == nil {
-		projects = indexer.ProjectCandidates(cwd)
-	}
-	ar, err := resolveArchive(archives, pos[0], projects)
+	sc := scope{all: *all, sources: sources}
+	ar, err := resolveArchive(archivesInScope(archives, sc), pos[0], *all)
 	if err != nil {
-		return refErr(err)
+		return err
 	}
 	logger := quietLogger(cfg, e.stderr)
 	g, err := loadGroup(cfg, logger, false, false)
@@ -59,104 +58,42 @@ func cmdRestore(ctx context.Context, e *env, args []string) error {
 	}
 	m := ar.Meta
 	if ar.Record != nil {
-		fmt.Fprintf(e.stdout, "restored %s record %s to %s (%s)\n", m.Source, m.ID, quoteIfOdd(m.File), humanSize(rep.Actions[0].Bytes))
+		fmt.Fprintf(e.stdout, "restored %s record %s to %s (%s)\n", termSafe(m.Source), termSafe(m.ID), showPath(m.File), humanSize(rep.Actions[0].Bytes))
 		return reportErrors(e, "restore", rep)
 	}
 	files := "1 file"
 	if n := len(rep.Actions[0].Paths); n != 1 {
 		files = fmt.Sprintf("%d files", n)
 	}
-	fmt.Fprintf(e.stdout, "restored %s session %s to %s (%s, %s)\n", m.Source, m.ID, quoteIfOdd(m.File), files, humanSize(rep.Actions[0].Bytes))
+	fmt.Fprintf(e.stdout, "restored %s session %s to %s (%s, %s)\n", termSafe(m.Source), termSafe(m.ID), showPath(m.File), files, humanSize(rep.Actions[0].Bytes))
 	return reportErrors(e, "restore", rep)
 }
 
-// resolveArchive finds the archive REF names: an archive file path, an exact
-// session id or a unique id prefix; among the current project's archives
-// first, then among all. One session archived twice is ambiguous by id; the
-// archive path then picks one.
-func resolveArchive(archives []janitor.Archived, ref string, projects []string) (janitor.Archived, error) {
-	if ref == "" {
-		return janitor.Archived{}, fmt.Errorf("%w: empty reference", indexer.ErrBadRef)
+// resolveArchive finds the archive REF names among the archives of the scope
+// (this project's, or every project's with --all), listed newest archived first
+// as `list --archived` numbers them: by the shared REF rules (an exact id, a row
+// number, a unique id prefix, or an archive file path), as a destructive command:
+// a number that is also the start of an id is refused. One session archived
+// twice is ambiguous by id; the archive path picks one.
+func resolveArchive(archives []janitor.Archived, ref string, all bool) (janitor.Archived, error) {
+	rows := make([]indexer.RefRow, len(archives))
+	for i, a := range archives {
+		rows[i] = indexer.RefRow{ID: a.Meta.ID, File: a.Path}
 	}
-	if strings.ContainsRune(ref, '/') || strings.Contains(ref, "..") {
-		abs, err := filepath.Abs(ref)
-		if err == nil {
-			var at []janitor.Archived
-			for _, a := range archives {
-				if a.Path == abs {
-					at = append(at, a)
-				}
-			}
-			switch {
-			case len(at) == 1:
-				return at[0], nil
-			case len(at) > 1:
-				// records.jsonl holds many records: the id picks one.
-				var ids []string
-				for _, a := range at {
-					ids = append(ids, a.Meta.ID)
-				}
-				sort.Strings(ids)
-				return janitor.Archived{}, fmt.Errorf("%w: %s holds %s: give the id", indexer.ErrAmbiguous, ref, strings.Join(ids, ", "))
-			}
+	o := indexer.RefOptions{Numbers: true, Destructive: true}
+	if all {
+		o.Scope = "any project"
+	}
+	i, err := indexer.ResolveRows(rows, ref, o)
+	if errors.Is(err, indexer.ErrNotFound) {
+		where := "in this project"
+		if all {
+			where = "in any project"
 		}
-		return janitor.Archived{}, fmt.Errorf("%w: %s is not an archive of a session", indexer.ErrBadRef, ref)
+		err = fmt.Errorf("%w: no archived session matches %s %s", indexer.ErrNotFound, ref, where)
 	}
-	inProject := map[string]bool{}
-	for _, p := range projects {
-		inProject[p] = true
+	if err != nil {
+		return janitor.Archived{}, refErr(err, all, "list --archived")
 	}
-	var here []janitor.Archived
-	for _, a := range archives {
-		if inProject[a.Meta.Project] {
-			here = append(here, a)
-		}
-	}
-	for _, set := range [][]janitor.Archived{here, archives} {
-		a, err := matchArchive(set, ref)
-		if err == nil || !strings.Contains(err.Error(), indexer.ErrNotFound.Error()) {
-			return a, err
-		}
-	}
-	return janitor.Archived{}, fmt.Errorf("%w: no archived session matches %s", indexer.ErrNotFound, ref)
-}
-
-// matchArchive matches REF against archives: exact ids first, then prefixes.
-func matchArchive(archives []janitor.Archived, ref string) (janitor.Archived, error) {
-	var exact, prefix []janitor.Archived
-	for _, a := range archives {
-		switch {
-		case a.Meta.ID == ref:
-			exact = append(exact, a)
-		case strings.HasPrefix(a.Meta.ID, ref):
-			prefix = append(prefix, a)
-		}
-	}
-	matches := exact
-	if len(matches) == 0 {
-		matches = prefix
-	}
-	switch len(matches) {
-	case 0:
-		return janitor.Archived{}, indexer.ErrNotFound
-	case 1:
-		return matches[0], nil
-	}
-	ids := map[string]bool{}
-	var names []string
-	for _, m := range matches {
-		if !ids[m.Meta.ID] {
-			ids[m.Meta.ID] = true
-			names = append(names, m.Meta.ID)
-		}
-	}
-	if len(names) == 1 {
-		// The same session archived more than once: name the archive files.
-		names = names[:0]
-		for _, m := range matches {
-			names = append(names, m.Path)
-		}
-	}
-	sort.Strings(names)
-	return janitor.Archived{}, fmt.Errorf("%w: %s matches %s", indexer.ErrAmbiguous, ref, strings.Join(names, ", "))
+	return archives[i], nil
 }

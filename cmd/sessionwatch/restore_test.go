@@ -81,7 +81,7 @@ func TestListShowsInUse(t *testing.T) {
 			t.Errorf("list: %s inUse = %v", r.ID, r.InUse)
 		}
 	}
-	out, _, _ = e.cli("show", idLocked, "--json")
+	out, _, _ = e.cli("show", "--all", idLocked, "--json")
 	if !strings.Contains(out, `"inUse": true`) {
 		t.Errorf("show --json of a locked session:\n%s", out)
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 
 	"github.com/sessionwatch/sessionwatch/indexer"
@@ -142,18 +143,36 @@ func installedBinary() (string, error) {
 		exe = r
 	}
 	if strings.Contains(exe, string(filepath.Separator)+"go-build") || strings.HasPrefix(exe, os.TempDir()+string(filepath.Separator)) {
-		return "", failErr("go build -o ~/.local/bin/sessionwatch ./cmd/sessionwatch && ~/.local/bin/sessionwatch service install",
-			"service: %s is a temporary build; install a real binary first", exe)
+		return "", failErr("install a real binary first (go build -o ~/.local/bin/sessionwatch ./cmd/sessionwatch && ~/.local/bin/sessionwatch service install), or name one with --binary PATH",
+			"service install: %s is a temporary build, which the service would lose", exe)
 	}
 	return exe, nil
 }
 
+// serviceUsage is `service --help`.
+const serviceUsage = "sessionwatch service install|uninstall|print [--launchd] [--binary PATH]   (example: sessionwatch service install)\n" +
+	"install: write the systemd user unit (launchd agent on macOS) running this binary, and print how to enable it.\n" +
+	"uninstall: remove it. print: print it without writing anything."
+
+var serviceSubs = []string{"install", "uninstall", "print"}
+
 func cmdService(e *env, args []string) error {
 	if len(args) == 0 {
-		return usageErr("sessionwatch service install|uninstall|print", "service: missing subcommand")
+		return usageErr("sessionwatch service install|uninstall|print (see 'sessionwatch service --help')", "service: missing subcommand")
 	}
 	sub := args[0]
-	fs := newFlags(e, "service "+sub, "sessionwatch service install|uninstall|print [--launchd] [--binary PATH]   (example: sessionwatch service install)")
+	if sub == "-h" || sub == "--help" || sub == "-help" {
+		_, err := parseFlags(newFlags(e, "service", serviceUsage), args)
+		return err
+	}
+	if !slices.Contains(serviceSubs, sub) {
+		hint := "sessionwatch service install|uninstall|print"
+		if s := suggest(sub, serviceSubs); s != "" {
+			hint = "did you mean 'sessionwatch service " + s + "'?"
+		}
+		return usageErr(hint, "service: unknown subcommand %q", sub)
+	}
+	fs := newFlags(e, "service "+sub, strings.Replace(serviceUsage, "install|uninstall|print", sub, 1))
 	launchd := fs.Bool("launchd", runtime.GOOS == "darwin", "manage a launchd agent (the default on macOS) instead of a systemd user unit")
 	binary := fs.String("binary", "", "the binary the service runs (default: this one)")
 	pos, err := parseFlags(fs, args[1:])
@@ -164,9 +183,18 @@ func cmdService(e *env, args []string) error {
 		return usageErr("", "service %s: unexpected argument %q", sub, pos[0])
 	}
 	bin := *binary
-	if bin == "" && sub != "uninstall" {
+	switch {
+	case bin == "" && sub == "install":
 		if bin, err = installedBinary(); err != nil {
 			return err
+		}
+	case bin == "" && sub == "print":
+		// Printing writes nothing: any binary, even a temporary build, will do.
+		if bin, err = os.Executable(); err != nil {
+			return failErr("", "service print: find this binary: %v", err)
+		}
+		if r, err := filepath.EvalSymlinks(bin); err == nil {
+			bin = r
 		}
 	}
 	if bin != "" {
@@ -187,7 +215,7 @@ func cmdService(e *env, args []string) error {
 			return failErr("", "service install: %v", err)
 		}
 		os.Chmod(sf.path, 0o644)
-		fmt.Fprintf(e.stdout, "wrote %s\nto start it now and at every login, run:\n", sf.path)
+		fmt.Fprintf(e.stdout, "wrote %s\nto start it now and at every login, run:\n", showPath(sf.path))
 		for _, c := range sf.enable {
 			fmt.Fprintf(e.stdout, "  %s\n", c)
 		}
@@ -195,11 +223,11 @@ func cmdService(e *env, args []string) error {
 	case "uninstall":
 		if err := os.Remove(sf.path); err != nil {
 			if os.IsNotExist(err) {
-				return failErr("", "service uninstall: %s is not installed", sf.path)
+				return failErr("", "service uninstall: %s is not installed", tildePath(sf.path))
 			}
 			return failErr("", "service uninstall: %v", err)
 		}
-		fmt.Fprintf(e.stdout, "removed %s\nif it was running, stop it with:\n", sf.path)
+		fmt.Fprintf(e.stdout, "removed %s\nif it was running, stop it with:\n", showPath(sf.path))
 		for _, c := range sf.disable {
 			fmt.Fprintf(e.stdout, "  %s\n", c)
 		}

@@ -49,7 +49,7 @@ func existingLockFiles(en indexer.Entry) []string {
 }
 
 func cmdShow(e *env, args []string) error {
-	f := scopeFlags(e, "show", "sessionwatch show REF [--json]   (example: sessionwatch show 1)")
+	f := scopeFlags(e, "show", "sessionwatch show REF [--all] [--source S] [--type main|subagent|all] [--json]   (example: sessionwatch show 1)")
 	pos, err := parseFlags(f.fs, args)
 	if err != nil {
 		return err
@@ -65,7 +65,7 @@ func cmdShow(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	en, err := resolveRef(cfg, sc, pos[0])
+	en, err := resolveRef(cfg, sc, pos[0], false)
 	if err != nil {
 		return err
 	}
@@ -90,15 +90,17 @@ func cmdShow(e *env, args []string) error {
 		return writeJSON(e.stdout, out)
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-	row := func(k string, v any) { fmt.Fprintf(tw, "%s:\t%v\n", k, v) }
+	// Every value goes through termSafe: titles, prompts, ids and paths come from
+	// the transcripts and the file names.
+	row := func(k string, v any) { fmt.Fprintf(tw, "%s:\t%s\n", k, termSafe(fmt.Sprint(v))) }
 	row("id", en.ID)
 	row("agent", fmt.Sprintf("%s (%s)", en.Source, en.Layout))
 	row("type", en.Type)
 	if en.ParentID != "" {
 		row("parent", en.ParentID)
 	}
-	row("project", dash(en.Project))
-	row("file", en.File)
+	row("project", dash(tildePath(en.Project)))
+	row("file", tildePath(en.File))
 	if en.Title != "" {
 		row("title", en.Title)
 	}

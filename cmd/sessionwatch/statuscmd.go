@@ -131,7 +131,7 @@ func printStatus(e *env, cfg *config.Config, out statusOut) {
 	if out.Running {
 		fmt.Fprintf(w, "sessionwatch: running (pid %d, up %s)\n", out.PID, (time.Duration(out.Uptime) * time.Second).String())
 	} else {
-		fmt.Fprintf(w, "sessionwatch: not running (state dir %s)\n", cfg.StateDir)
+		fmt.Fprintf(w, "sessionwatch: not running (state dir %s)\n", showPath(cfg.StateDir))
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "SOURCE\tLAYOUT\tPRESENT\tPROJECTS\tSESSIONS\tSIZE\tWATCHES\tRESCANS\tROOT")
@@ -140,13 +140,13 @@ func printStatus(e *env, cfg *config.Config, out statusOut) {
 		if !s.Present {
 			present = "no"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%d\t%d\t%s\n", s.Name, s.Layout, present, s.Projects, s.Sessions, humanSize(s.Bytes), s.Watches, s.Rescans, s.Root)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%d\t%d\t%s\n", termSafe(s.Name), termSafe(s.Layout), present, s.Projects, s.Sessions, humanSize(s.Bytes), s.Watches, s.Rescans, showPath(s.Root))
 	}
 	tw.Flush()
 	if len(out.RescanReasons) > 0 {
 		var parts []string
 		for _, k := range sortedKeys(out.RescanReasons) {
-			parts = append(parts, fmt.Sprintf("%s %d", k, out.RescanReasons[k]))
+			parts = append(parts, fmt.Sprintf("%s %d", termSafe(k), out.RescanReasons[k]))
 		}
 		fmt.Fprintf(w, "rescans: %s\n", strings.Join(parts, ", "))
 	}
@@ -165,13 +165,13 @@ func printStatus(e *env, cfg *config.Config, out statusOut) {
 		fmt.Fprintln(w, "janitor: no run yet")
 	}
 	if out.WatchError != "" {
-		fmt.Fprintf(w, "watch error: %s\n", out.WatchError)
+		fmt.Fprintf(w, "watch error: %s\n", termSafe(out.WatchError))
 	}
 	for _, warn := range out.Warnings {
-		fmt.Fprintf(w, "warning: %s\n", warn)
+		fmt.Fprintf(w, "warning: %s\n", termSafe(warn))
 	}
 	if out.LastError != "" {
-		fmt.Fprintf(w, "last error: %s\n", out.LastError)
+		fmt.Fprintf(w, "last error: %s\n", termSafe(out.LastError))
 	}
 }
 
