@@ -638,3 +638,23 @@ func TestClaudeCompanions(t *testing.T) {
 }
 
 const claudeCompanionID = "5f0c2b1a-9d3e-4c7b-8a6f-1e2d3c4b5a69"
+
+func TestNodeMtimeMs(t *testing.T) {
+	tests := []struct {
+		name string
+		ns   int64
+		want int64
+	}{
+		{"whole ms", 1_767_225_600_123_000_000, 1_767_225_600_123},
+		{"below half truncates", 1_767_225_600_123_400_000, 1_767_225_600_123},
+		{"float64 sum as Node computes it", 1_767_225_600_123_499_999, 1_767_225_600_124},
+		{"half rounds up", 1_767_225_600_123_500_000, 1_767_225_600_124},
+		{"above half rounds up", 1_767_225_600_123_999_700, 1_767_225_600_124},
+		{"epoch", 0, 0},
+	}
+	for _, tt := range tests {
+		if got := NodeMtimeMs(tt.ns); got != tt.want {
+			t.Errorf("%s: NodeMtimeMs(%d) = %d, want %d", tt.name, tt.ns, got, tt.want)
+		}
+	}
+}
