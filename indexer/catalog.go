@@ -52,8 +52,11 @@ type Session struct {
 	GitBranch    string `json:"gitBranch,omitempty"`
 	Invalid      bool   `json:"invalid,omitempty"`
 	Corrupt      bool   `json:"corrupt,omitempty"`
-	SkippedLines int    `json:"skippedLines,omitempty"`
-	Tail         *Tail  `json:"tail,omitempty"`
+	// Hidden marks a session the agent's own picker leaves out (nothing to resume
+	// or title it by); it is indexed and retired as usual but listed only on request.
+	Hidden       bool  `json:"hidden,omitempty"`
+	SkippedLines int   `json:"skippedLines,omitempty"`
+	Tail         *Tail `json:"tail,omitempty"`
 
 	// Project is the effective project (the catalog it is filed under). It is not
 	// serialized per session: the catalog's top-level project holds it.
@@ -351,6 +354,7 @@ var summaryFields = map[string]func(s *Session, v []byte) bool{
 	},
 	"invalid": func(s *Session, v []byte) bool { s.Invalid = JSONTrue(v); return s.Invalid || string(v) == "false" },
 	"corrupt": func(s *Session, v []byte) bool { s.Corrupt = JSONTrue(v); return s.Corrupt || string(v) == "false" },
+	"hidden":  func(s *Session, v []byte) bool { s.Hidden = JSONTrue(v); return s.Hidden || string(v) == "false" },
 	"tail":    func(*Session, []byte) bool { return true },
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -136,7 +137,13 @@ func (claudeLayout) ProjectDir(unit string) string {
 	return dir
 }
 
-func (claudeLayout) NewAccumulator(unit string) Accumulator { return &claudeAcc{unit: unit} }
+func (claudeLayout) NewAccumulator(unit string) Accumulator {
+	return &claudeAcc{unit: unit, V: claudeAccVersion}
+}
+
+// claudeAccVersion is the version of claudeAcc's stored form; a stored state of
+// another version does not decode, so its file is read again from the start.
+const claudeAccVersion = 2
 
 // claudeAcc is the incremental state of one Claude Code transcript. It is stored in
 // every catalog entry, so it keeps only what the summary needs.
@@ -145,27 +152,46 @@ type claudeAcc struct {
 	parsed bool       // u is set
 	u      claudeUnit // what unit's path says
 
+	V           int    `json:"v"`                   // claudeAccVersion
 	Seen        bool   `json:"seen,omitempty"`      // a line was folded
 	Sidechain   bool   `json:"sidechain,omitempty"` // the first line has isSidechain:true
+	Conv        bool   `json:"conv,omitempty"`      // a user or assistant line was folded
 	SessionID   string `json:"sessionId,omitempty"` // first sessionId, kept only when it names another session
 	Cwd         string `json:"cwd,omitempty"`
 	FirstTS     string `json:"firstTs,omitempty"`
 	LastTS      string `json:"lastTs,omitempty"`
-	Messages    int    `json:"messages,omitempty"` // user + assistant lines
+	Messages    int    `json:"messages,omitempty"` // user + assistant lines, isMeta ones left out
 	FirstPrompt string `json:"firstPrompt,omitempty"`
+	Command     string `json:"command,omitempty"` // first slash command, the prompt when there is none
+	Media       string `json:"media,omitempty"`   // "Image" or "Document": an attachment-only prompt
 	CustomTitle string `json:"customTitle,omitempty"`
 	AITitle     string `json:"aiTitle,omitempty"`
+	LastPrompt  string `json:"lastPrompt,omitempty"`
 	Summary     string `json:"summary,omitempty"`
 	GitBranch   string `json:"gitBranch,omitempty"`
 	Model       string `json:"model,omitempty"`
 }
 
+// UnmarshalJSON restores a stored state; one of another version is an error.
+func (a *claudeAcc) UnmarshalJSON(data []byte) error {
+	type stored claudeAcc
+	st := stored{unit: a.unit}
+	if err := json.Unmarshal(data, &st); err != nil {
+		return err
+	}
+	if st.V != claudeAccVersion {
+		return fmt.Errorf("claude state version %d, want %d", st.V, claudeAccVersion)
+	}
+	*a = claudeAcc(st)
+	return nil
+}
+
 // claudeLine is what one transcript line contributes; fields of an unexpected type
 // are ignored. message stays raw (it aliases the line): it is read only when needed.
 type claudeLine struct {
-	typ, timestamp, sessionID, cwd, gitBranch, summary, customTitle, aiTitle string
-	isSidechain, isMeta, isCompactSummary                                    bool
-	message                                                                  []byte
+	typ, timestamp, sessionID, cwd, gitBranch, summary, customTitle, aiTitle, lastPrompt string
+	isSidechain, isMeta, isCompactSummary                                                bool
+	message                                                                              []byte
 }
 
 type claudeBlock struct {
@@ -246,6 +272,8 @@ func (a *claudeAcc) Line(line []byte) error {
 			str(&l.customTitle)
 		case "aiTitle":
 			str(&l.aiTitle)
+		case "lastPrompt":
+			str(&l.lastPrompt)
 		case "isSidechain":
 			l.isSidechain = JSONTrue(v)
 		case "isMeta":
@@ -280,16 +308,19 @@ func (a *claudeAcc) Line(line []byte) error {
 	}
 	switch l.typ {
 	case "user":
+		a.Conv = true
+		if l.isMeta {
+			break
+		}
 		a.Messages++
-		if a.FirstPrompt == "" && !l.isMeta && !l.isCompactSummary {
-			if content, ok := jsonMember(l.message, "content"); ok {
-				if text, ok := claudePromptText(content); ok {
-					a.FirstPrompt = Prompt(text) // non-empty: checked by claudePromptText
-				}
-			}
+		if a.FirstPrompt == "" && !l.isCompactSummary && !bytes.Contains(line, []byte(`"tool_result"`)) {
+			a.userPrompt(line, l.message)
 		}
 	case "assistant":
-		a.Messages++
+		a.Conv = true
+		if !l.isMeta {
+			a.Messages++
+		}
 		if raw, ok := jsonMember(l.message, "model"); ok {
 			if m, _ := JSONString(raw); m != "" && m != claudeSynthetic {
 				a.Model = m
@@ -298,6 +329,10 @@ func (a *claudeAcc) Line(line []byte) error {
 	case "summary":
 		if l.summary != "" {
 			a.Summary = l.summary
+		}
+	case "last-prompt":
+		if l.lastPrompt != "" {
+			a.LastPrompt = l.lastPrompt
 		}
 	case "custom-title":
 		if l.customTitle != "" {
@@ -309,6 +344,39 @@ func (a *claudeAcc) Line(line []byte) error {
 		}
 	}
 	return nil
+}
+
+// userPrompt folds an eligible user line into the prompt candidates.
+func (a *claudeAcc) userPrompt(line, message []byte) {
+	if a.Media == "" {
+		a.Media = claudeMedia(line)
+	}
+	content, ok := jsonMember(message, "content")
+	if !ok {
+		return
+	}
+	p, cmd, ok := claudeUserPrompt(content)
+	if a.Command == "" {
+		a.Command = cmd
+	}
+	if ok {
+		a.FirstPrompt = p
+	}
+}
+
+// hidden reports whether Claude Code's pickers leave the session out: the SDK's
+// listSessions when it has nothing to title it by, Claude Code 2.1's when it holds
+// no conversation line.
+func (a *claudeAcc) hidden() bool {
+	if !a.Conv {
+		return true
+	}
+	return a.FirstPrompt == "" && a.Command == "" && a.Media == "" && a.title() == ""
+}
+
+// title is the SDK's title precedence short of the prompt.
+func (a *claudeAcc) title() string {
+	return firstNonEmpty(a.CustomTitle, a.AITitle, a.LastPrompt, a.Summary)
 }
 
 // keepsSessionID reports whether a line's sessionId is worth storing: only when it
@@ -324,43 +392,6 @@ func (a *claudeAcc) keepsSessionID(id string) bool {
 		return false
 	}
 	return u.stem == "" || !strings.EqualFold(id, u.stem)
-}
-
-// claudePromptText returns the text of a user message's content (a string, or the
-// text blocks joined) if it can be a first prompt: not a tool result, not empty,
-// and not starting with "<" (command, hook and IDE wrappers).
-func claudePromptText(content []byte) (string, bool) {
-	content = bytes.TrimSpace(content)
-	if len(content) == 0 {
-		return "", false
-	}
-	var text string
-	switch content[0] {
-	case '"':
-		text, _ = JSONString(content)
-	case '[':
-		var blocks []claudeBlock
-		if decodeTolerant(content, &blocks) != nil {
-			return "", false
-		}
-		var parts []string
-		for _, b := range blocks {
-			switch b.Type {
-			case "tool_result":
-				return "", false
-			case "text":
-				parts = append(parts, b.Text)
-			}
-		}
-		text = strings.Join(parts, "\n")
-	default:
-		return "", false
-	}
-	text = strings.TrimSpace(text)
-	if text == "" || strings.HasPrefix(text, "<") || Prompt(text) == "" {
-		return "", false
-	}
-	return text, true
 }
 
 // Summarize fills the session from the state (SPEC §3.2).
@@ -383,8 +414,9 @@ func (a *claudeAcc) Summarize(s *Session, f FileFacts) {
 	mtime := FormatTime(f.Mtime)
 	s.CreatedAt = firstNonEmpty(a.FirstTS, mtime)
 	s.LastActiveAt = firstNonEmpty(a.LastTS, mtime)
-	s.FirstPrompt = firstNonEmpty(a.FirstPrompt, claudeNoPrompt)
-	s.Title = firstNonEmpty(a.CustomTitle, a.AITitle, a.Summary)
+	s.FirstPrompt = firstNonEmpty(a.FirstPrompt, a.Command, a.Media, claudeNoPrompt)
+	s.Title = a.title()
+	s.Hidden = s.Type == TypeMain && a.hidden()
 	s.MessageCount = a.Messages
 	s.GitBranch = a.GitBranch
 	s.Model = a.Model
@@ -417,12 +449,12 @@ func (claudeLayout) NativeIndex(root, dir string, sessions []*Session) ([]byte, 
 	top.key("entries")
 	arr := indentObject{b: append(top.b, '['), depth: 1, array: true}
 	for _, s := range sessions {
-		if s.Type != TypeMain {
+		if s.Type != TypeMain || s.Hidden {
 			continue
 		}
 		var mtime int64
 		if s.Tail != nil {
-			mtime = s.Tail.Mtime / 1e6
+			mtime = NodeMtimeMs(s.Tail.Mtime)
 		}
 		arr.elem()
 		e := indentObject{b: append(arr.b, '{'), depth: 2}
@@ -446,6 +478,20 @@ func (claudeLayout) NativeIndex(root, dir string, sessions []*Session) ([]byte, 
 	top.b = arr.b
 	top.end()
 	return append(top.b, '\n'), nil
+}
+
+// NodeMtimeMs is a file's mtime (unix nanoseconds) in epoch milliseconds as Node
+// reads it: fs.Stats computes mtimeMs = sec*1e3 + nsec/1e6 in float64 and its
+// mtime Date rounds that to the nearest millisecond (Math.round). Claude Code
+// takes an index entry as stale when stat.mtime.getTime() > fileMtime, so a
+// truncated value would make it re-parse about half the sessions.
+func NodeMtimeMs(ns int64) int64 {
+	sec, nsec := ns/1e9, ns%1e9
+	if nsec < 0 {
+		sec, nsec = sec-1, nsec+1e9
+	}
+	ms := float64(sec)*1e3 + float64(nsec)/1e6
+	return int64(math.Floor(ms + 0.5)) // Math.round: halves go up
 }
 
 func claudeOriginalPath(dir string, sessions []*Session) string {

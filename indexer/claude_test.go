@@ -107,6 +107,7 @@ func TestClaudeSummary(t *testing.T) {
 	type want struct {
 		id, typ, parent, created, last, prompt, title, branch, model, own string
 		msgs, bad                                                         int
+		hidden                                                            bool
 	}
 	tests := []struct {
 		name  string
@@ -115,51 +116,71 @@ func TestClaudeSummary(t *testing.T) {
 		want  want
 	}{
 		{"prompt after meta and command", main, []string{snapshot, meta, cmd, user, asst},
-			want{claudeS1, TypeMain, "", "2026-03-01T10:00:00.000Z", "2026-03-01T10:00:09.500Z", "fix the bug", "", "main", "claude-opus-4-5-20251101", "/home/u/proj", 4, 0}},
+			want{claudeS1, TypeMain, "", "2026-03-01T10:00:00.000Z", "2026-03-01T10:00:09.500Z", "fix  the   bug", "", "main", "claude-opus-4-5-20251101", "/home/u/proj", 3, 0, false}},
 		{"tool results and compact summaries are not prompts", main, []string{toolRes, boundary, compact, blocks},
-			want{claudeS1, TypeMain, "", "2026-03-01T10:00:02.000Z", "2026-03-01T10:00:04.000Z", "look at this picture", "", "main", "", "/home/u/proj", 3, 0}},
-		{"joined text starting with < is skipped", main, []string{ide},
-			want{claudeS1, TypeMain, "", "2026-03-01T10:00:00.500Z", "2026-03-01T10:00:00.500Z", claudeNoPrompt, "", "main", "", "/home/u/proj", 1, 0}},
+			want{claudeS1, TypeMain, "", "2026-03-01T10:00:02.000Z", "2026-03-01T10:00:04.000Z", "look at", "", "main", "", "/home/u/proj", 3, 0, false}},
+		{"IDE context blocks are skipped, not the message", main, []string{ide},
+			want{claudeS1, TypeMain, "", "2026-03-01T10:00:00.500Z", "2026-03-01T10:00:00.500Z", "explain", "", "main", "", "/home/u/proj", 1, 0, false}},
 		{"metadata only", main, []string{snapshot, `{"type":"summary","summary":"Old work","leafUuid":"l"}`},
-			want{claudeS1, TypeMain, "", mtimeTS, mtimeTS, claudeNoPrompt, "Old work", "", "", "", 0, 0}},
+			want{claudeS1, TypeMain, "", mtimeTS, mtimeTS, claudeNoPrompt, "Old work", "", "", "", 0, 0, true}},
 		{"empty file", main, nil,
-			want{claudeS1, TypeMain, "", mtimeTS, mtimeTS, claudeNoPrompt, "", "", "", "", 0, 0}},
+			want{claudeS1, TypeMain, "", mtimeTS, mtimeTS, claudeNoPrompt, "", "", "", "", 0, 0, true}},
 		{"custom title beats ai title beats summary", main, []string{
 			`{"type":"custom-title","customTitle":"first","sessionId":"s"}`,
 			`{"type":"summary","summary":"sum","leafUuid":"l"}`,
 			`{"type":"ai-title","aiTitle":"ai","sessionId":"s"}`,
 			`{"type":"custom-title","customTitle":"mine","sessionId":"s"}`,
 			`{"type":"ai-title","aiTitle":"ai2","sessionId":"s"}`},
-			want{claudeS1, TypeMain, "", mtimeTS, mtimeTS, claudeNoPrompt, "mine", "", "", "", 0, 0}},
+			want{claudeS1, TypeMain, "", mtimeTS, mtimeTS, claudeNoPrompt, "mine", "", "", "", 0, 0, true}},
 		{"ai title beats summary", main, []string{`{"type":"ai-title","aiTitle":"ai","sessionId":"s"}`, `{"type":"summary","summary":"sum","leafUuid":"l"}`, `{"type":"task-summary","summary":"task","timestamp":"2026-03-01T00:00:00Z"}`},
-			want{claudeS1, TypeMain, "", "2026-03-01T00:00:00.000Z", "2026-03-01T00:00:00.000Z", claudeNoPrompt, "ai", "", "", "", 0, 0}},
+			want{claudeS1, TypeMain, "", "2026-03-01T00:00:00.000Z", "2026-03-01T00:00:00.000Z", claudeNoPrompt, "ai", "", "", "", 0, 0, true}},
 		{"metadata timestamps count, branch keeps last non-empty", main, []string{user, strings.Replace(asst, `"gitBranch":"main"`, `"gitBranch":"feat"`, 1), strings.Replace(user, `"gitBranch":"main"`, `"gitBranch":""`, 1), queue},
-			want{claudeS1, TypeMain, "", "2026-03-01T10:00:01.000Z", "2026-03-01T10:05:00.000Z", "fix the bug", "", "feat", "claude-opus-4-5-20251101", "/home/u/proj", 3, 0}},
+			want{claudeS1, TypeMain, "", "2026-03-01T10:00:01.000Z", "2026-03-01T10:05:00.000Z", "fix  the   bug", "", "feat", "claude-opus-4-5-20251101", "/home/u/proj", 3, 0, false}},
 		{"synthetic model is not a model", main, []string{asst, strings.Replace(asst, "claude-opus-4-5-20251101", "<synthetic>", 1)},
-			want{claudeS1, TypeMain, "", "2026-03-01T10:00:09.500Z", "2026-03-01T10:00:09.500Z", claudeNoPrompt, "", "main", "claude-opus-4-5-20251101", "/home/u/proj", 2, 0}},
+			want{claudeS1, TypeMain, "", "2026-03-01T10:00:09.500Z", "2026-03-01T10:00:09.500Z", claudeNoPrompt, "", "main", "claude-opus-4-5-20251101", "/home/u/proj", 2, 0, true}},
 		{"sidechain first line makes a subagent", claudeDir + "/b4d6f8a0-2c4e-4a6c-8e0a-4c6e8a0c2e4f.jsonl", []string{side, user},
-			want{"b4d6f8a0-2c4e-4a6c-8e0a-4c6e8a0c2e4f", TypeSubagent, claudeS3, "2026-03-02T00:00:00.000Z", "2026-03-01T10:00:01.000Z", "Warmup", "", "main", "", "/w/agent", 2, 0}},
+			want{"b4d6f8a0-2c4e-4a6c-8e0a-4c6e8a0c2e4f", TypeSubagent, claudeS3, "2026-03-02T00:00:00.000Z", "2026-03-01T10:00:01.000Z", "Warmup", "", "main", "", "/w/agent", 2, 0, false}},
 		{"sidechain later does not", main, []string{user, side},
-			want{claudeS1, TypeMain, "", "2026-03-01T10:00:01.000Z", "2026-03-02T00:00:00.000Z", "fix the bug", "", "main", "", "/home/u/proj", 2, 0}},
+			want{claudeS1, TypeMain, "", "2026-03-01T10:00:01.000Z", "2026-03-02T00:00:00.000Z", "fix  the   bug", "", "main", "", "/home/u/proj", 2, 0, false}},
 		{"nested subagent: parent from the directory", claudeDir + "/" + claudeS1 + "/subagents/agent-a1b2.jsonl", []string{side},
-			want{"a1b2", TypeSubagent, claudeS1, "2026-03-02T00:00:00.000Z", "2026-03-02T00:00:00.000Z", "Warmup", "", "", "", "/w/agent", 1, 0}},
+			want{"a1b2", TypeSubagent, claudeS1, "2026-03-02T00:00:00.000Z", "2026-03-02T00:00:00.000Z", "Warmup", "", "", "", "/w/agent", 1, 0, false}},
 		{"workflow subagent", claudeDir + "/" + claudeS1 + "/subagents/workflows/r1/agent-w9.jsonl", []string{side},
-			want{"w9", TypeSubagent, claudeS1, "2026-03-02T00:00:00.000Z", "2026-03-02T00:00:00.000Z", "Warmup", "", "", "", "/w/agent", 1, 0}},
+			want{"w9", TypeSubagent, claudeS1, "2026-03-02T00:00:00.000Z", "2026-03-02T00:00:00.000Z", "Warmup", "", "", "", "/w/agent", 1, 0, false}},
 		{"legacy subagent: parent from sessionId", claudeDir + "/agent-6f1e.jsonl", []string{side},
-			want{"6f1e", TypeSubagent, claudeS3, "2026-03-02T00:00:00.000Z", "2026-03-02T00:00:00.000Z", "Warmup", "", "", "", "/w/agent", 1, 0}},
+			want{"6f1e", TypeSubagent, claudeS3, "2026-03-02T00:00:00.000Z", "2026-03-02T00:00:00.000Z", "Warmup", "", "", "", "/w/agent", 1, 0, false}},
 		{"bad lines skipped, odd types tolerated", main, []string{`{not json`, `[1]`, `"str"`, `{"type":"user","timestamp":5,"isMeta":"yes","message":"plain string","cwd":7}`, `{"type":"assistant","message":{"model":["x"],"content":{}}}`, `{"type":"user","message":{"content":[1,"x",{"type":7},{"type":"text","text":"ok then"}]}}`},
-			want{claudeS1, TypeMain, "", mtimeTS, mtimeTS, "ok then", "", "", "", "", 3, 3}},
+			want{claudeS1, TypeMain, "", mtimeTS, mtimeTS, "ok then", "", "", "", "", 3, 3, false}},
 		{"unparseable timestamp ignored", main, []string{strings.Replace(user, "2026-03-01T10:00:01Z", "yesterday", 1)},
-			want{claudeS1, TypeMain, "", mtimeTS, mtimeTS, "fix the bug", "", "main", "", "/home/u/proj", 1, 0}},
+			want{claudeS1, TypeMain, "", mtimeTS, mtimeTS, "fix  the   bug", "", "main", "", "/home/u/proj", 1, 0, false}},
 		{"long prompt cut", main, []string{claudeConv("user", "2026-03-01T10:00:01Z", fmt.Sprintf("%q", strings.Repeat("x", 250)), "")},
-			want{claudeS1, TypeMain, "", "2026-03-01T10:00:01.000Z", "2026-03-01T10:00:01.000Z", strings.Repeat("x", 200) + "…", "", "main", "", "/home/u/proj", 1, 0}},
+			want{claudeS1, TypeMain, "", "2026-03-01T10:00:01.000Z", "2026-03-01T10:00:01.000Z", strings.Repeat("x", 200) + "…", "", "main", "", "/home/u/proj", 1, 0, false}},
 		{"whitespace-only prompt skipped", main, []string{claudeConv("user", "2026-03-01T10:00:01Z", `" \n "`, ""), user},
-			want{claudeS1, TypeMain, "", "2026-03-01T10:00:01.000Z", "2026-03-01T10:00:01.000Z", "fix the bug", "", "main", "", "/home/u/proj", 2, 0}},
+			want{claudeS1, TypeMain, "", "2026-03-01T10:00:01.000Z", "2026-03-01T10:00:01.000Z", "fix  the   bug", "", "main", "", "/home/u/proj", 2, 0, false}},
+		{"interrupted marker is not a prompt", main, []string{claudeConv("user", "2026-03-01T10:00:00Z", `"[Request interrupted by user]"`, ""), claudeConv("user", "2026-03-01T10:00:00.2Z", `[{"type":"text","text":"[Request interrupted by user for tool use]"}]`, ""), user},
+			want{claudeS1, TypeMain, "", "2026-03-01T10:00:00.000Z", "2026-03-01T10:00:01.000Z", "fix  the   bug", "", "main", "", "/home/u/proj", 3, 0, false}},
+		{"slash command only shows the command", main, []string{claudeConv("user", "2026-03-01T10:00:00Z", `"<command-name>/init</command-name>\n<command-message>init</command-message>\n<command-args></command-args>"`, ""), claudeConv("user", "2026-03-01T10:00:01Z", `"<local-command-stdout>done</local-command-stdout>"`, "")},
+			want{claudeS1, TypeMain, "", "2026-03-01T10:00:00.000Z", "2026-03-01T10:00:01.000Z", "/init", "", "main", "", "/home/u/proj", 2, 0, false}},
+		{"a later prompt beats the command", main, []string{cmd, user},
+			want{claudeS1, TypeMain, "", "2026-03-01T10:00:00.100Z", "2026-03-01T10:00:01.000Z", "fix  the   bug", "", "main", "", "/home/u/proj", 2, 0, false}},
+		{"bash input", main, []string{claudeConv("user", "2026-03-01T10:00:00Z", `"<bash-input>git status </bash-input>"`, "")},
+			want{claudeS1, TypeMain, "", "2026-03-01T10:00:00.000Z", "2026-03-01T10:00:00.000Z", "! git status", "", "main", "", "/home/u/proj", 1, 0, false}},
+		{"image only", main, []string{claudeConv("user", "2026-03-01T10:00:00Z", `[{"type":"image","source":{"type":"base64","data":"AA"}}]`, "")},
+			want{claudeS1, TypeMain, "", "2026-03-01T10:00:00.000Z", "2026-03-01T10:00:00.000Z", "Image", "", "main", "", "/home/u/proj", 1, 0, false}},
+		{"last-prompt titles before summary", main, []string{user, `{"type":"summary","summary":"sum","leafUuid":"l"}`, `{"type":"last-prompt","lastPrompt":"latest ask","sessionId":"s"}`},
+			want{claudeS1, TypeMain, "", "2026-03-01T10:00:01.000Z", "2026-03-01T10:00:01.000Z", "fix  the   bug", "latest ask", "main", "", "/home/u/proj", 1, 0, false}},
+		{"cut counts UTF-16 units", main, []string{claudeConv("user", "2026-03-01T10:00:01Z", fmt.Sprintf("%q", strings.Repeat("\U0001F680", 150)), "")},
+			want{claudeS1, TypeMain, "", "2026-03-01T10:00:01.000Z", "2026-03-01T10:00:01.000Z", strings.Repeat("\U0001F680", 100) + "…", "", "main", "", "/home/u/proj", 1, 0, false}},
+		{"cut then trim then ellipsis", main, []string{claudeConv("user", "2026-03-01T10:00:01Z", fmt.Sprintf("%q", strings.Repeat("a", 199)+"  bcd"), "")},
+			want{claudeS1, TypeMain, "", "2026-03-01T10:00:01.000Z", "2026-03-01T10:00:01.000Z", strings.Repeat("a", 199) + "…", "", "main", "", "/home/u/proj", 1, 0, false}},
+		{"snapshots only are hidden", main, []string{snapshot, snapshot},
+			want{claudeS1, TypeMain, "", mtimeTS, mtimeTS, claudeNoPrompt, "", "", "", "", 0, 0, true}},
+		{"meta only is hidden", main, []string{meta},
+			want{claudeS1, TypeMain, "", "2026-03-01T10:00:00.000Z", "2026-03-01T10:00:00.000Z", claudeNoPrompt, "", "main", "", "/home/u/proj", 0, 0, true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s, bad := foldClaude(t, tt.unit, tt.lines...)
-			got := want{s.ID, s.Type, s.ParentID, s.CreatedAt, s.LastActiveAt, s.FirstPrompt, s.Title, s.GitBranch, s.Model, s.Tail.OwnProject, s.MessageCount, bad}
+			got := want{s.ID, s.Type, s.ParentID, s.CreatedAt, s.LastActiveAt, s.FirstPrompt, s.Title, s.GitBranch, s.Model, s.Tail.OwnProject, s.MessageCount, bad, s.Hidden}
 			if got != tt.want {
 				t.Errorf("summary = %+v\n want %+v", got, tt.want)
 			}
@@ -456,7 +477,7 @@ func TestClaudeIncremental(t *testing.T) {
 		title, sessType string
 	}{
 		{`{"type":"file-history-snapshot","messageId":"m","snapshot":{"messageId":"m","trackedFileBackups":{},"timestamp":"2026-03-01T09:00:00Z"},"isSnapshotUpdate":false}`, 0, claudeNoPrompt, mtimeNow, "", TypeMain},
-		{claudeConv("user", "2026-03-01T10:00:00Z", `"<command-name>/init</command-name>"`, ""), 1, claudeNoPrompt, "2026-03-01T10:00:00.000Z", "", TypeMain},
+		{claudeConv("user", "2026-03-01T10:00:00Z", `"<command-name>/init</command-name>"`, ""), 1, "/init", "2026-03-01T10:00:00.000Z", "", TypeMain},
 		{claudeConv("user", "2026-03-01T10:00:01Z", `"write the docs"`, ""), 2, "write the docs", "2026-03-01T10:00:01.000Z", "", TypeMain},
 		{"{corrupt", 2, "write the docs", "2026-03-01T10:00:01.000Z", "", TypeMain},
 		{claudeConv("assistant", "2026-03-01T10:00:05Z", `[{"type":"text","text":"ok"}]`, ""), 3, "write the docs", "2026-03-01T10:00:05.000Z", "", TypeMain},
@@ -598,7 +619,7 @@ func FuzzClaudeLine(f *testing.F) {
 func TestClaudeInvalidUTF8(t *testing.T) {
 	// Raw invalid bytes in a string decode as U+FFFD, as encoding/json does.
 	s, bad := foldClaude(t, claudeDir+"/"+claudeS1+".jsonl", "{\"type\":\"user\",\"cwd\":\"/w/\xff\",\"message\":{\"content\":\"hi \xfe\"}}")
-	if bad != 0 || s.Tail.OwnProject != "/w/\uFFFD" || s.FirstPrompt != "hi" {
+	if bad != 0 || s.Tail.OwnProject != "/w/\uFFFD" || s.FirstPrompt != "hi \uFFFD" {
 		t.Errorf("cwd %q prompt %q bad %d", s.Tail.OwnProject, s.FirstPrompt, bad)
 	}
 }
@@ -617,3 +638,23 @@ func TestClaudeCompanions(t *testing.T) {
 }
 
 const claudeCompanionID = "5f0c2b1a-9d3e-4c7b-8a6f-1e2d3c4b5a69"
+
+func TestNodeMtimeMs(t *testing.T) {
+	tests := []struct {
+		name string
+		ns   int64
+		want int64
+	}{
+		{"whole ms", 1_767_225_600_123_000_000, 1_767_225_600_123},
+		{"below half truncates", 1_767_225_600_123_400_000, 1_767_225_600_123},
+		{"float64 sum as Node computes it", 1_767_225_600_123_499_999, 1_767_225_600_124},
+		{"half rounds up", 1_767_225_600_123_500_000, 1_767_225_600_124},
+		{"above half rounds up", 1_767_225_600_123_999_700, 1_767_225_600_124},
+		{"epoch", 0, 0},
+	}
+	for _, tt := range tests {
+		if got := NodeMtimeMs(tt.ns); got != tt.want {
+			t.Errorf("%s: NodeMtimeMs(%d) = %d, want %d", tt.name, tt.ns, got, tt.want)
+		}
+	}
+}

@@ -139,7 +139,11 @@ func sha256Hex(s string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-func (geminiLayout) NewAccumulator(string) Accumulator { return &geminiAcc{} }
+func (geminiLayout) NewAccumulator(string) Accumulator { return &geminiAcc{V: geminiAccVersion} }
+
+// geminiAccVersion is the version of geminiAcc's stored form; a stored state of
+// another version does not decode, so its file is read again from the start.
+const geminiAccVersion = 2
 
 // geminiAcc is the folded state of one Gemini chat: the conversation metadata and,
 // per message still in the history after replacements and rewinds, its id in order.
@@ -148,6 +152,7 @@ func (geminiLayout) NewAccumulator(string) Accumulator { return &geminiAcc{} }
 // Its size is bounded by len(id)+3 bytes per folded message plus at most
 // MaxPromptChars characters (+ "…") per eligible user message.
 type geminiAcc struct {
+	V         int            `json:"v"` // geminiAccVersion
 	SessionID string         `json:"sessionId,omitempty"`
 	Kind      string         `json:"kind,omitempty"`
 	Start     string         `json:"startTime,omitempty"`   // normalized
@@ -158,11 +163,29 @@ type geminiAcc struct {
 	Model     string         `json:"model,omitempty"`   // of the last gemini record naming one
 	IDs       []string       `json:"ids,omitempty"`
 	Prompts   map[int]string `json:"prompts,omitempty"` // position in IDs → prompt
+	// Res is 1 + the position of the first resumable message (Gemini's
+	// isResumableMessageRecord), 0 if none: a session without one is hidden.
+	// A resumable message replaced in place by one that is not keeps it set.
+	Res int `json:"res,omitempty"`
 
 	index map[string]int // id → position in IDs; rebuilt after decoding
 }
 
 var errJSNotObject = errors.New("not a JSON object")
+
+// UnmarshalJSON restores a stored state; one of another version is an error.
+func (a *geminiAcc) UnmarshalJSON(data []byte) error {
+	type stored geminiAcc
+	var st stored
+	if err := json.Unmarshal(data, &st); err != nil {
+		return err
+	}
+	if st.V != geminiAccVersion {
+		return fmt.Errorf("gemini state version %d, want %d", st.V, geminiAccVersion)
+	}
+	*a = geminiAcc(st)
+	return nil
+}
 
 // Line folds one record: a $rewindTo, a message (string id; a known id is replaced
 // in place), a $set update, or a header/partial metadata record (string sessionId
@@ -229,6 +252,9 @@ func (a *geminiAcc) message(id string, rec map[string]json.RawMessage) {
 		a.IDs = append(a.IDs, id)
 		a.index[id] = i
 	}
+	if (a.Res == 0 || i+1 < a.Res) && geminiResumable(typ, rec) {
+		a.Res = i + 1
+	}
 	if p != "" {
 		if a.Prompts == nil {
 			a.Prompts = map[int]string{}
@@ -255,6 +281,9 @@ func (a *geminiAcc) rewind(id string) {
 		}
 	}
 	a.IDs = a.IDs[:cut:cut]
+	if a.Res > cut {
+		a.Res = 0 // every message from cut on is gone
+	}
 	if len(a.IDs) == 0 {
 		a.IDs, a.Prompts = nil, nil
 	}
@@ -292,7 +321,7 @@ func (a *geminiAcc) meta(m map[string]json.RawMessage) {
 	if raw, ok := m["messages"]; ok {
 		var msgs []json.RawMessage
 		if json.Unmarshal(raw, &msgs) == nil && msgs != nil {
-			a.IDs, a.Prompts, a.index = nil, nil, nil
+			a.IDs, a.Prompts, a.index, a.Res = nil, nil, nil, 0
 			for _, mr := range msgs {
 				rec, err := jsObject(mr)
 				if err != nil {
@@ -339,6 +368,40 @@ func (a *geminiAcc) Summarize(s *Session, f FileFacts) {
 	s.LastActiveAt = firstNonEmpty(a.Updated, a.LastTS, mtime)
 	s.MessageCount = len(a.IDs)
 	s.Model = a.Model
+	s.Hidden = s.Type == TypeMain && a.Res == 0
+}
+
+// geminiUserIgnored are the prefixes of Gemini's isIgnoredUserContent.
+var geminiUserIgnored = []string{"/", "?", "<session_context>", "<hook_context>"}
+
+// geminiResumable is Gemini's isResumableMessageRecord: a user message with
+// content it does not ignore, or a model message with text, tool calls or thoughts.
+func geminiResumable(typ string, rec map[string]json.RawMessage) bool {
+	switch typ {
+	case "user":
+		text := geminiText(rec["content"])
+		if text == "" {
+			return false
+		}
+		for _, p := range geminiUserIgnored {
+			if strings.HasPrefix(text, p) {
+				return false
+			}
+		}
+		return true
+	case "gemini":
+		return geminiText(rec["content"]) != "" || jsNonEmptyArray(rec["toolCalls"]) || jsNonEmptyArray(rec["thoughts"])
+	}
+	return false
+}
+
+// jsNonEmptyArray reports whether raw is a JSON array with at least one element.
+func jsNonEmptyArray(raw json.RawMessage) bool {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) < 2 || raw[0] != '[' {
+		return false
+	}
+	return len(bytes.TrimSpace(raw[1:len(raw)-1])) > 0
 }
 
 // geminiIgnoredPrefixes mark user content that is not a person's prompt: slash
@@ -350,6 +413,21 @@ var geminiIgnoredPrefixes = []string{"/", "?", "<session_context>", "<hook_conte
 // when it is not eligible. content is a string, a part {text}, or an array of both;
 // the texts are joined as Gemini joins them.
 func geminiPrompt(raw json.RawMessage) string {
+	text := geminiText(raw)
+	if text == "" {
+		return ""
+	}
+	for _, p := range geminiIgnoredPrefixes {
+		if strings.HasPrefix(text, p) {
+			return ""
+		}
+	}
+	return Prompt(text)
+}
+
+// geminiText joins a message's content parts as Gemini's partListUnionToString
+// does, trimmed.
+func geminiText(raw json.RawMessage) string {
 	var b strings.Builder
 	var add func(raw json.RawMessage, nested bool)
 	add = func(raw json.RawMessage, nested bool) {
@@ -375,16 +453,7 @@ func geminiPrompt(raw json.RawMessage) string {
 		}
 	}
 	add(raw, false)
-	text := strings.TrimSpace(b.String())
-	if text == "" {
-		return ""
-	}
-	for _, p := range geminiIgnoredPrefixes {
-		if strings.HasPrefix(text, p) {
-			return ""
-		}
-	}
-	return Prompt(text)
+	return strings.TrimSpace(b.String())
 }
 
 // ParseDocument reads a legacy single-document chat (the header object plus
@@ -402,6 +471,9 @@ func (geminiLayout) ParseDocument(f FileFacts, data []byte) ([]*Session, error) 
 		s.Corrupt = true
 	}
 	acc.Summarize(s, f)
+	if s.Corrupt {
+		s.Hidden = false // unreadable: shown, flagged corrupt
+	}
 	return []*Session{s}, nil
 }
 
@@ -415,7 +487,7 @@ func parseGeminiDocument(data []byte) (*geminiAcc, bool) {
 	if _, ok := jsString(rec["sessionId"]); !ok {
 		return nil, false
 	}
-	acc := &geminiAcc{}
+	acc := &geminiAcc{V: geminiAccVersion}
 	acc.meta(rec)
 	return acc, true
 }

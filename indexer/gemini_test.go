@@ -75,7 +75,7 @@ func gemRewind(id string) string { return `{"$rewindTo":"` + id + `"}` }
 // foldGemini folds lines into a fresh accumulator and summarizes it.
 func foldGemini(t *testing.T, unit string, lines ...string) (*Session, *geminiAcc, int) {
 	t.Helper()
-	acc := &geminiAcc{}
+	acc := geminiLayout{}.NewAccumulator("").(*geminiAcc)
 	s, bad := foldLines(t, acc, unit, lines...)
 	return s, acc, bad
 }
@@ -570,7 +570,7 @@ func FuzzGeminiLine(f *testing.F) {
 	f.Add([]byte(`{"$rewindTo":"g1","id":"x"}`))
 	f.Add([]byte(`{"sessionId":null,"projectHash":"x"}`))
 	f.Fuzz(func(t *testing.T, line []byte) {
-		acc := &geminiAcc{}
+		acc := geminiLayout{}.NewAccumulator("").(*geminiAcc)
 		for _, l := range gemFuzzBase {
 			if err := acc.Line([]byte(l)); err != nil {
 				t.Fatal(err)
@@ -586,7 +586,7 @@ func FuzzGeminiLine(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		back := &geminiAcc{}
+		back := geminiLayout{}.NewAccumulator("").(*geminiAcc)
 		if err := jsonUnmarshal(st, back); err != nil {
 			t.Fatalf("state does not decode: %v\n%s", err, st)
 		}

@@ -143,6 +143,9 @@ func appendSession(b []byte, s *Session) []byte {
 	if s.Corrupt {
 		b = append(b, `,"corrupt":true`...)
 	}
+	if s.Hidden {
+		b = append(b, `,"hidden":true`...)
+	}
 	if s.SkippedLines != 0 {
 		b = append(b, `,"skippedLines":`...)
 		b = strconv.AppendInt(b, int64(s.SkippedLines), 10)

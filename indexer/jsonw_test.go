@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The hand-written renderers must agree byte for byte with encoding/json, which
@@ -197,12 +199,14 @@ func TestWaveNativeIndexMatchesEncodingJSON(t *testing.T) {
 func claudeNativeReference(dir string, sessions []*Session) []byte {
 	idx := claudeIndex{Version: 1, Entries: []claudeIndexEntry{}}
 	for _, s := range sessions {
-		if s.Type != TypeMain {
+		if s.Type != TypeMain || s.Hidden {
 			continue
 		}
 		var mtime int64
 		if s.Tail != nil {
-			mtime = s.Tail.Mtime / 1e6
+			// Node: new Date(Math.round(sec*1e3 + nsec/1e6)).getTime()
+			t := time.Unix(0, s.Tail.Mtime)
+			mtime = int64(math.Round(float64(t.Unix())*1e3 + float64(t.Nanosecond())/1e6))
 		}
 		idx.Entries = append(idx.Entries, claudeIndexEntry{
 			SessionID: s.ID, FullPath: s.File, FileMtime: mtime, FirstPrompt: s.FirstPrompt,
@@ -228,6 +232,7 @@ func TestClaudeNativeIndexMatchesEncodingJSON(t *testing.T) {
 				s.Title = []string{"", randomString(r)}[r.IntN(2)]
 				s.GitBranch = randomString(r)
 				s.MessageCount = r.IntN(1000)
+				s.Hidden = r.IntN(4) == 0
 				if r.IntN(3) > 0 {
 					s.Tail = &Tail{Mtime: r.Int64N(1 << 62)}
 				}
@@ -256,7 +261,7 @@ func TestAppendSessionMatchesEncodingJSON(t *testing.T) {
 		s.File, s.Title, s.GitBranch, s.ParentID = randomString(r), randomString(r), randomString(r), randomString(r)
 		s.Provider, s.Model = randomString(r), randomString(r)
 		s.MessageCount, s.SizeBytes, s.SkippedLines = r.IntN(1<<20), r.Int64N(1<<50), r.IntN(3)
-		s.Invalid, s.Corrupt = r.IntN(5) == 0, r.IntN(5) == 0
+		s.Invalid, s.Corrupt, s.Hidden = r.IntN(5) == 0, r.IntN(5) == 0, r.IntN(5) == 0
 		if i%7 > 0 {
 			s.Tail = &Tail{Dev: r.Uint64(), Ino: r.Uint64(), Offset: r.Int64N(1 << 40), Mtime: r.Int64(), Size: r.Int64N(1 << 40),
 				LongLine: r.IntN(4) == 0, Fp: randomString(r), Dep: randomString(r), OwnProject: randomString(r),

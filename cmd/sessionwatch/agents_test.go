@@ -113,7 +113,7 @@ func TestDaemonAllAgentsOneProject(t *testing.T) {
 	fi, _ := os.Stat(files["claude"])
 	en := idx.Entries[0]
 	if idx.Version != 1 || idx.OriginalPath != proj || en["sessionId"] != "c1a0de00-0000-4000-8000-000000000001" || en["fullPath"] != files["claude"] ||
-		en["fileMtime"] != float64(fi.ModTime().UnixMilli()) || en["firstPrompt"] != "hello claude" || en["modified"] != "2026-11-02T09:00:00.000Z" ||
+		en["fileMtime"] != float64(indexer.NodeMtimeMs(fi.ModTime().UnixNano())) || en["firstPrompt"] != "hello claude" || en["modified"] != "2026-11-02T09:00:00.000Z" ||
 		en["gitBranch"] != "main" || en["projectPath"] != proj || en["isSidechain"] != false {
 		t.Errorf("claude native index = %+v", idx)
 	}

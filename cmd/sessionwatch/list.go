@@ -40,6 +40,7 @@ type listed struct {
 	Stale        bool   `json:"stale"`
 	Invalid      bool   `json:"invalid"`
 	Corrupt      bool   `json:"corrupt"`
+	Hidden       bool   `json:"hidden,omitempty"` // the agent's own picker leaves it out
 }
 
 // scope is the set of sessions a command works on.
@@ -67,7 +68,7 @@ func selectSessions(cfg *config.Config, sc scope) ([]indexer.Entry, error) {
 	if sc.typ != "all" {
 		kept := entries[:0]
 		for _, e := range entries {
-			if e.Type == sc.typ {
+			if e.Type == sc.typ && !e.Hidden { // hidden sessions: --type all only
 				kept = append(kept, e)
 			}
 		}
@@ -223,6 +224,7 @@ func toListedWith(cfg *config.Config, n int, en indexer.Entry, now time.Time, in
 		Title: en.Title, FirstPrompt: en.FirstPrompt, CreatedAt: en.CreatedAt, LastActiveAt: en.LastActiveAt,
 		MessageCount: en.MessageCount, SizeBytes: en.SizeBytes, File: en.File, Provider: en.Provider, Model: en.Model,
 		InUse: inUse.InUse(en).Held(), Stale: isStale(cfg, en, now), Invalid: en.Invalid, Corrupt: en.Corrupt,
+		Hidden: en.Hidden,
 	}
 }
 
@@ -265,6 +267,9 @@ func printTable(w io.Writer, rows []listed, width int) {
 		t := r.Title
 		if t == "" {
 			t = r.FirstPrompt
+		}
+		if r.Hidden {
+			t = "(hidden) " + t
 		}
 		titles[i] = t
 		cells = append(cells, [len(listHeader)]string{strconv.Itoa(r.N), termSafe(short(r.ID, 8)), termSafe(oneCell(r.Source)),

@@ -190,7 +190,7 @@ func Plan(root string, spec Spec) (*Store, error) {
 		p := i % spec.Projects
 		s := &Session{
 			Index:   i,
-			ID:      uuid(rng),
+			ID:      sessionID(spec, i),
 			Project: projects[p],
 			Created: spec.Start.Add(time.Duration(i)*gap + time.Duration(rng.IntN(1000))*time.Millisecond),
 			seed:    uint64(rng.Int64()),
@@ -307,6 +307,9 @@ func (st *Store) Next(s *Session, ts time.Time) []byte {
 	}
 	if m.kind == kindPrompt && s.FirstPrompt == "" {
 		s.FirstPrompt = promptOf(m.shown)
+		if st.Spec.Layout == "claude" {
+			s.FirstPrompt = claudePromptOf(m.shown)
+		}
 	}
 	s.LastTS = ts
 	return line
@@ -346,6 +349,12 @@ func mix(seed int64, label string, i int) int64 {
 // newRand is a cheap-to-seed deterministic source.
 func newRand(seed int64) *rand.Rand {
 	return rand.New(rand.NewPCG(uint64(seed), 0x9e3779b97f4a7c15))
+}
+
+// sessionID is session i's id: drawn from the seed, the layout and i, so stores
+// of several layouts generated into one home with one seed never share an id.
+func sessionID(spec Spec, i int) string {
+	return uuid(newRand(mix(spec.Seed, "id/"+spec.Layout, i)))
 }
 
 // uuid makes a lowercase version-4 UUID from rng.

@@ -252,3 +252,24 @@ func TestPlanRejectsBadSpecs(t *testing.T) {
 		}
 	}
 }
+
+// TestIDsDifferAcrossLayouts: stores of every layout generated with one seed (into
+// one home) never share a session id, so a REF prefix picks one agent's session.
+func TestIDsDifferAcrossLayouts(t *testing.T) {
+	owner := map[string]string{}
+	for _, layout := range gen.Layouts() {
+		st, err := gen.Plan(t.TempDir(), spec(layout))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range st.Sessions {
+			if other, dup := owner[s.ID]; dup && other != layout {
+				t.Fatalf("session id %s is generated for both %s and %s", s.ID, other, layout)
+			}
+			owner[s.ID] = layout
+		}
+	}
+	if len(owner) < 2*30 {
+		t.Fatalf("only %d distinct ids over %d layouts", len(owner), len(gen.Layouts()))
+	}
+}

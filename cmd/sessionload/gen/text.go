@@ -116,6 +116,15 @@ func promptOf(text string) string {
 	return text
 }
 
+// claudePromptOf is a generated (ASCII, single-line) prompt as Claude Code's SDK
+// shows it: cut to 200 characters, trimmed, then "…".
+func claudePromptOf(text string) string {
+	if len(text) > 200 {
+		return strings.TrimRight(text[:200], " ") + "…"
+	}
+	return text
+}
+
 // marshal encodes v without HTML escaping (as the agents' JSON.stringify does)
 // and appends a newline.
 func marshal(v any) []byte {
