@@ -252,9 +252,12 @@ func claudeEntry(e map[string][]byte, direct bool) (Event, bool) {
 	if fast && ev.Model != "" && ev.Model != "<synthetic>" {
 		ev.Model += "-fast"
 	}
-	if id, ok := str(msg["id"]); ok {
-		ev.Dedupe, ev.ID = DedupeClaude, id
-		ev.Req, ev.HasReq = str(e["requestId"])
+	// ccusage 20.0.24 (the released build) matches only lines that carry both
+	// ids; a line missing either is always counted.
+	id, hasID := str(msg["id"])
+	req, hasReq := str(e["requestId"])
+	if hasID && hasReq {
+		ev.Dedupe, ev.ID, ev.Req, ev.HasReq = DedupeClaude, id, req, true
 	}
 	return ev, true
 }

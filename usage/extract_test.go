@@ -154,10 +154,10 @@ func TestClaudeDedupe(t *testing.T) {
 			claudeLine(day1, "", "r1", "opus", 1, 1, 0, 0, ""),
 			claudeLine(day1, "", "r1", "opus", 1, 1, 0, 0, ""),
 		}, []Bucket{{Quarter(ms(day1)), "opus", Tokens{2, 2, 0, 0}}}},
-		{"no request id: the message id alone matches", []string{
+		{"no request id: every line counts (as ccusage 20.0.24)", []string{
 			claudeLine(day1, "m1", "", "opus", 1, 1, 0, 0, ""),
 			claudeLine(day1, "m1", "", "opus", 1, 1, 0, 0, ""),
-		}, []Bucket{{Quarter(ms(day1)), "opus", Tokens{1, 1, 0, 0}}}},
+		}, []Bucket{{Quarter(ms(day1)), "opus", Tokens{2, 2, 0, 0}}}},
 		{"another request id is another call", []string{
 			claudeLine(day1, "m1", "r1", "opus", 1, 1, 0, 0, ""),
 			claudeLine(day1, "m1", "r2", "opus", 1, 1, 0, 0, ""),

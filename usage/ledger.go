@@ -56,6 +56,8 @@ type unitRec struct {
 // crash left it behind the units.
 func Open(stateDir string) (*Ledger, error) {
 	l := newLedger(filepath.Join(stateDir, DirName))
+	// A writer killed mid-write leaves a temp file; we are the writer now.
+	indexer.CleanTemp(l.dir)
 	if err := l.load(true); err != nil {
 		return nil, err
 	}
