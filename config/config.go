@@ -130,6 +130,9 @@ type Config struct {
 	// (see Default). An empty list, "sources": [], is valid and means no
 	// sources at all: the daemon then watches nothing.
 	Sources []Source `json:"sources"`
+	// Prices override or extend the embedded price table of `usage`, per model
+	// (prices.go). Default none.
+	Prices map[string]Price `json:"prices,omitempty"`
 }
 
 // Janitor configures the janitor (SPEC §5).
@@ -291,6 +294,7 @@ func (c *Config) Validate() error {
 		}
 	}
 	checkDir("state_dir", c.StateDir)
+	checkPrices(c.Prices, ps.add)
 	checkDir("archive_dir", c.ArchiveDir)
 	if !slices.Contains([]string{"debug", "info", "warn", "error"}, c.LogLevel) {
 		ps.add("log_level", "must be one of debug, info, warn, error", quote(c.LogLevel))

@@ -616,3 +616,16 @@ func TestDecodeProblemHidesValidate(t *testing.T) {
 		t.Errorf("Parse(%q) = %q, want %q", doc, got, want)
 	}
 }
+
+func TestPricesValidate(t *testing.T) {
+	c := Default()
+	c.Prices = map[string]Price{"good": {Input: 3, Output: 15}, "bad": {Input: -1}}
+	err := c.Validate()
+	if err == nil || !strings.Contains(err.Error(), `prices."bad".input: must be a non-negative`) || strings.Contains(err.Error(), `"good"`) {
+		t.Errorf("Validate() = %v, want only prices.\"bad\".input named", err)
+	}
+	c.Prices = map[string]Price{"m": {Input: 1, Output: 2, CacheWrite: 3, CacheRead: 0.1}}
+	if err := c.Validate(); err != nil {
+		t.Errorf("Validate() with valid prices = %v", err)
+	}
+}

@@ -35,6 +35,8 @@ commands:
   restore REF           bring an archived session back to its original path
   reindex [--check]     rebuild catalogs and native indexes from the session files
   export [--source S]   the HyperYOLO store's records as one JSON object (a backup)
+  usage [daily|weekly|monthly|session|project] [--all] [--by model] [--json] [--statusline]
+                        tokens and cost per day, week, month, session or project
   status [--json]       whether the daemon runs, per-source figures, last janitor run
   doctor                check config, roots, permissions and inotify limits
   service install|uninstall|print
@@ -170,6 +172,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cmdReindex(e, cargs)
 	case "export":
 		return cmdExport(e, cargs)
+	case "usage":
+		return cmdUsage(e, cargs)
 	case "config":
 		return cmdConfig(e, cargs)
 	case "status":

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/sessionwatch/sessionwatch/indexer"
+	"github.com/sessionwatch/sessionwatch/usage"
 )
 
 func cmdReindex(e *env, args []string) error {
@@ -24,6 +25,10 @@ func cmdReindex(e *env, args []string) error {
 		return err
 	}
 	g, err := indexer.NewGroup(cfg, newLogger(cfg, e.stderr), *check)
+	if err != nil {
+		return err
+	}
+	ledger, err := attachLedger(g, cfg.StateDir, *check)
 	if err != nil {
 		return err
 	}
@@ -61,7 +66,14 @@ func cmdReindex(e *env, args []string) error {
 	if !*check {
 		return nil
 	}
-	if len(diffs) == 0 {
+	ldiffs, err := usage.Compare(cfg.StateDir, ledger, sourceSet(ixs))
+	if err != nil {
+		return failErr("run 'sessionwatch reindex' to rebuild it", "%v", err)
+	}
+	for _, d := range ldiffs {
+		fmt.Fprintf(e.stdout, "differs: %s\n", d)
+	}
+	if len(diffs)+len(ldiffs) == 0 {
 		fmt.Fprintln(e.stdout, "ok: every catalog and native index matches a rebuild")
 		return nil
 	}
@@ -72,5 +84,30 @@ func cmdReindex(e *env, args []string) error {
 		}
 		fmt.Fprintf(e.stdout, "%s: %s\n", what, d.Path)
 	}
-	return failErr("run 'sessionwatch reindex' to rebuild them", "reindex --check: %d files differ from a rebuild", len(diffs))
+	return failErr("run 'sessionwatch reindex' to rebuild them", "reindex --check: %d files differ from a rebuild", len(diffs)+len(ldiffs))
+}
+
+// attachLedger attaches the usage ledger to a reindex pass: the one on disk (a
+// rebuild brings it up to date), or for --check an in-memory rebuild to compare.
+func attachLedger(g *indexer.Group, stateDir string, check bool) (*usage.Ledger, error) {
+	var l *usage.Ledger
+	var err error
+	if check {
+		l, err = usage.NewRebuild(stateDir)
+	} else {
+		l, err = usage.Open(stateDir)
+	}
+	if err != nil {
+		return nil, failErr("move the usage ledger aside to rebuild it", "%v", err)
+	}
+	g.AddConsumer(l)
+	return l, nil
+}
+
+func sourceSet(ixs []*indexer.Indexer) map[string]bool {
+	m := map[string]bool{}
+	for _, ix := range ixs {
+		m[ix.Options().Source] = true
+	}
+	return m
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/sessionwatch/sessionwatch/config"
 	"github.com/sessionwatch/sessionwatch/indexer"
 	"github.com/sessionwatch/sessionwatch/janitor"
+	"github.com/sessionwatch/sessionwatch/usage"
 	"github.com/sessionwatch/sessionwatch/watcher"
 )
 
@@ -124,6 +125,11 @@ func (d *daemon) serve(ctx context.Context, cfg *config.Config, once bool, hup <
 	if err != nil {
 		return false, err
 	}
+	ledger, err := usage.Open(cfg.StateDir)
+	if err != nil {
+		return false, err
+	}
+	g.AddConsumer(ledger)
 	if err := g.Load(); err != nil {
 		d.log.Warn("load catalogs", "err", err)
 	}

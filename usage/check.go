@@ -1,0 +1,89 @@
+package usage
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+)
+
+// Compare lists how the ledger on disk in stateDir differs from rebuilt, a
+// ledger made by NewRebuild and a fresh index pass over the sources named (units
+// of other sources are not compared). A line unit must hold the same usage per
+// quarter hour and model, filed under the same session and project; a document
+// unit (Mogzi) the same total, since a file keeps only its running total and not
+// when it grew. The summary must be what the units add up to. Nothing is written.
+func Compare(stateDir string, rebuilt *Ledger, sources map[string]bool) ([]string, error) {
+	disk := newLedger(filepath.Join(stateDir, DirName))
+	if err := disk.load(true); err != nil {
+		return nil, err
+	}
+	rebuilt.mu.Lock()
+	defer rebuilt.mu.Unlock()
+	var diffs []string
+	for k, want := range rebuilt.units {
+		got := disk.units[k]
+		switch {
+		case got == nil && restoredPending(disk.retired[k], want):
+			// The file came back (restore) while no writer ran: the next writer
+			// counts it from the file and drops the retired copy; the total is the same.
+		case got == nil && len(want.acc.Buckets) > 0:
+			diffs = append(diffs, fmt.Sprintf("usage of %s/%s missing from the ledger", k.source, k.unit))
+		case got == nil:
+		case !sameUsage(got, want):
+			diffs = append(diffs, fmt.Sprintf("usage of %s/%s differs from a rebuild (ledger %+v, rebuild %+v)", k.source, k.unit, got.acc.total(), want.acc.total()))
+		}
+	}
+	for k, got := range disk.units {
+		if _, err := os.Lstat(got.Path); err != nil && errors.Is(err, fs.ErrNotExist) {
+			continue // gone while no writer ran (another command retired it): the next writer retires it
+		}
+		if sources[k.source] && rebuilt.units[k] == nil && len(got.acc.Buckets) > 0 {
+			diffs = append(diffs, fmt.Sprintf("usage of %s/%s is in the ledger but its file is gone and it was not retired", k.source, k.unit))
+		}
+	}
+	want, err := disk.renderSummary()
+	if err != nil {
+		return nil, err
+	}
+	path := filepath.Join(disk.dir, SummaryName)
+	if have, err := os.ReadFile(path); (err != nil && len(disk.units)+len(disk.retired) > 0) || (err == nil && string(have) != string(want)) {
+		diffs = append(diffs, fmt.Sprintf("%s differs from the units it adds up", path))
+	}
+	sort.Strings(diffs)
+	return diffs, nil
+}
+
+func sameUsage(got, want *unitRec) bool {
+	if len(got.acc.Buckets) == 0 && len(want.acc.Buckets) == 0 {
+		return true // nothing counted: where it would be filed does not matter
+	}
+	if got.Session != want.Session || got.Project != want.Project {
+		return false
+	}
+	if isDocument(want) || isDocument(got) {
+		return got.acc.total() == want.acc.total()
+	}
+	if len(got.acc.Buckets) != len(want.acc.Buckets) {
+		return false
+	}
+	for i := range got.acc.Buckets {
+		if got.acc.Buckets[i] != want.acc.Buckets[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// restoredPending reports whether a unit missing from the ledger is one of its
+// retired units come back with the same usage.
+func restoredPending(retired []*unitRec, want *unitRec) bool {
+	for _, r := range retired {
+		if r.acc.total() == want.acc.total() {
+			return true
+		}
+	}
+	return false
+}

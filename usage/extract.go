@@ -1,0 +1,592 @@
+// Package usage keeps a ledger of the tokens the agents spent — per quarter hour,
+// source, project, session and model — fed by the indexer's tail reads (it is an
+// indexer.Consumer), and reports it by day, week, month, session or project with
+// prices from an embedded dated table. docs/usage.md describes the ledger and what
+// each layout counts.
+package usage
+
+import (
+	"bytes"
+	"strconv"
+	"time"
+
+	"github.com/sessionwatch/sessionwatch/indexer"
+)
+
+// Tokens are the four token counts the ledger keeps.
+type Tokens struct {
+	Input      int64 // uncached input
+	Output     int64 // output, reasoning included
+	CacheWrite int64 // input written to a prompt cache
+	CacheRead  int64 // input read from a prompt cache
+}
+
+// Total is the sum of the four counts.
+func (t Tokens) Total() int64 { return t.Input + t.Output + t.CacheWrite + t.CacheRead }
+
+// Add adds u to t.
+func (t *Tokens) Add(u Tokens) {
+	t.Input += u.Input
+	t.Output += u.Output
+	t.CacheWrite += u.CacheWrite
+	t.CacheRead += u.CacheRead
+}
+
+// Sub subtracts u from t.
+func (t *Tokens) Sub(u Tokens) {
+	t.Input -= u.Input
+	t.Output -= u.Output
+	t.CacheWrite -= u.CacheWrite
+	t.CacheRead -= u.CacheRead
+}
+
+// IsZero reports whether every count is zero.
+func (t Tokens) IsZero() bool { return t == Tokens{} }
+
+// Dedupe says how an event is matched against earlier events of the same unit.
+type Dedupe uint8
+
+const (
+	// DedupeNone counts the event as it is.
+	DedupeNone Dedupe = iota
+	// DedupeClaude matches message.id + requestId the way ccusage does: a repeat
+	// keeps the copy with the larger total (a main-chain copy over a sidechain one).
+	DedupeClaude
+	// DedupeLast: a repeated key replaces the earlier event (Gemini message ids).
+	DedupeLast
+)
+
+// Event is the usage of one line.
+type Event struct {
+	At        int64 // unix milliseconds
+	Model     string
+	T         Tokens
+	Dedupe    Dedupe
+	ID        string // dedupe key: Claude message.id, Gemini message id
+	Req       string // Claude requestId
+	HasReq    bool
+	Sidechain bool
+}
+
+// ParseState is what a layout's line parser carries from line to line; it is kept
+// in the ledger with the unit's position so a restart goes on where it stopped.
+type ParseState struct {
+	Model string    `json:"model,omitempty"` // current model (Codex turn_context, llxprt session_start)
+	Prev  *[5]int64 `json:"prev,omitempty"`  // Codex: the last total_token_usage (input, cached, output, reasoning, total)
+}
+
+// ParseLine extracts the usage of one line of a unit of the given layout. ok is
+// false for a line that carries no usage (or is not valid); st is updated with
+// what later lines need (the current model, Codex's running totals).
+func ParseLine(layout string, st *ParseState, line []byte) (ev Event, ok bool) {
+	switch layout {
+	case "claude":
+		return parseClaude(line)
+	case "codex":
+		return parseCodex(st, line)
+	case "gemini":
+		return parseGemini(line)
+	case "llxprt":
+		return parseLlxprt(st, line)
+	case "wave":
+		return parseWave(line)
+	}
+	return Event{}, false
+}
+
+// fields collects the top-level members of a JSON object; nil if it is not one.
+func fields(raw []byte) map[string][]byte {
+	if len(raw) == 0 || raw[0] != '{' {
+		return nil
+	}
+	m := map[string][]byte{}
+	if indexer.ObjectFields(raw, func(k, v []byte) { m[string(k)] = v }) != nil {
+		return nil
+	}
+	return m
+}
+
+// str decodes a JSON string; ok is false for anything else (null included).
+func str(raw []byte) (string, bool) { return indexer.JSONString(raw) }
+
+// count decodes a non-negative integer token count. Anything else (a fraction, a
+// negative number, a string) is not a count: ok is false, as a typed reader
+// (ccusage's u64) rejects the line.
+func count(raw []byte) (int64, bool) {
+	if len(raw) == 0 || raw[0] < '0' || raw[0] > '9' {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(string(raw), 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	return n, true
+}
+
+// optCount is count for an optional field: absent is 0; present must be a count.
+func optCount(m map[string][]byte, key string) (int64, bool) {
+	raw, ok := m[key]
+	if !ok {
+		return 0, true
+	}
+	return count(raw)
+}
+
+// looseCount is for layouts read by lenient readers: anything but a count is 0.
+func looseCount(m map[string][]byte, key string) int64 {
+	n, _ := count(m[key])
+	return n
+}
+
+func parseTime(raw []byte) (int64, bool) {
+	s, ok := str(raw)
+	if !ok {
+		return 0, false
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return 0, false
+	}
+	return t.UnixMilli(), true
+}
+
+// ---- Claude Code ----
+
+var claudeUsageMarker = []byte(`"usage":{`)
+
+// parseClaude reads the usage of a Claude Code line. The rules are ccusage's (so
+// the totals agree): a line counts when it holds the exact text "usage":{, names
+// none of a few fields as null, has a timestamp and message.usage with integer
+// input_tokens and output_tokens, and its version (if any) is a semver and its
+// sessionId, requestId, message.id and message.model (if any) are not empty. The
+// line's type is not looked at. Old "progress" lines carry a sub-agent's message
+// under data.message and count too.
+func parseClaude(line []byte) (Event, bool) {
+	if !bytes.Contains(line, claudeUsageMarker) || hasNullField(line) {
+		return Event{}, false
+	}
+	top := fields(line)
+	if top == nil {
+		return Event{}, false
+	}
+	if ev, ok := claudeEntry(top, true); ok {
+		return ev, true
+	}
+	// {"data":{"message":{"timestamp","message":{…},"requestId","isSidechain"}}}
+	if d := fields(top["data"]); d != nil {
+		if m := fields(d["message"]); m != nil {
+			return claudeEntry(m, false)
+		}
+	}
+	return Event{}, false
+}
+
+func claudeEntry(e map[string][]byte, direct bool) (Event, bool) {
+	var ev Event
+	at, ok := parseTime(e["timestamp"])
+	if !ok {
+		return ev, false
+	}
+	msg := fields(e["message"])
+	if msg == nil {
+		return ev, false
+	}
+	u := fields(msg["usage"])
+	if u == nil {
+		return ev, false
+	}
+	in, ok1 := count(u["input_tokens"])
+	out, ok2 := count(u["output_tokens"])
+	cw, ok3 := optCount(u, "cache_creation_input_tokens")
+	cr, ok4 := optCount(u, "cache_read_input_tokens")
+	if !ok1 || !ok2 || !ok3 || !ok4 {
+		return ev, false
+	}
+	if raw, ok := u["cache_creation"]; ok {
+		// The split by cache lifetime, when present, is what ccusage sums.
+		cc := fields(raw)
+		if cc == nil {
+			return ev, false
+		}
+		m5, ok5 := optCount(cc, "ephemeral_5m_input_tokens")
+		h1, ok6 := optCount(cc, "ephemeral_1h_input_tokens")
+		if !ok5 || !ok6 {
+			return ev, false
+		}
+		cw = m5 + h1
+	}
+	fast := false
+	if raw, ok := u["speed"]; ok {
+		s, _ := str(raw)
+		switch s {
+		case "fast":
+			fast = true
+		case "standard":
+		default:
+			return ev, false
+		}
+	}
+	if direct {
+		if raw, ok := e["version"]; ok {
+			v, isStr := str(raw)
+			if !isStr || !semverPrefix(v) {
+				return ev, false
+			}
+		}
+		if !nonEmptyIfPresent(e, "sessionId") {
+			return ev, false
+		}
+	}
+	if !nonEmptyIfPresent(e, "requestId") || !nonEmptyIfPresent(msg, "id") || !nonEmptyIfPresent(msg, "model") {
+		return ev, false
+	}
+	if raw, ok := e["isSidechain"]; ok {
+		if string(raw) != "true" && string(raw) != "false" {
+			return ev, false
+		}
+		ev.Sidechain = string(raw) == "true"
+	}
+	ev.At = at
+	ev.T = Tokens{Input: in, Output: out, CacheWrite: cw, CacheRead: cr}
+	ev.Model, _ = str(msg["model"])
+	if fast && ev.Model != "" && ev.Model != "<synthetic>" {
+		ev.Model += "-fast"
+	}
+	// ccusage 20.0.24 (the released build) matches only lines that carry both
+	// ids; a line missing either is always counted.
+	id, hasID := str(msg["id"])
+	req, hasReq := str(e["requestId"])
+	if hasID && hasReq {
+		ev.Dedupe, ev.ID, ev.Req, ev.HasReq = DedupeClaude, id, req, true
+	}
+	return ev, true
+}
+
+// nonEmptyIfPresent: an absent field passes; a present one must be a non-empty string.
+func nonEmptyIfPresent(m map[string][]byte, key string) bool {
+	raw, ok := m[key]
+	if !ok {
+		return true
+	}
+	s, isStr := str(raw)
+	return isStr && s != ""
+}
+
+// semverPrefix reports whether v starts with digits.digits.digit.
+func semverPrefix(v string) bool {
+	i := 0
+	for part := 0; part < 2; part++ {
+		start := i
+		for i < len(v) && v[i] >= '0' && v[i] <= '9' {
+			i++
+		}
+		if i == start || i >= len(v) || v[i] != '.' {
+			return false
+		}
+		i++
+	}
+	return i < len(v) && v[i] >= '0' && v[i] <= '9'
+}
+
+// nullFields are the keys whose literal null makes ccusage skip a line, wherever
+// in the line they appear.
+var nullFields = map[string]bool{
+	"id": true, "cwd": true, "model": true, "speed": true, "costUSD": true, "version": true,
+	"sessionId": true, "requestId": true, "isApiErrorMessage": true,
+	"cache_read_input_tokens": true, "cache_creation_input_tokens": true,
+}
+
+// hasNullField reports whether the line holds "<key>":null for one of nullFields
+// (a textual test, as ccusage's).
+func hasNullField(line []byte) bool {
+	off := 0
+	for {
+		i := bytes.Index(line[off:], []byte(":null"))
+		if i < 0 {
+			return false
+		}
+		at := off + i
+		end := at - 1
+		for end > 0 && line[end] != '"' {
+			end--
+		}
+		if end >= 0 && end < len(line) && line[end] == '"' {
+			start := end - 1
+			for start > 0 && line[start] != '"' {
+				start--
+			}
+			if start >= 0 && start < end && line[start] == '"' && nullFields[string(line[start+1:end])] {
+				return true
+			}
+		}
+		off = at + len(":null")
+	}
+}
+
+// ---- Codex ----
+
+// parseCodex reads token_count events: the turn's last_token_usage, else the
+// increase of total_token_usage over the previous event; the model is the event's
+// own, else the last turn_context's. An event of all zeros counts nothing.
+func parseCodex(st *ParseState, line []byte) (Event, bool) {
+	if !bytes.Contains(line, []byte(`"turn_context"`)) && !bytes.Contains(line, []byte(`"token_count"`)) {
+		return Event{}, false
+	}
+	top := fields(line)
+	if top == nil {
+		return Event{}, false
+	}
+	typ, _ := str(top["type"])
+	p := fields(top["payload"])
+	if p == nil {
+		return Event{}, false
+	}
+	switch typ {
+	case "turn_context":
+		if m, ok := str(p["model"]); ok && m != "" {
+			st.Model = m
+		}
+		return Event{}, false
+	case "event_msg":
+	default:
+		return Event{}, false
+	}
+	if pt, _ := str(p["type"]); pt != "token_count" {
+		return Event{}, false
+	}
+	at, ok := parseTime(top["timestamp"])
+	if !ok {
+		return Event{}, false
+	}
+	info := fields(p["info"])
+	if info == nil {
+		return Event{}, false
+	}
+	total, hasTotal := codexUsage(info["total_token_usage"])
+	last, hasLast := codexUsage(info["last_token_usage"])
+	raw := last
+	if !hasLast {
+		if !hasTotal {
+			return Event{}, false
+		}
+		raw = total
+		if st.Prev != nil {
+			for i := range raw {
+				raw[i] = max(raw[i]-st.Prev[i], 0)
+			}
+		}
+	}
+	if hasTotal {
+		t := total
+		st.Prev = &t
+	}
+	if raw[0] == 0 && raw[1] == 0 && raw[2] == 0 && raw[3] == 0 {
+		return Event{}, false
+	}
+	model, _ := str(p["model"])
+	if model == "" {
+		model, _ = str(info["model"])
+	}
+	if model == "" {
+		model = st.Model
+	}
+	if model == "" {
+		model = CodexFallbackModel
+	}
+	cached := min(raw[1], raw[0])
+	return Event{At: at, Model: model, T: Tokens{Input: raw[0] - cached, Output: raw[2], CacheRead: cached}}, true
+}
+
+// CodexFallbackModel is the model of Codex usage recorded before any turn_context
+// named one (as ccusage assumes).
+const CodexFallbackModel = "gpt-5"
+
+func codexUsage(raw []byte) ([5]int64, bool) {
+	var v [5]int64
+	m := fields(raw)
+	if m == nil {
+		return v, false
+	}
+	v[0] = looseCount(m, "input_tokens")
+	v[1] = looseCount(m, "cached_input_tokens")
+	if v[1] == 0 {
+		v[1] = looseCount(m, "cache_read_input_tokens")
+	}
+	v[2] = looseCount(m, "output_tokens")
+	v[3] = looseCount(m, "reasoning_output_tokens")
+	v[4] = looseCount(m, "total_tokens")
+	return v, true
+}
+
+// ---- Gemini CLI ----
+
+// parseGemini reads a message's tokens {input, output, cached, thoughts, tool}:
+// input counts what was not cached plus tool-use prompt tokens, output includes
+// the thoughts (billed as output). A repeated message id replaces the message.
+func parseGemini(line []byte) (Event, bool) {
+	if !bytes.Contains(line, []byte(`"tokens"`)) {
+		return Event{}, false
+	}
+	top := fields(line)
+	if top == nil {
+		return Event{}, false
+	}
+	return geminiMessage(top)
+}
+
+func geminiMessage(top map[string][]byte) (Event, bool) {
+	tok := fields(top["tokens"])
+	if tok == nil {
+		return Event{}, false
+	}
+	at, ok := parseTime(top["timestamp"])
+	if !ok {
+		return Event{}, false
+	}
+	in, out := looseCount(tok, "input"), looseCount(tok, "output")
+	cached, thoughts, tool := looseCount(tok, "cached"), looseCount(tok, "thoughts"), looseCount(tok, "tool")
+	cached = min(cached, in)
+	ev := Event{At: at, T: Tokens{Input: in - cached + tool, Output: out + thoughts, CacheRead: cached}}
+	if ev.T.IsZero() {
+		return Event{}, false
+	}
+	ev.Model, _ = str(top["model"])
+	if id, ok := str(top["id"]); ok && id != "" {
+		ev.Dedupe, ev.ID = DedupeLast, id
+	}
+	return ev, true
+}
+
+// ---- llxprt ----
+
+// parseLlxprt reads the usage in the metadata of "content" lines
+// ({promptTokens, completionTokens, cachedTokens?, cacheCreationTokens?}); the
+// model is the metadata's, else the one session_start or provider_switch named.
+func parseLlxprt(st *ParseState, line []byte) (Event, bool) {
+	top := fields(line)
+	if top == nil {
+		return Event{}, false
+	}
+	typ, _ := str(top["type"])
+	p := fields(top["payload"])
+	if p == nil {
+		return Event{}, false
+	}
+	switch typ {
+	case "session_start", "provider_switch":
+		if m, ok := str(p["model"]); ok && m != "" {
+			st.Model = m
+		}
+		return Event{}, false
+	case "content":
+	default:
+		return Event{}, false
+	}
+	c := fields(p["content"])
+	if c == nil {
+		return Event{}, false
+	}
+	meta := fields(c["metadata"])
+	if meta == nil {
+		return Event{}, false
+	}
+	u := fields(meta["usage"])
+	if u == nil {
+		return Event{}, false
+	}
+	at, ok := parseTime(top["ts"])
+	if !ok {
+		return Event{}, false
+	}
+	prompt, out := looseCount(u, "promptTokens"), looseCount(u, "completionTokens")
+	cr, cw := looseCount(u, "cachedTokens"), looseCount(u, "cacheCreationTokens")
+	cr = min(cr, prompt)
+	cw = min(cw, prompt-cr)
+	ev := Event{At: at, T: Tokens{Input: prompt - cr - cw, Output: out, CacheRead: cr, CacheWrite: cw}}
+	if ev.T.IsZero() {
+		return Event{}, false
+	}
+	ev.Model, _ = str(meta["model"])
+	if ev.Model == "" {
+		ev.Model = st.Model
+	}
+	return ev, true
+}
+
+// ---- Wave ----
+
+// parseWave reads the usage of assistant messages: prompt_tokens (which includes
+// the cached part, OpenAI style), completion_tokens, cache_read_input_tokens,
+// cache_creation_input_tokens and the usage's model.
+func parseWave(line []byte) (Event, bool) {
+	if !bytes.Contains(line, []byte(`"usage"`)) {
+		return Event{}, false
+	}
+	top := fields(line)
+	if top == nil {
+		return Event{}, false
+	}
+	if role, _ := str(top["role"]); role != "assistant" {
+		return Event{}, false
+	}
+	u := fields(top["usage"])
+	if u == nil {
+		return Event{}, false
+	}
+	at, ok := parseTime(top["timestamp"])
+	if !ok {
+		return Event{}, false
+	}
+	prompt, out := looseCount(u, "prompt_tokens"), looseCount(u, "completion_tokens")
+	cr, cw := looseCount(u, "cache_read_input_tokens"), looseCount(u, "cache_creation_input_tokens")
+	cr = min(cr, prompt)
+	cw = min(cw, prompt-cr)
+	ev := Event{At: at, T: Tokens{Input: prompt - cr - cw, Output: out, CacheRead: cr, CacheWrite: cw}}
+	if ev.T.IsZero() {
+		return Event{}, false
+	}
+	ev.Model, _ = str(u["model"])
+	return ev, true
+}
+
+// ---- Mogzi ----
+
+// MogziTotals reads the running usage total of a Mogzi session.json
+// (usageMetrics{inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens,
+// lastUpdated}). inputTokens is taken as uncached input. at is lastUpdated, else
+// lastModifiedAt (unix ms; 0 if neither parses). ok is false without usageMetrics.
+func MogziTotals(data []byte) (t Tokens, at int64, ok bool) {
+	top := fields(bytes.TrimSpace(data))
+	if top == nil {
+		return t, 0, false
+	}
+	u := fields(top["usageMetrics"])
+	if u == nil {
+		return t, 0, false
+	}
+	t = Tokens{Input: looseCount(u, "inputTokens"), Output: looseCount(u, "outputTokens"),
+		CacheRead: looseCount(u, "cacheReadTokens"), CacheWrite: looseCount(u, "cacheWriteTokens")}
+	if a, ok := parseLooseTime(u["lastUpdated"]); ok {
+		at = a
+	} else if a, ok := parseLooseTime(top["lastModifiedAt"]); ok {
+		at = a
+	}
+	return t, at, true
+}
+
+// parseLooseTime accepts RFC 3339 with or without a zone (.NET writes both).
+func parseLooseTime(raw []byte) (int64, bool) {
+	s, ok := str(raw)
+	if !ok {
+		return 0, false
+	}
+	if t := indexer.ParseTime(s); !t.IsZero() {
+		return t.UnixMilli(), true
+	}
+	for _, layout := range []string{"2006-01-02T15:04:05.9999999", "2006-01-02T15:04:05"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t.UnixMilli(), true
+		}
+	}
+	return 0, false
+}

@@ -1,0 +1,77 @@
+package usage
+
+import "testing"
+
+// fuzzLine checks what must hold for any line of a layout: no panic, no negative
+// count, and a line counted twice in a row changes nothing when it carries an id.
+func fuzzLine(f *testing.F, layout string, seeds ...string) {
+	for _, s := range seeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		var st ParseState
+		ev, ok := ParseLine(layout, &st, line)
+		if !ok {
+			return
+		}
+		if ev.T.Input < 0 || ev.T.Output < 0 || ev.T.CacheWrite < 0 || ev.T.CacheRead < 0 {
+			t.Fatalf("ParseLine(%s, %q) = %+v: a negative count", layout, line, ev)
+		}
+		a := &account{}
+		id := func(s string) string { return s }
+		a.add(ev, id)
+		once := append([]Bucket(nil), a.Buckets...)
+		if ev.Dedupe != DedupeNone {
+			a.add(ev, id)
+			if len(a.Buckets) != len(once) || (len(once) > 0 && a.Buckets[0] != once[0]) {
+				t.Fatalf("the same line twice counted %+v, once %+v", a.Buckets, once)
+			}
+		}
+		if got := a.total(); got != ev.T {
+			t.Fatalf("account total %+v, want the event's %+v", got, ev.T)
+		}
+	})
+}
+
+func FuzzClaudeLine(f *testing.F) {
+	fuzzLine(f, "claude",
+		claudeLine("2026-03-01T10:00:00.000Z", "msg_1", "req_1", "claude-sonnet-4-5", 10, 20, 30, 40, ""),
+		claudeLine("2026-03-01T10:00:00Z", "", "", "m", 1, 2, 0, 0, `,"isSidechain":true`),
+		`{"type":"progress","data":{"message":{"timestamp":"2026-03-01T10:00:00Z","requestId":"r9","message":{"id":"m9","model":"m","usage":{"input_tokens":5,"output_tokens":6}}}}}`,
+		`{"timestamp":"2026-03-01T10:00:00Z","message":{"usage":{"input_tokens":1,"output_tokens":2,"cache_creation":{"ephemeral_5m_input_tokens":3}}},"x":":null"}`)
+}
+
+func FuzzCodexLine(f *testing.F) {
+	fuzzLine(f, "codex",
+		`{"timestamp":"2026-03-01T10:00:00.000Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":100,"cached_input_tokens":40,"output_tokens":7,"total_tokens":107},"last_token_usage":{"input_tokens":100,"cached_input_tokens":400,"output_tokens":7}}}}`,
+		`{"timestamp":"2026-03-01T10:00:00Z","type":"turn_context","payload":{"model":"gpt-5"}}`,
+		`{"timestamp":"2026-03-01T10:00:00Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":-5}}}}`)
+}
+
+func FuzzGeminiLine(f *testing.F) {
+	fuzzLine(f, "gemini",
+		`{"id":"g1","timestamp":"2026-03-01T10:00:00Z","type":"gemini","content":"x","tokens":{"input":100,"output":10,"cached":300,"thoughts":5,"tool":2},"model":"gemini-2.5-pro"}`,
+		`{"$set":{"lastUpdated":"2026-03-01T10:00:00Z"}}`)
+}
+
+func FuzzLlxprtLine(f *testing.F) {
+	fuzzLine(f, "llxprt",
+		`{"v":1,"seq":3,"ts":"2026-03-01T10:00:00Z","type":"content","payload":{"content":{"speaker":"ai","blocks":[],"metadata":{"model":"m","usage":{"promptTokens":100,"completionTokens":9,"cachedTokens":200,"cacheCreationTokens":50}}}}}`,
+		`{"v":1,"seq":1,"ts":"2026-03-01T10:00:00Z","type":"session_start","payload":{"model":"m"}}`)
+}
+
+func FuzzWaveLine(f *testing.F) {
+	fuzzLine(f, "wave",
+		`{"timestamp":"2026-03-01T10:00:00Z","id":"w1","role":"assistant","blocks":[],"usage":{"prompt_tokens":100,"completion_tokens":8,"model":"glm-5","cache_read_input_tokens":500,"cache_creation_input_tokens":10}}`)
+}
+
+func FuzzMogziDocument(f *testing.F) {
+	f.Add([]byte(`{"id":"x","usageMetrics":{"inputTokens":10,"outputTokens":20,"cacheReadTokens":3,"cacheWriteTokens":4,"lastUpdated":"2026-03-01T10:00:00"}}`))
+	f.Add([]byte(`{"usageMetrics":{"inputTokens":-1},"lastModifiedAt":"2026-03-01T10:00:00Z"}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		tok, _, ok := MogziTotals(data)
+		if ok && (tok.Input < 0 || tok.Output < 0 || tok.CacheRead < 0 || tok.CacheWrite < 0) {
+			t.Fatalf("MogziTotals(%q) = %+v: a negative count", data, tok)
+		}
+	})
+}

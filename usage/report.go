@@ -1,0 +1,180 @@
+package usage
+
+import (
+	"sort"
+	"time"
+)
+
+// Periods a report groups by.
+var Periods = []string{"daily", "weekly", "monthly", "session", "project"}
+
+// Query chooses what a report covers.
+type Query struct {
+	Period   string          // one of Periods
+	Since    string          // first day (YYYY-MM-DD, in Loc), "" for no bound
+	Until    string          // last day, inclusive
+	Sources  map[string]bool // nil: every source
+	Projects map[string]bool // nil: every project
+	ByModel  bool
+	Loc      *time.Location // the days' time zone
+}
+
+// ReportRow is one row of a report (and its --json form).
+type ReportRow struct {
+	Key        string   `json:"key"`
+	Source     string   `json:"source,omitempty"`
+	Project    string   `json:"project,omitempty"`
+	Model      string   `json:"model,omitempty"`
+	Models     []string `json:"models"`
+	Input      int64    `json:"inputTokens"`
+	Output     int64    `json:"outputTokens"`
+	CacheWrite int64    `json:"cacheWriteTokens"`
+	CacheRead  int64    `json:"cacheReadTokens"`
+	Total      int64    `json:"totalTokens"`
+	Cost       *float64 `json:"cost"` // null when a model has no price
+	LastActive string   `json:"lastActive,omitempty"`
+}
+
+// Report is a usage report.
+type Report struct {
+	Period     string      `json:"period"`
+	TimeZone   string      `json:"timeZone"`
+	PricesDate string      `json:"pricesDate"`
+	Rows       []ReportRow `json:"rows"`
+	Totals     ReportRow   `json:"totals"`
+	Unpriced   []string    `json:"unpricedModels"`
+}
+
+type acc struct {
+	row    ReportRow
+	t      Tokens
+	cost   float64
+	priced bool
+	models map[string]bool
+	last   int32
+}
+
+// DayOf is the day (YYYY-MM-DD, in loc) of quarter hour q.
+func DayOf(q int32, loc *time.Location) string {
+	return time.UnixMilli(int64(q) * QuarterMillis).In(loc).Format(time.DateOnly)
+}
+
+func periodKey(period string, q int32, loc *time.Location) string {
+	t := time.UnixMilli(int64(q) * QuarterMillis).In(loc)
+	switch period {
+	case "weekly": // the Monday that starts the week
+		wd := (int(t.Weekday()) + 6) % 7
+		return time.Date(t.Year(), t.Month(), t.Day()-wd, 12, 0, 0, 0, loc).Format(time.DateOnly)
+	case "monthly":
+		return t.Format("2006-01")
+	}
+	return t.Format(time.DateOnly)
+}
+
+// BuildReport adds up a summary as q asks, pricing each model with prices.
+func BuildReport(s *Summary, q Query, prices *Prices) Report {
+	if q.Loc == nil {
+		q.Loc = time.Local
+	}
+	rep := Report{Period: q.Period, TimeZone: q.Loc.String(), PricesDate: DefaultPrices().Date, Rows: []ReportRow{}, Unpriced: []string{}}
+	groups := map[[3]string]*acc{}
+	unpriced := map[string]bool{}
+	inRange := func(day string) bool {
+		return (q.Since == "" || day >= q.Since) && (q.Until == "" || day <= q.Until)
+	}
+	add := func(key [3]string, base ReportRow, model string, t Tokens, last int32) {
+		if q.ByModel {
+			key[2] = model
+			base.Model = model
+		}
+		a := groups[key]
+		if a == nil {
+			a = &acc{row: base, priced: true, models: map[string]bool{}, last: last}
+			groups[key] = a
+		}
+		a.t.Add(t)
+		a.models[model] = true
+		a.last = max(a.last, last)
+		if pr, ok := prices.Lookup(model); ok {
+			a.cost += Cost(pr, t)
+		} else {
+			a.priced = false
+			unpriced[model] = true
+		}
+	}
+	keep := func(src, proj string) bool {
+		return (q.Sources == nil || q.Sources[src]) && (q.Projects == nil || q.Projects[proj])
+	}
+	if q.Period == "session" {
+		for _, r := range s.Sessions {
+			if !keep(r.Source, r.Project) || !inRange(DayOf(r.Last, q.Loc)) && !inRange(DayOf(r.First, q.Loc)) {
+				continue
+			}
+			add([3]string{r.Source, r.Session}, ReportRow{Key: r.Session, Source: r.Source, Project: r.Project}, r.Model, r.T, r.Last)
+		}
+	} else {
+		for _, r := range s.Rows {
+			if !keep(r.Source, r.Project) || !inRange(DayOf(r.Q, q.Loc)) {
+				continue
+			}
+			if q.Period == "project" {
+				add([3]string{r.Project}, ReportRow{Key: r.Project}, r.Model, r.T, r.Q)
+			} else {
+				k := periodKey(q.Period, r.Q, q.Loc)
+				add([3]string{k}, ReportRow{Key: k}, r.Model, r.T, r.Q)
+			}
+		}
+	}
+	accs := make([]*acc, 0, len(groups))
+	for _, a := range groups {
+		accs = append(accs, a)
+	}
+	sort.Slice(accs, func(i, j int) bool {
+		a, b := accs[i], accs[j]
+		if q.Period == "session" && a.last != b.last {
+			return a.last < b.last
+		}
+		if a.row.Key != b.row.Key {
+			return a.row.Key < b.row.Key
+		}
+		if a.row.Source != b.row.Source {
+			return a.row.Source < b.row.Source
+		}
+		return a.row.Model < b.row.Model
+	})
+	tot := acc{priced: true, models: map[string]bool{}}
+	for _, a := range accs {
+		rep.Rows = append(rep.Rows, finish(a, q))
+		tot.t.Add(a.t)
+		tot.cost += a.cost
+		tot.priced = tot.priced && a.priced
+		for m := range a.models {
+			tot.models[m] = true
+		}
+	}
+	tot.row.Key = "total"
+	rep.Totals = finish(&tot, Query{})
+	for m := range unpriced {
+		rep.Unpriced = append(rep.Unpriced, m)
+	}
+	sort.Strings(rep.Unpriced)
+	return rep
+}
+
+func finish(a *acc, q Query) ReportRow {
+	r := a.row
+	r.Input, r.Output, r.CacheWrite, r.CacheRead, r.Total = a.t.Input, a.t.Output, a.t.CacheWrite, a.t.CacheRead, a.t.Total()
+	if a.priced {
+		c := a.cost
+		r.Cost = &c
+	}
+	r.Models = []string{}
+	for m := range a.models {
+		r.Models = append(r.Models, m)
+	}
+	sort.Strings(r.Models)
+	if q.Period == "session" && q.Loc != nil {
+		r.LastActive = time.UnixMilli(int64(a.last) * QuarterMillis).In(q.Loc).Format("2006-01-02 15:04")
+	}
+	return r
+}
