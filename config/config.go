@@ -127,6 +127,16 @@ type Config struct {
 	// (see Default). An empty list, "sources": [], is valid and means no
 	// sources at all: the daemon then watches nothing.
 	Sources []Source `json:"sources"`
+	// Search configures the full-text search index (docs/search.md).
+	Search Search `json:"search"`
+}
+
+// Search configures the search index.
+type Search struct {
+	// ToolOutput also indexes tool inputs and outputs (most of a transcript's
+	// bytes). Default false: user prompts and assistant text only. Changing it
+	// rebuilds the index.
+	ToolOutput bool `json:"tool_output"`
 }
 
 // Janitor configures the janitor (SPEC §5).

@@ -26,7 +26,7 @@ const tsMs = 1767323045678
 
 var lineCases = []struct {
 	name, layout, line string
-	want, wantTools     string
+	want, wantTools    string
 }{
 	{"wave user", "wave", `{"timestamp":` + ts + `,"id":"1","role":"user","blocks":[{"type":"text","content":"caf\u00e9 line\nbreak"}]}`,
 		"user@7/0:café line\nbreak(1767323045678)", ""},
