@@ -146,3 +146,23 @@ func rejoin(atoms []Atom) string {
 	}
 	return b.String()
 }
+
+func TestSnippet(t *testing.T) {
+	q, _ := ParseQuery("parser caf*")
+	got, spans := Snippet("Fix the\n\nflaky Parser in Café code", q, 80)
+	if got != "Fix the flaky Parser in Café code" {
+		t.Fatalf("Snippet = %q", got)
+	}
+	var hl []string
+	for _, s := range spans {
+		hl = append(hl, got[s[0]:s[1]])
+	}
+	if strings.Join(hl, ",") != "Parser,Café" {
+		t.Errorf("highlighted %q, want Parser,Café", hl)
+	}
+	long := strings.Repeat("word ", 100) + "parser " + strings.Repeat("tail ", 100)
+	got, spans = Snippet(long, q, 40)
+	if !strings.HasPrefix(got, "…") || !strings.HasSuffix(got, "…") || len(spans) != 1 || got[spans[0][0]:spans[0][1]] != "parser" {
+		t.Errorf("Snippet(long) = %q %v", got, spans)
+	}
+}
