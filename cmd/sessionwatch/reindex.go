@@ -61,8 +61,15 @@ func cmdReindex(e *env, args []string) error {
 	if !*check {
 		return nil
 	}
+	searchDiffs, err := checkSearch(cfg, *source)
+	if err != nil {
+		return err
+	}
+	for _, d := range searchDiffs {
+		diffs = append(diffs, indexer.Difference{Path: d})
+	}
 	if len(diffs) == 0 {
-		fmt.Fprintln(e.stdout, "ok: every catalog and native index matches a rebuild")
+		fmt.Fprintln(e.stdout, "ok: every catalog, native index and the search index match a rebuild")
 		return nil
 	}
 	for _, d := range diffs {

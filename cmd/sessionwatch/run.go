@@ -124,6 +124,11 @@ func (d *daemon) serve(ctx context.Context, cfg *config.Config, once bool, hup <
 	if err != nil {
 		return false, err
 	}
+	closeSearch, err := attachSearch(cfg, g, d.log)
+	if err != nil {
+		return false, err
+	}
+	defer closeSearch()
 	if err := g.Load(); err != nil {
 		d.log.Warn("load catalogs", "err", err)
 	}
