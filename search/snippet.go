@@ -113,4 +113,3 @@ func MatchesMessage(text string, q Query) bool {
 	}
 	return true
 }
-

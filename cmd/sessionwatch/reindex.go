@@ -27,6 +27,14 @@ func cmdReindex(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if !*check {
+		// The search index is rebuilt with the catalogs (check mode compares it below).
+		closeSearch, err := attachSearch(cfg, g, newLogger(cfg, e.stderr))
+		if err != nil {
+			return err
+		}
+		defer closeSearch()
+	}
 	ixs := g.Indexers()
 	if *source != "" {
 		ix := g.Indexer(*source)
