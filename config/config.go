@@ -133,6 +133,16 @@ type Config struct {
 	// Prices override or extend the embedded price table of `usage`, per model
 	// (prices.go). Default none.
 	Prices map[string]Price `json:"prices,omitempty"`
+	// Search configures the full-text search index (docs/search.md).
+	Search Search `json:"search"`
+}
+
+// Search configures the search index.
+type Search struct {
+	// ToolOutput also indexes tool inputs and outputs (most of a transcript's
+	// bytes). Default false: user prompts and assistant text only. Changing it
+	// rebuilds the index.
+	ToolOutput bool `json:"tool_output"`
 }
 
 // Janitor configures the janitor (SPEC §5).

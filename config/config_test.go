@@ -296,6 +296,8 @@ func TestWrongTypes(t *testing.T) {
 		{`{"state_dir":5}`, `state_dir: must be a string (got 5)`},
 		{`{"settle":true}`, `settle: invalid duration: must be a string such as "14d" or "off", not a bool (got true)`},
 		{`{"janitor":[]}`, `janitor: must be an object (got [])`},
+		{`{"search":{"tool_output":"yes"}}`, `search.tool_output: must be true or false (got "yes")`},
+		{`{"search":{"tool_outputs":true}}`, `search.tool_outputs: unknown key, did you mean "tool_output"?`},
 		{`{"janitor":{"run_at_start":"yes"}}`, `janitor.run_at_start: must be true or false (got "yes")`},
 		{`{"sources":{}}`, `sources: must be an array of source objects (got {})`},
 		{`{"sources":[{"layout":"wave","max_sessions":1.5}]}`, `sources[0].max_sessions: must be an integer (got 1.5)`},
@@ -310,6 +312,18 @@ func TestWrongTypes(t *testing.T) {
 		if got := problemList(err); !slices.Equal(got, []string{tt.want}) {
 			t.Errorf("Parse(%q) = %q, want %q", tt.doc, got, tt.want)
 		}
+	}
+}
+
+func TestParseSearch(t *testing.T) {
+	testEnv(t)
+	c, err := Parse(strings.NewReader(`{}`))
+	if err != nil || c.Search.ToolOutput {
+		t.Fatalf("Parse({}) search = %+v, %v; want tool_output false by default", c.Search, err)
+	}
+	c, err = Parse(strings.NewReader(`{"search":{"tool_output":true}}`))
+	if err != nil || !c.Search.ToolOutput {
+		t.Fatalf("Parse(tool_output true) search = %+v, %v", c.Search, err)
 	}
 }
 

@@ -296,6 +296,11 @@ func (d *decoder) config(c *Config, raw json.RawMessage) {
 		{"rescan_interval", d.duration(&c.RescanInterval)},
 		{"janitor", func(path string, raw json.RawMessage) { d.janitor(&c.Janitor, path, raw) }},
 		{"sources", func(path string, raw json.RawMessage) { d.sources(c, path, raw) }},
+		{"search", func(path string, raw json.RawMessage) {
+			if ms, ok := d.object(path, raw); ok {
+				d.fields(path, ms, []field{{"tool_output", d.boolean(&c.Search.ToolOutput)}})
+			}
+		}},
 	})
 }
 

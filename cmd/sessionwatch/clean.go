@@ -134,6 +134,12 @@ func loadGroup(cfg *config.Config, logger *slog.Logger, reconcile, dry bool) (*i
 	if err != nil {
 		return nil, failErr("", "%v", err)
 	}
+	if !dry && !daemonActive(cfg.StateDir) {
+		// We write the catalogs: the search index follows (closed at exit).
+		if _, err := attachSearch(cfg, g, logger); err != nil {
+			return nil, err
+		}
+	}
 	if err := g.Load(); err != nil {
 		logger.Warn("load catalogs", "err", err)
 	}

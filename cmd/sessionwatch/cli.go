@@ -27,7 +27,8 @@ const usageText = `usage: sessionwatch [--config PATH] COMMAND [flags]
 commands:
   run [--once]          run the daemon in the foreground (index, watch, janitor)
   list                  sessions of this directory's project (--all for every project)
-  show REF              one session in detail
+  show REF              one session in detail (--messages: the conversation)
+  search QUERY…         find conversations: words, "phrases", prefix*, -excluded
   delete REF [--dry-run] [--force]
                         retire a session (refused while it is in use)
   clean [--source S] [--older-than D] [--invalid-only] [--max-sessions N] [--dry-run] [--json]
@@ -162,6 +163,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cmdList(e, cargs)
 	case "show":
 		return cmdShow(e, cargs)
+	case "search":
+		return cmdSearch(e, cargs)
 	case "delete":
 		return cmdDelete(ctx, e, cargs)
 	case "clean":

@@ -100,7 +100,8 @@ func runCrash(t *testing.T, p crashPlan) {
 
 	// The last restart: once the store is quiet, everything converges.
 	d := e.startDaemon()
-	waitFor(t, 60*time.Second, "catalog and native indexes equal a rebuild", func() bool {
+	// reindex --check compares the search index with a rebuild too.
+	waitFor(t, 60*time.Second, "catalog, native and search indexes equal a rebuild", func() bool {
 		_, _, code := e.cli("reindex", "--check")
 		return code == 0
 	})

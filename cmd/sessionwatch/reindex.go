@@ -32,6 +32,14 @@ func cmdReindex(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if !*check {
+		// The search index is rebuilt with the catalogs (check mode compares it below).
+		closeSearch, err := attachSearch(cfg, g, newLogger(cfg, e.stderr))
+		if err != nil {
+			return err
+		}
+		defer closeSearch()
+	}
 	ixs := g.Indexers()
 	if *source != "" {
 		ix := g.Indexer(*source)
@@ -73,8 +81,15 @@ func cmdReindex(e *env, args []string) error {
 	for _, d := range ldiffs {
 		fmt.Fprintf(e.stdout, "differs: %s\n", d)
 	}
+	searchDiffs, err := checkSearch(cfg, *source)
+	if err != nil {
+		return err
+	}
+	for _, d := range searchDiffs {
+		diffs = append(diffs, indexer.Difference{Path: d})
+	}
 	if len(diffs)+len(ldiffs) == 0 {
-		fmt.Fprintln(e.stdout, "ok: every catalog and native index matches a rebuild")
+		fmt.Fprintln(e.stdout, "ok: every catalog, native index, the search index and the usage ledger match a rebuild")
 		return nil
 	}
 	for _, d := range diffs {

@@ -130,6 +130,11 @@ func (d *daemon) serve(ctx context.Context, cfg *config.Config, once bool, hup <
 		return false, err
 	}
 	g.AddConsumer(ledger)
+	closeSearch, err := attachSearch(cfg, g, d.log)
+	if err != nil {
+		return false, err
+	}
+	defer closeSearch()
 	if err := g.Load(); err != nil {
 		d.log.Warn("load catalogs", "err", err)
 	}

@@ -49,7 +49,9 @@ func existingLockFiles(en indexer.Entry) []string {
 }
 
 func cmdShow(e *env, args []string) error {
-	f := scopeFlags(e, "show", "sessionwatch show REF [--all] [--source S] [--type main|subagent|all] [--json]   (example: sessionwatch show 1)")
+	f := scopeFlags(e, "show", "sessionwatch show REF [--all] [--source S] [--type main|subagent|all] [--json] [--messages [--grep QUERY]]   (example: sessionwatch show 1 --messages)")
+	messages := f.fs.Bool("messages", false, "print the conversation (role, time, text; tool calls on one line)")
+	grep := f.fs.String("grep", "", "with --messages: only the messages matching QUERY, with context")
 	pos, err := parseFlags(f.fs, args)
 	if err != nil {
 		return err
@@ -68,6 +70,9 @@ func cmdShow(e *env, args []string) error {
 	en, err := resolveRef(cfg, sc, pos[0], false)
 	if err != nil {
 		return err
+	}
+	if *messages || *grep != "" {
+		return printMessages(e.stdout, en, *grep, isTerminal(e.stdout))
 	}
 	out := shown{listed: toListed(cfg, 0, en, time.Now()), ParentID: en.ParentID, GitBranch: en.GitBranch, SkippedLines: en.SkippedLines, Subagents: []string{},
 		LockFiles: existingLockFiles(en)}

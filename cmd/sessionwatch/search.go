@@ -1,0 +1,411 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/sessionwatch/sessionwatch/config"
+	"github.com/sessionwatch/sessionwatch/indexer"
+	"github.com/sessionwatch/sessionwatch/janitor"
+	"github.com/sessionwatch/sessionwatch/search"
+)
+
+// searchRow is one row of `search --json`: the list fields plus the matches.
+type searchRow struct {
+	listed
+	Archived bool          `json:"archived"`
+	Score    float64       `json:"score"`
+	Matches  []searchMatch `json:"matches"`
+}
+
+type searchMatch struct {
+	Role    string `json:"role"`
+	Time    string `json:"time"`
+	Snippet string `json:"snippet"`
+	Offset  int64  `json:"offset"`
+}
+
+const searchUsage = `sessionwatch search QUERY… [--all] [--source S] [--since D] [--until D] [--role user|assistant] [--archived] [--limit N] [--json]
+  QUERY: words (all must occur), "a phrase", prefix*, -excluded   (example: sessionwatch search "flaky test" parser -legacy)`
+
+func cmdSearch(e *env, args []string) error {
+	fs := newFlags(e, "search", searchUsage)
+	all := fs.Bool("all", false, "every project, not only the current directory's")
+	source := fs.String("source", "", "only this source")
+	since := fs.String("since", "", "only messages since D (a duration such as 7d, or a date 2026-01-31)")
+	until := fs.String("until", "", "only messages until D")
+	role := fs.String("role", "", "only messages of this role: user or assistant")
+	archived := fs.Bool("archived", false, "also archived sessions (marked archived)")
+	limit := fs.Int("limit", 20, "at most N sessions (0: all)")
+	asJSON := fs.Bool("json", false, "print JSON")
+	flagArgs, words := splitSearchArgs(fs, args)
+	pos, err := parseFlags(fs, flagArgs)
+	if err != nil {
+		return err
+	}
+	q, err := search.ParseQuery(strings.Join(append(pos, words...), " "))
+	if err != nil {
+		return usageErr(`example: sessionwatch search "flaky test" parser -legacy`, "search: %v", err)
+	}
+	f := search.Filter{Archived: *archived}
+	now := time.Now()
+	if f.Since, err = parseWhen(*since, now); err != nil {
+		return usageErr("give a duration (7d, 36h) or a date (2026-01-31)", "search: invalid --since %q", *since)
+	}
+	if f.Until, err = parseWhen(*until, now); err != nil {
+		return usageErr("give a duration (7d, 36h) or a date (2026-01-31)", "search: invalid --until %q", *until)
+	}
+	switch *role {
+	case "", search.RoleUser, search.RoleAssistant, search.RoleTool:
+		f.Role = *role
+	default:
+		return usageErr("use --role user or --role assistant", "search: invalid --role %q", *role)
+	}
+	if *limit < 0 {
+		return usageErr("", "search: --limit must not be negative (got %d)", *limit)
+	}
+	cfg, err := e.loadConfig()
+	if err != nil {
+		return err
+	}
+	sf := scopeFlagSet{fs: fs, all: *all, source: *source, typ: "all"}
+	sc, err := sf.scope(cfg)
+	if err != nil {
+		return err
+	}
+	r, cleanup, err := openSearchIndex(e, cfg)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+
+	// The scope, as list shows it: catalog entries by file (or by session id for a
+	// document holding several), archives by their original file.
+	entries, err := selectSessions(cfg, sc)
+	if err != nil {
+		return err
+	}
+	byFile := map[string]indexer.Entry{}
+	for _, en := range entries {
+		byFile[en.Source+"\x00"+en.File] = en
+		byFile[en.Source+"\x00"+en.File+"\x00"+en.ID] = en
+	}
+	archives := map[string]janitor.Archived{}
+	if *archived {
+		var projects []string
+		if !sc.all {
+			cwd, _ := os.Getwd()
+			projects = indexer.ProjectCandidates(cwd)
+		}
+		list, _ := janitor.ListArchives(cfg.ArchiveDir, sc.sources)
+		for _, a := range list {
+			if a.Record == nil && (sc.all || containsString(projects, a.Meta.Project)) {
+				archives[a.Meta.Source+"\x00"+a.Meta.File] = a
+			}
+		}
+	}
+	lookup := func(u search.Unit) (indexer.Entry, *janitor.Archived, bool) {
+		if u.Removed {
+			a, ok := archives[u.Source+"\x00"+u.Path]
+			if !ok {
+				a, ok = archives[u.Source+"\x00"+parentDir(u.Path)] // a session directory (Mogzi)
+			}
+			return indexer.Entry{}, &a, ok
+		}
+		if u.Session != "" {
+			for _, k := range []string{u.Source + "\x00" + u.Path + "\x00" + u.Session, u.Source + "\x00" + parentDir(u.Path) + "\x00" + u.Session} {
+				if en, ok := byFile[k]; ok && en.ID == u.Session {
+					return en, nil, true
+				}
+			}
+		}
+		for _, k := range []string{u.Source + "\x00" + u.Path, u.Source + "\x00" + parentDir(u.Path)} {
+			if en, ok := byFile[k]; ok {
+				return en, nil, true
+			}
+		}
+		return indexer.Entry{}, nil, false
+	}
+	f.Keep = func(u search.Unit) bool { _, _, ok := lookup(u); return ok }
+	hits, err := r.Search(q, f, *limit)
+	if err != nil {
+		return fmt.Errorf("search: %w", err)
+	}
+	inUse := janitor.NewLiveChecker(cfg)
+	rows := make([]searchRow, 0, len(hits))
+	for i, h := range hits {
+		en, ar, _ := lookup(h.Unit)
+		row := searchRow{Score: h.Score, Matches: []searchMatch{}}
+		if ar != nil {
+			m := ar.Meta
+			row.listed = listed{N: i + 1, ID: m.ID, Source: m.Source, Layout: m.Layout, Project: m.Project, Type: m.Type, File: m.File,
+				LastActiveAt: indexer.FormatTime(ar.ArchivedAt)}
+			row.Archived = true
+		} else {
+			row.listed = toListedWith(cfg, i+1, en, now, inUse)
+		}
+		for _, m := range h.Matches {
+			sm := searchMatch{Role: m.Role, Offset: m.Offset}
+			if m.Time > 0 {
+				sm.Time = indexer.FormatTime(time.Unix(m.Time, 0))
+			}
+			if msg, err := r.Message(h, m); err == nil {
+				if msg.Time > 0 {
+					sm.Time = indexer.FormatTime(time.UnixMilli(msg.Time))
+				}
+				sm.Snippet, _ = search.Snippet(msg.Text, q, 160)
+			}
+			row.Matches = append(row.Matches, sm)
+		}
+		rows = append(rows, row)
+	}
+	if *asJSON {
+		return writeJSONRows(e.stdout, rows)
+	}
+	if len(rows) == 0 {
+		fmt.Fprintln(e.stderr, "No matching sessions"+map[bool]string{true: "", false: " for this project (try --all)"}[sc.all])
+		return nil
+	}
+	printSearch(e.stdout, rows, q, isTerminal(e.stdout))
+	return nil
+}
+
+func containsString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func parentDir(p string) string {
+	if i := strings.LastIndexByte(p, '/'); i > 0 {
+		return p[:i]
+	}
+	return p
+}
+
+// parseWhen reads --since/--until: "" (unset), a duration back from now (7d,
+// 36h), a date (2026-01-31, local midnight) or an RFC 3339 time.
+func parseWhen(s string, now time.Time) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if d, err := config.ParseDuration(s); err == nil && d.Enabled() {
+		return now.Add(-d.D), nil
+	}
+	if t, err := time.ParseInLocation("2006-01-02", s, time.Local); err == nil {
+		return t, nil
+	}
+	return time.Parse(time.RFC3339, s)
+}
+
+// openSearchIndex returns a reader of an up-to-date index. Without a daemon we are
+// the writer: the index (and the catalogs) are brought up to date incrementally
+// first, as list does. With a daemon we only read what it keeps current. With no
+// index to read, the transcripts are scanned into a temporary index.
+func openSearchIndex(e *env, cfg *config.Config) (*search.Reader, func(), error) {
+	dir := search.IndexDir(cfg.StateDir)
+	if lock, err := lockDaemon(cfg.StateDir); err == nil {
+		err := updateSearchIndex(cfg)
+		lock.Close()
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+	r, err := search.OpenReader(dir)
+	if err == nil {
+		return r, r.Close, nil
+	}
+	if !errors.Is(err, search.ErrNoIndex) {
+		return nil, nil, err
+	}
+	fmt.Fprintln(e.stderr, "sessionwatch: the running daemon keeps no search index yet; scanning the transcripts (slower; restart the daemon to index them)")
+	tmp, err := os.MkdirTemp("", "sessionwatch-search-")
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := search.Rebuild(cfg, tmp); err != nil {
+		os.RemoveAll(tmp)
+		return nil, nil, fmt.Errorf("scan transcripts: %w", err)
+	}
+	r, err = search.OpenReader(tmp)
+	if err != nil {
+		os.RemoveAll(tmp)
+		return nil, nil, err
+	}
+	return r, func() { r.Close(); os.RemoveAll(tmp) }, nil
+}
+
+// updateSearchIndex runs one incremental pass with the search index attached
+// (stat only for unchanged files); the caller holds the state dir's lock.
+func updateSearchIndex(cfg *config.Config) error {
+	g, err := indexer.NewGroup(cfg, slog.New(slog.DiscardHandler), false)
+	if err != nil {
+		return err
+	}
+	closeSearch, err := attachSearch(cfg, g, slog.New(slog.DiscardHandler))
+	if err != nil {
+		return err
+	}
+	defer closeSearch()
+	g.Load()
+	// A source that fails to index (a half-written file) must not stop the search.
+	g.ReconcileAll()
+	return nil
+}
+
+// printSearch prints each session as a list-like row, then its snippets indented.
+func printSearch(w io.Writer, rows []searchRow, q search.Query, color bool) {
+	var b strings.Builder
+	for _, r := range rows {
+		title := r.Title
+		if title == "" {
+			title = r.FirstPrompt
+		}
+		last := localTime(r.LastActiveAt)
+		if r.Archived {
+			last = "archived " + last
+		}
+		fmt.Fprintf(&b, "%d  %s  %s  %s  %s  %s\n", r.N, short(r.ID, 8), escapeTerminal(r.Source), last, escapeTerminal(dash(r.Project)), escapeTerminal(cell(title, 60)))
+		for _, m := range r.Matches {
+			snip, spans := search.Snippet(m.Snippet, q, 160)
+			fmt.Fprintf(&b, "    %-9s %s  %s\n", m.Role, localTime(m.Time), highlight(snip, spans, color))
+		}
+	}
+	io.WriteString(w, b.String())
+}
+
+// highlight escapes a snippet for the terminal and, on a terminal, shows the
+// matched words in bold.
+func highlight(s string, spans [][2]int, color bool) string {
+	var b strings.Builder
+	at := 0
+	for _, sp := range spans {
+		if sp[0] < at || sp[1] > len(s) {
+			continue
+		}
+		b.WriteString(escapeTerminal(s[at:sp[0]]))
+		if color {
+			b.WriteString("\x1b[1;33m" + escapeTerminal(s[sp[0]:sp[1]]) + "\x1b[0m")
+		} else {
+			b.WriteString(escapeTerminal(s[sp[0]:sp[1]]))
+		}
+		at = sp[1]
+	}
+	b.WriteString(escapeTerminal(s[at:]))
+	return b.String()
+}
+
+// escapeTerminal makes transcript text safe to print: control characters (C0,
+// DEL, C1) and invalid UTF-8 become visible escapes such as \x1b, so nothing in a
+// transcript can move the cursor, change colors or retitle the terminal.
+func escapeTerminal(s string) string {
+	clean := true
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0 || r == utf8.RuneError {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n <= 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case r >= 0x80 && r < 0xa0:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
+}
+
+// attachSearch opens the search index of the state dir and attaches it to the
+// group (before Load). Removed sessions keep their postings through merges while
+// an archive of them exists (searchable with --archived).
+func attachSearch(cfg *config.Config, g *indexer.Group, logger *slog.Logger) (func(), error) {
+	var (
+		archived map[string]bool
+		listedAt time.Time
+	)
+	keep := func(source, path string) bool {
+		if archived == nil || time.Since(listedAt) > time.Minute {
+			archived, listedAt = map[string]bool{}, time.Now()
+			list, _ := janitor.ListArchives(cfg.ArchiveDir, nil)
+			for _, a := range list {
+				archived[a.Meta.Source+"\x00"+a.Meta.File] = true
+			}
+		}
+		return archived[source+"\x00"+path] || archived[source+"\x00"+parentDir(path)]
+	}
+	x, err := search.Open(search.Options{Dir: search.IndexDir(cfg.StateDir), ToolOutput: cfg.Search.ToolOutput,
+		KeepRemoved: keep, Logger: logger.With("component", "search")})
+	if err != nil {
+		return nil, err
+	}
+	g.AddConsumer(x)
+	return func() { x.Close() }, nil
+}
+
+// checkSearch compares the search index with a rebuild (reindex --check): one
+// line per unit that differs, limited to one source when given.
+func checkSearch(cfg *config.Config, source string) ([]string, error) {
+	diffs, err := search.CheckAgainstRebuild(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("reindex --check: search index: %w", err)
+	}
+	var out []string
+	for _, d := range diffs {
+		if source == "" || strings.HasPrefix(d, source+"/") {
+			out = append(out, "search index: "+d)
+		}
+	}
+	return out, nil
+}
+
+// splitSearchArgs separates the flags from the query: "-word" excludes a word
+// unless it names one of the command's flags; everything after "--" is query.
+func splitSearchArgs(fs *flag.FlagSet, args []string) (flags, words []string) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return flags, append(words, args[i+1:]...)
+		}
+		name := strings.TrimLeft(a, "-")
+		if j := strings.IndexByte(name, '='); j >= 0 {
+			name = name[:j]
+		}
+		f := fs.Lookup(name)
+		if !strings.HasPrefix(a, "-") || len(a) < 2 || (f == nil && name != "h" && name != "help") {
+			words = append(words, a)
+			continue
+		}
+		flags = append(flags, a)
+		if f != nil && !strings.Contains(a, "=") {
+			if b, ok := f.Value.(interface{ IsBoolFlag() bool }); !ok || !b.IsBoolFlag() {
+				if i+1 < len(args) {
+					i++
+					flags = append(flags, args[i])
+				}
+			}
+		}
+	}
+	return flags, words
+}

@@ -1,0 +1,110 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+const (
+	searchID1 = "aaaaaaaa-1111-4111-8111-111111111111"
+	searchID2 = "bbbbbbbb-2222-4222-8222-222222222222"
+)
+
+func TestSearchCommand(t *testing.T) {
+	e := newEnv(t)
+	ts := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	p1 := filepath.Join(e.project("/work/alpha"), searchID1+".jsonl")
+	appendTo(t, p1, header("/work/alpha")+jsonMessage(ts, "the flaky parser test fails \x1b]0;pwned\x07 again")+
+		message(ts.Add(time.Minute), "unrelated words here"))
+	p2 := filepath.Join(e.project("/work/beta"), searchID2+".jsonl")
+	appendTo(t, p2, header("/work/beta")+message(ts, "parser rewrite in café"))
+
+	// No daemon: the CLI brings the index up to date itself.
+	out, errb, code := e.cli("search", "--all", "parser")
+	if code != 0 {
+		t.Fatalf("search exit %d: %s", code, errb)
+	}
+	if !strings.Contains(out, "aaaaaaaa") || !strings.Contains(out, "bbbbbbbb") {
+		t.Errorf("search parser:\n%s\nwant both sessions", out)
+	}
+	if strings.Contains(out, "\x1b") || strings.Contains(out, "\x07") || !strings.Contains(out, `\x1b]0;pwned\x07`) {
+		t.Errorf("transcript control characters reached the output unescaped:\n%q", out)
+	}
+
+	out, _, _ = e.cli("search", "--all", "--json", `"flaky parser"`, "-cafe")
+	var rows []searchRow
+	if err := json.Unmarshal([]byte(out), &rows); err != nil {
+		t.Fatalf("search --json: %v\n%s", err, out)
+	}
+	if len(rows) != 1 || rows[0].ID != searchID1 || rows[0].Project != "/work/alpha" || len(rows[0].Matches) != 1 {
+		t.Fatalf("search --json phrase = %+v, want session 1 with one match", rows)
+	}
+	m := rows[0].Matches[0]
+	if m.Role != "user" || m.Time != "2026-03-01T10:00:00.000Z" || !strings.Contains(m.Snippet, "\x1b]0;pwned") || m.Offset <= 0 {
+		t.Errorf("match = %+v, want the user message at 10:00 with its exact text", m)
+	}
+
+	if _, _, code := e.cli("search", "nothingmatchesthis"); code != 0 {
+		t.Errorf("search with no hit exit %d, want 0", code)
+	}
+
+	// An appended line is found by the next search.
+	appendTo(t, p2, message(ts.Add(time.Hour), "zanzibar appears"))
+	out, _, _ = e.cli("search", "--all", "zanzibar")
+	if !strings.Contains(out, "bbbbbbbb") || strings.Contains(out, "aaaaaaaa") {
+		t.Errorf("after an append, search zanzibar:\n%s", out)
+	}
+
+	// show --messages prints the conversation, --grep only the matches.
+	out, errb, code = e.cli("show", "--all", searchID1, "--messages")
+	if code != 0 || !strings.Contains(out, "unrelated words here") || !strings.Contains(out, "user  ") || strings.Contains(out, "\x1b") {
+		t.Errorf("show --messages exit %d:\n%s%s", code, out, errb)
+	}
+	out, _, code = e.cli("show", "--all", searchID1, "--messages", "--grep", "flaky")
+	if code != 0 || !strings.Contains(out, "flaky") || !strings.Contains(out, "*") {
+		t.Errorf("show --grep flaky:\n%s", out)
+	}
+	if _, _, code := e.cli("show", "--all", searchID1, "--messages", "--grep", "absent"); code != 1 {
+		t.Errorf("show --grep with no match exit %d, want 1", code)
+	}
+
+	// The search index equals a rebuild.
+	out, errb, code = e.cli("reindex", "--check")
+	if code != 0 {
+		t.Errorf("reindex --check exit %d:\n%s%s", code, out, errb)
+	}
+	// Deleting the session removes it from the results at once.
+	os.Remove(p1)
+	out, _, _ = e.cli("search", "--all", "flaky")
+	if strings.Contains(out, "aaaaaaaa") {
+		t.Errorf("a deleted session is still found:\n%s", out)
+	}
+	if _, errb, code := e.cli("search", "-x"); code != 2 || !strings.Contains(errb, "no word") {
+		t.Errorf("search -x exit %d (%s), want a usage error", code, errb)
+	}
+}
+
+func TestEscapeTerminal(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"plain café 東京", "plain café 東京"},
+		{"a\x1b[31mred", `a\x1b[31mred`},
+		{"bell\x07 del\x7f", `bell\x07 del\x7f`},
+		{"c1\u009b", `c1\u009b`},
+		{"bad\xffutf8", `bad\xffutf8`},
+	}
+	for _, tt := range tests {
+		if got := escapeTerminal(tt.in); got != tt.want {
+			t.Errorf("escapeTerminal(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// jsonMessage is message with the text escaped as JSON (control characters too).
+func jsonMessage(ts time.Time, text string) string {
+	b, _ := json.Marshal(text)
+	return `{"timestamp":"` + ts.UTC().Format(time.RFC3339Nano) + `","id":"m","role":"user","blocks":[{"type":"text","content":` + string(b) + `}]}` + "\n"
+}

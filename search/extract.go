@@ -1,0 +1,323 @@
+package search
+
+import (
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/sessionwatch/sessionwatch/indexer"
+)
+
+// Roles of an indexed message.
+const (
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+	RoleTool      = "tool" // tool inputs and outputs (config search.tool_output)
+)
+
+// Parts of a line: one line gives at most one text message and one tool message.
+const (
+	PartText = 0
+	PartTool = 1
+)
+
+// Message is the searchable text one line (or one entry of a document) holds.
+type Message struct {
+	Session string // document units: the session it belongs to; "" for line units
+	Offset  int64  // line units: the line's byte offset; documents: the entry's ordinal
+	Part    uint8  // PartText or PartTool
+	Role    string
+	Time    int64 // Unix milliseconds, 0 when the line has none
+	Text    string
+}
+
+// lineExtractors are the layouts whose transcripts are JSON lines.
+var lineExtractors = map[string]func(line []byte, tools bool, emit func(role string, ms int64, text, tool string)) error{
+	"wave":   waveLine,
+	"claude": claudeLine,
+	"codex":  codexLine,
+	"gemini": geminiLine,
+	"llxprt": llxprtLine,
+}
+
+// Indexes reports whether the layout has text the search index holds.
+func Indexes(layout string) bool {
+	_, ok := lineExtractors[layout]
+	return ok || layout == "mogzi" || layout == "hyperyolo"
+}
+
+// ExtractLine appends the messages of one transcript line at offset off to dst:
+// the text of its user or assistant content (part 0) and, with tools, its tool
+// inputs and outputs (part 1). A line that is not a JSON object, or holds no text,
+// adds nothing.
+func ExtractLine(dst []Message, layout string, off int64, line []byte, tools bool) []Message {
+	fn := lineExtractors[layout]
+	if fn == nil {
+		return dst
+	}
+	fn(line, tools, func(role string, ms int64, text, tool string) {
+		if strings.TrimSpace(text) != "" {
+			dst = append(dst, Message{Offset: off, Part: PartText, Role: role, Time: ms, Text: text})
+		}
+		if tools && strings.TrimSpace(tool) != "" {
+			dst = append(dst, Message{Offset: off, Part: PartTool, Role: RoleTool, Time: ms, Text: tool})
+		}
+	})
+	return dst
+}
+
+// ExtractDocument returns the messages of a document unit (Mogzi's session.json,
+// HyperYOLO's sessions.json), each naming its session.
+func ExtractDocument(layout string, data []byte, tools bool) []Message {
+	var out []Message
+	add := func(sess string, ord int64, role string, ms int64, text, tool string) {
+		if strings.TrimSpace(text) != "" {
+			out = append(out, Message{Session: sess, Offset: ord, Part: PartText, Role: role, Time: ms, Text: text})
+		}
+		if tools && strings.TrimSpace(tool) != "" {
+			out = append(out, Message{Session: sess, Offset: ord, Part: PartTool, Role: RoleTool, Time: ms, Text: tool})
+		}
+	}
+	switch layout {
+	case "mogzi":
+		var id, modified string
+		var history []byte
+		if indexer.ObjectFields(data, func(k, v []byte) {
+			switch string(k) {
+			case "id":
+				id, _ = indexer.JSONString(v)
+			case "lastModifiedAt":
+				modified, _ = indexer.JSONString(v)
+			case "history":
+				history = v
+			}
+		}) != nil {
+			return nil
+		}
+		ms := parseMillis(modified)
+		var ord int64
+		eachElem(history, func(h []byte) {
+			var role, text string
+			var tool strings.Builder
+			indexer.ObjectFields(h, func(k, v []byte) {
+				switch string(k) {
+				case "role":
+					role, _ = indexer.JSONString(v)
+				case "content":
+					text, _ = indexer.JSONString(v)
+				case "functionCalls", "functionResults":
+					if tools {
+						walkStrings(v, &tool)
+					}
+				}
+			})
+			if r := chatRole(role); r != "" {
+				add(strings.TrimSpace(id), ord, r, ms, text, tool.String())
+			} else {
+				add(strings.TrimSpace(id), ord, RoleAssistant, ms, "", tool.String()) // a tool turn
+			}
+			ord++
+		})
+	case "hyperyolo":
+		type rec struct {
+			key, prompt string
+			ms          int64
+		}
+		var recs []rec
+		indexer.ObjectFields(data, func(k, v []byte) {
+			r := rec{key: string(k)}
+			var created, seen string
+			indexer.ObjectFields(v, func(k, v []byte) {
+				switch string(k) {
+				case "lastPrompt":
+					r.prompt, _ = indexer.JSONString(v)
+				case "createdAt":
+					created, _ = indexer.JSONString(v)
+				case "lastSeenAt":
+					seen, _ = indexer.JSONString(v)
+				}
+			})
+			r.ms = parseMillis(seen)
+			if r.ms == 0 {
+				r.ms = parseMillis(created)
+			}
+			recs = append(recs, r)
+		})
+		sort.Slice(recs, func(i, j int) bool { return recs[i].key < recs[j].key })
+		for _, r := range recs {
+			add(r.key, 0, RoleUser, r.ms, r.prompt, "")
+		}
+	}
+	return out
+}
+
+func chatRole(r string) string {
+	switch strings.ToLower(r) {
+	case "user", "human":
+		return RoleUser
+	case "assistant", "ai", "model", "gemini":
+		return RoleAssistant
+	}
+	return ""
+}
+
+// parseMillis parses an RFC 3339 time to Unix milliseconds; 0 if it does not parse.
+func parseMillis(s string) int64 {
+	if s == "" {
+		return 0
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+func jstr(v []byte) string {
+	s, _ := indexer.JSONString(v)
+	return s
+}
+
+// joinText appends s to b on a new line.
+func joinText(b *strings.Builder, s string) {
+	if s == "" {
+		return
+	}
+	if b.Len() > 0 {
+		b.WriteByte('\n')
+	}
+	b.WriteString(s)
+}
+
+// idKeys are members of tool blocks that hold identifiers, not text.
+var idKeys = map[string]bool{"type": true, "id": true, "callId": true, "call_id": true, "tool_use_id": true, "signature": true}
+
+// walkStrings appends every string value (not the keys) of a JSON value to b, one
+// per line: how tool inputs and outputs of any shape are indexed.
+func walkStrings(v []byte, b *strings.Builder) {
+	v = trimSpace(v)
+	if len(v) == 0 {
+		return
+	}
+	switch v[0] {
+	case '"':
+		joinText(b, jstr(v))
+	case '{':
+		indexer.ObjectFields(v, func(k, val []byte) {
+			if !idKeys[string(k)] {
+				walkStrings(val, b)
+			}
+		})
+	case '[':
+		eachElem(v, func(e []byte) { walkStrings(e, b) })
+	}
+}
+
+// textContent is the text of a content value: a string, or an array of strings and
+// {"text": …} parts joined by newlines.
+func textContent(v []byte, b *strings.Builder) {
+	v = trimSpace(v)
+	if len(v) == 0 {
+		return
+	}
+	switch v[0] {
+	case '"':
+		joinText(b, jstr(v))
+	case '[':
+		eachElem(v, func(e []byte) {
+			e = trimSpace(e)
+			if len(e) > 0 && e[0] == '"' {
+				joinText(b, jstr(e))
+				return
+			}
+			indexer.ObjectFields(e, func(k, val []byte) {
+				if string(k) == "text" {
+					joinText(b, jstr(val))
+				}
+			})
+		})
+	case '{':
+		indexer.ObjectFields(v, func(k, val []byte) {
+			if string(k) == "text" {
+				joinText(b, jstr(val))
+			}
+		})
+	}
+}
+
+func trimSpace(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\n' || b[0] == '\r') {
+		b = b[1:]
+	}
+	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t' || b[len(b)-1] == '\n' || b[len(b)-1] == '\r') {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+// eachElem calls fn with each element of a JSON array. The array comes from a line
+// that was already validated as a whole; anything else (not an array, truncated)
+// stops the walk quietly.
+func eachElem(arr []byte, fn func(elem []byte)) {
+	arr = trimSpace(arr)
+	if len(arr) < 2 || arr[0] != '[' {
+		return
+	}
+	i := 1
+	for i < len(arr) {
+		for i < len(arr) && (arr[i] == ' ' || arr[i] == '\t' || arr[i] == '\n' || arr[i] == '\r' || arr[i] == ',') {
+			i++
+		}
+		if i >= len(arr) || arr[i] == ']' {
+			return
+		}
+		end := skipValue(arr, i)
+		if end <= i {
+			return
+		}
+		fn(arr[i:end])
+		i = end
+	}
+}
+
+// skipValue returns the index just past the JSON value starting at b[i], or i if
+// it is truncated.
+func skipValue(b []byte, i int) int {
+	depth := 0
+	for j := i; j < len(b); j++ {
+		switch b[j] {
+		case '"':
+			j++
+			for j < len(b) && b[j] != '"' {
+				if b[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			if j >= len(b) {
+				return i
+			}
+			if depth == 0 {
+				return j + 1
+			}
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+			if depth == 0 {
+				return j + 1
+			}
+			if depth < 0 {
+				return j // the end of the enclosing array
+			}
+		case ',':
+			if depth == 0 {
+				return j
+			}
+		}
+	}
+	if depth == 0 {
+		return len(b)
+	}
+	return i
+}

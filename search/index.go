@@ -1,0 +1,495 @@
+package search
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/sessionwatch/sessionwatch/indexer"
+)
+
+// DirName is the index's directory inside the state dir.
+const DirName = "search"
+
+// ManifestName is the file that names the committed segments: the one commit point.
+const ManifestName = "manifest.json"
+
+// DefaultSpillBytes is how much the in-memory buffer may hold before it is written
+// to a segment file (committed only at the next Sync).
+const DefaultSpillBytes = 16 << 20
+
+// DefaultMaxSegments: a commit that leaves more segments than this merges.
+const DefaultMaxSegments = 12
+
+// Options configure an Index.
+type Options struct {
+	Dir         string // <state_dir>/search
+	ToolOutput  bool   // index tool inputs and outputs (config search.tool_output)
+	SpillBytes  int    // 0: DefaultSpillBytes
+	MaxSegments int    // 0: DefaultMaxSegments
+	// KeepRemoved reports whether the docs of a unit whose file left the store are
+	// kept when segments are merged (its session was archived: searchable with
+	// --archived). nil keeps none.
+	KeepRemoved func(source, path string) bool
+	Logger      *slog.Logger
+	Now         func() time.Time
+}
+
+// manifest is the commit record: which segments make up the index.
+type manifest struct {
+	Version    int      `json:"version"`
+	ToolOutput bool     `json:"toolOutput"`
+	NextSeg    uint64   `json:"nextSeg"`
+	NextUnit   uint32   `json:"nextUnit"`
+	Segments   []string `json:"segments"`
+}
+
+const manifestVersion = 1
+
+// Index is the search index as the daemon (or a CLI writer) maintains it: an
+// indexer.Consumer. Committed segments are on disk and never change; what was
+// handed over since the last Sync is in a bounded buffer (spilled to uncommitted
+// segment files when large). Sync writes a segment with the buffer and the changed
+// units, then replaces the manifest: the manifest's rename is the commit.
+type Index struct {
+	opt Options
+	log *slog.Logger
+
+	mu       sync.Mutex // the indexer calls in per source; several sources share us
+	man      manifest
+	segs     []*segment // committed, oldest first
+	spilled  []*segment // written since the last commit, not yet in the manifest
+	units    map[uint32]*unitRec
+	live     map[string]uint32 // source\x00unit → id of its live record
+	dirty    map[uint32]bool   // unit records changed since the last commit
+	buf      *memBuf
+	termBuf  []byte
+	msgs     []Message
+	stats    Stats
+	resetAll bool // the options changed: everything is read again
+}
+
+// Stats are counters of an index's work.
+type Stats struct {
+	Commits, Spills, Merges int
+	Docs                    int64
+}
+
+// memBuf holds docs and postings not yet written to a segment.
+type memBuf struct {
+	docs   []docRec
+	terms  map[string]*termList
+	tokens uint64
+	bytes  int
+	tf     map[string]uint32 // scratch: one message's term frequencies
+}
+
+func newMemBuf() *memBuf {
+	return &memBuf{terms: map[string]*termList{}, tf: map[string]uint32{}}
+}
+
+// Open opens (or creates) the index in opt.Dir as its writer: files the manifest
+// does not name (left by a crash) are removed. An index built with another
+// tool_output setting is emptied, so every unit is handed over again.
+func Open(opt Options) (*Index, error) {
+	if opt.SpillBytes <= 0 {
+		opt.SpillBytes = DefaultSpillBytes
+	}
+	if opt.MaxSegments <= 0 {
+		opt.MaxSegments = DefaultMaxSegments
+	}
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
+	x := &Index{opt: opt, log: opt.Logger, units: map[uint32]*unitRec{}, live: map[string]uint32{}, dirty: map[uint32]bool{}, buf: newMemBuf()}
+	if x.log == nil {
+		x.log = slog.New(slog.DiscardHandler)
+	}
+	if err := os.MkdirAll(opt.Dir, 0o700); err != nil {
+		return nil, fmt.Errorf("create search dir: %w", err)
+	}
+	man, segs, units, err := load(opt.Dir)
+	if err != nil {
+		// A damaged index is rebuilt from the transcripts, like a catalog.
+		x.log.Warn("search index unreadable, rebuilding", "dir", opt.Dir, "err", err)
+		man, segs, units = manifest{Version: manifestVersion}, nil, map[uint32]*unitRec{}
+	}
+	if man.ToolOutput != opt.ToolOutput && len(man.Segments) > 0 {
+		x.log.Info("search.tool_output changed, rebuilding the search index", "tool_output", opt.ToolOutput)
+		for _, s := range segs {
+			s.close()
+		}
+		man, segs, units = manifest{Version: manifestVersion, NextSeg: man.NextSeg, NextUnit: man.NextUnit}, nil, map[uint32]*unitRec{}
+	}
+	man.ToolOutput = opt.ToolOutput
+	x.man, x.segs, x.units = man, segs, units
+	for id, u := range units {
+		if u.State == unitLive {
+			x.live[u.Source+"\x00"+u.Rel] = id
+		}
+	}
+	x.removeStray()
+	return x, nil
+}
+
+// load reads the manifest and opens its segments, folding their unit records.
+func load(dir string) (manifest, []*segment, map[uint32]*unitRec, error) {
+	var man manifest
+	units := map[uint32]*unitRec{}
+	data, err := os.ReadFile(filepath.Join(dir, ManifestName))
+	if errors.Is(err, os.ErrNotExist) {
+		return manifest{Version: manifestVersion}, nil, units, nil
+	}
+	if err != nil {
+		return man, nil, nil, err
+	}
+	if err := json.Unmarshal(data, &man); err != nil || man.Version != manifestVersion {
+		return man, nil, nil, fmt.Errorf("read %s: not a version %d manifest", ManifestName, manifestVersion)
+	}
+	var segs []*segment
+	for _, name := range man.Segments {
+		if name != filepath.Base(name) {
+			return man, nil, nil, fmt.Errorf("manifest names %q", name)
+		}
+		s, err := openSegment(filepath.Join(dir, name))
+		if err == nil {
+			var us []*unitRec
+			us, err = s.readUnits()
+			for _, u := range us {
+				units[u.ID] = u
+			}
+		}
+		if err != nil {
+			for _, o := range segs {
+				o.close()
+			}
+			if s != nil {
+				s.close()
+			}
+			return man, nil, nil, err
+		}
+		segs = append(segs, s)
+	}
+	return man, segs, units, nil
+}
+
+// removeStray deletes files of the directory the manifest does not name.
+func (x *Index) removeStray() {
+	ents, _ := os.ReadDir(x.opt.Dir)
+	for _, e := range ents {
+		if e.Name() == ManifestName || slices.Contains(x.man.Segments, e.Name()) {
+			continue
+		}
+		os.Remove(filepath.Join(x.opt.Dir, e.Name()))
+	}
+}
+
+// Close releases the segment files (uncommitted data is dropped, as after a crash).
+func (x *Index) Close() error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for _, s := range append(x.segs, x.spilled...) {
+		s.close()
+	}
+	x.segs, x.spilled = nil, nil
+	return nil
+}
+
+// Stats returns the index's counters.
+func (x *Index) Stats() Stats {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.stats
+}
+
+func key(u indexer.UnitRef) string { return u.Source + "\x00" + u.Unit }
+
+// liveLocked returns the live record of u, creating one (a new id) if there is none.
+func (x *Index) liveLocked(u indexer.UnitRef) *unitRec {
+	if id, ok := x.live[key(u)]; ok {
+		return x.units[id]
+	}
+	id := x.man.NextUnit
+	x.man.NextUnit++
+	r := &unitRec{ID: id, State: unitLive, Dev: u.Dev, Ino: u.Ino, Source: u.Source, Layout: u.Layout, Rel: u.Unit, Path: u.Path}
+	x.units[id] = r
+	x.live[key(u)] = id
+	x.dirty[id] = true
+	return r
+}
+
+// endLocked ends the live record of u with state (dead or removed).
+func (x *Index) endLocked(u indexer.UnitRef, state byte) {
+	id, ok := x.live[key(u)]
+	if !ok {
+		return
+	}
+	r := x.units[id]
+	r.State = state
+	if state == unitRemoved {
+		r.RemovedAt = x.opt.Now().Unix()
+	}
+	delete(x.live, key(u))
+	x.dirty[id] = true
+}
+
+// Resume implements indexer.Consumer.
+func (x *Index) Resume(u indexer.UnitRef) (int64, string, bool) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	id, ok := x.live[key(u)]
+	if !ok {
+		return 0, "", false
+	}
+	r := x.units[id]
+	if r.Dev != u.Dev || r.Ino != u.Ino {
+		return 0, "", false
+	}
+	return r.Offset, r.Fp, true
+}
+
+// Reset implements indexer.Consumer: the unit's docs are tombstoned by ending its id.
+func (x *Index) Reset(u indexer.UnitRef) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.endLocked(u, unitDead)
+}
+
+// Line implements indexer.Consumer.
+func (x *Index) Line(u indexer.UnitRef, off int64, line []byte) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	r := x.liveLocked(u)
+	x.msgs = ExtractLine(x.msgs[:0], u.Layout, off, line, x.opt.ToolOutput)
+	for i := range x.msgs {
+		x.addLocked(r.ID, 0, &x.msgs[i])
+	}
+	x.maybeSpillLocked()
+}
+
+// Done implements indexer.Consumer.
+func (x *Index) Done(u indexer.UnitRef, off int64, fp string) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	r := x.liveLocked(u)
+	if r.Offset != off || r.Fp != fp || r.Dev != u.Dev || r.Ino != u.Ino {
+		r.Offset, r.Fp, r.Dev, r.Ino = off, fp, u.Dev, u.Ino
+		x.dirty[r.ID] = true
+	}
+}
+
+// Document implements indexer.Consumer: a document is indexed whole under a new id.
+func (x *Index) Document(u indexer.UnitRef, data []byte, sessions []*indexer.Session) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.endLocked(u, unitDead)
+	r := x.liveLocked(u)
+	sess := map[string]int{}
+	for _, s := range sessions {
+		if _, ok := sess[s.ID]; !ok && len(r.Sids) < 1<<16 {
+			sess[s.ID] = len(r.Sids)
+			r.Sids = append(r.Sids, s.ID)
+		}
+	}
+	msgs := ExtractDocument(u.Layout, data, x.opt.ToolOutput)
+	for i := range msgs {
+		m := &msgs[i]
+		si, ok := sess[m.Session]
+		if !ok {
+			if len(r.Sids) != 1 {
+				continue // a record the layout did not make a session of
+			}
+			si = 0 // one session per document (Mogzi): its id may be the directory's
+		}
+		x.addLocked(r.ID, uint16(si), m)
+	}
+	x.maybeSpillLocked()
+}
+
+// Remove implements indexer.Consumer: the unit leaves the results at once (it stays
+// searchable with --archived while an archive of it exists).
+func (x *Index) Remove(u indexer.UnitRef) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.endLocked(u, unitRemoved)
+}
+
+// addLocked indexes one message.
+func (x *Index) addLocked(unit uint32, sess uint16, m *Message) {
+	b := x.buf
+	doc := uint32(len(b.docs))
+	clear(b.tf)
+	n := 0
+	x.termBuf = Terms(m.Text, x.termBuf, func(t []byte) {
+		b.tf[string(t)]++
+		n++
+	})
+	if n == 0 {
+		return
+	}
+	t := m.Time / 1000
+	if t < 0 || t > 1<<32-1 {
+		t = 0
+	}
+	b.docs = append(b.docs, docRec{Unit: unit, Sess: sess, Part: m.Part, Role: roleCode(m.Role), Offset: m.Offset, Time: uint32(t), Len: uint16(min(n, 1<<16-1))})
+	b.tokens += uint64(n)
+	b.bytes += docSize
+	for term, tf := range b.tf {
+		tl := b.terms[term]
+		if tl == nil {
+			tl = &termList{}
+			b.terms[term] = tl
+			b.bytes += len(term) + 64
+		}
+		before := len(tl.buf)
+		tl.add(doc, tf)
+		b.bytes += len(tl.buf) - before
+	}
+	x.stats.Docs++
+}
+
+// maybeSpillLocked writes the buffer to an uncommitted segment once it is large.
+func (x *Index) maybeSpillLocked() {
+	if x.buf.bytes < x.opt.SpillBytes {
+		return
+	}
+	s, err := x.writeBufLocked(nil)
+	if err != nil {
+		// Keep buffering: Sync reports the error and retries.
+		x.log.Warn("spill search buffer", "err", err)
+		return
+	}
+	x.spilled = append(x.spilled, s)
+	x.stats.Spills++
+}
+
+func (x *Index) newSegName() string {
+	n := x.man.NextSeg
+	x.man.NextSeg++
+	return fmt.Sprintf("seg-%016x.sws", n)
+}
+
+// writeBufLocked writes the buffer (and the given unit records) to a new segment
+// file and empties the buffer.
+func (x *Index) writeBufLocked(units []*unitRec) (*segment, error) {
+	name := x.newSegName()
+	path := filepath.Join(x.opt.Dir, name)
+	w, err := newSegWriter(path)
+	if err != nil {
+		return nil, err
+	}
+	w.units(units)
+	w.docs(x.buf.docs, x.buf.tokens)
+	terms := make([]string, 0, len(x.buf.terms))
+	for t := range x.buf.terms {
+		terms = append(terms, t)
+	}
+	sort.Strings(terms)
+	for _, t := range terms {
+		tl := x.buf.terms[t]
+		w.term(t, tl.n, tl.buf)
+	}
+	if err := w.finish(); err != nil {
+		return nil, err
+	}
+	x.buf = newMemBuf()
+	return openSegment(path)
+}
+
+// Sync implements indexer.Consumer: it commits what was handed over.
+func (x *Index) Sync([]indexer.SessionRef) error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.commitLocked()
+}
+
+func (x *Index) commitLocked() error {
+	if len(x.dirty) == 0 && len(x.buf.docs) == 0 && len(x.spilled) == 0 {
+		return nil
+	}
+	ids := make([]uint32, 0, len(x.dirty))
+	for id := range x.dirty {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	units := make([]*unitRec, len(ids))
+	for i, id := range ids {
+		u := *x.units[id]
+		units[i] = &u
+	}
+	s, err := x.writeBufLocked(units)
+	if err != nil {
+		return fmt.Errorf("commit search index: %w", err)
+	}
+	segs := append(append(slices.Clip(x.segs), x.spilled...), s)
+	if err := x.writeManifestLocked(segs); err != nil {
+		s.close()
+		os.Remove(s.name)
+		return err
+	}
+	x.segs, x.spilled = segs, nil
+	clear(x.dirty)
+	x.stats.Commits++
+	if err := x.maybeMergeLocked(); err != nil {
+		// The commit stands; a failed merge leaves more segments, not wrong ones.
+		x.log.Warn("merge search segments", "err", err)
+	}
+	return nil
+}
+
+func (x *Index) writeManifestLocked(segs []*segment) error {
+	m := x.man
+	m.Segments = make([]string, len(segs))
+	for i, s := range segs {
+		m.Segments[i] = filepath.Base(s.name)
+	}
+	data, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	// The segment files are durable (fsynced); the directory entries must be too
+	// before the manifest names them.
+	if err := indexer.SyncDir(x.opt.Dir); err != nil {
+		return err
+	}
+	if err := indexer.WriteFileAtomic(filepath.Join(x.opt.Dir, ManifestName), append(data, '\n')); err != nil {
+		return fmt.Errorf("commit search index: %w", err)
+	}
+	x.man = m
+	return nil
+}
+
+// Segments is the number of committed segments.
+func (x *Index) Segments() int {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return len(x.segs)
+}
+
+// SizeBytes is the size of the committed segment files.
+func (x *Index) SizeBytes() int64 {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	var n int64
+	for _, s := range x.segs {
+		n += s.size
+	}
+	return n
+}
+
+// describe is a one-line summary for logs and errors.
+func (x *Index) describe() string {
+	var names []string
+	for _, s := range x.segs {
+		names = append(names, filepath.Base(s.name))
+	}
+	return strings.Join(names, ",")
+}

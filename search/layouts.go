@@ -1,0 +1,295 @@
+package search
+
+import (
+	"strings"
+
+	"github.com/sessionwatch/sessionwatch/indexer"
+)
+
+// Each line extractor validates the line (indexer.ObjectFields), picks the members
+// that hold conversation text and calls emit once with the line's role, time,
+// text and tool text (tool text is gathered only when tools is set).
+
+// waveLine: {"timestamp","role","blocks":[{type:text|compact,content}, {type:tool,
+// name,parameters,result}, {type:bang,command,output}…]}; the metadata header and
+// isMeta messages hold no conversation.
+func waveLine(line []byte, tools bool, emit func(string, int64, string, string)) error {
+	var typ, role, ts string
+	var blocks []byte
+	meta := false
+	err := indexer.ObjectFields(line, func(k, v []byte) {
+		switch string(k) {
+		case "type":
+			typ = jstr(v)
+		case "role":
+			role = jstr(v)
+		case "timestamp":
+			ts = jstr(v)
+		case "blocks":
+			blocks = v
+		case "isMeta":
+			meta = indexer.JSONTrue(v)
+		}
+	})
+	if err != nil || typ == "metadata" || meta {
+		return err
+	}
+	r := chatRole(role)
+	if r == "" {
+		return nil
+	}
+	var text, tool strings.Builder
+	eachElem(blocks, func(b []byte) {
+		var btyp string
+		var content []byte
+		var parts [][]byte
+		indexer.ObjectFields(b, func(k, v []byte) {
+			switch string(k) {
+			case "type":
+				btyp = jstr(v)
+			case "content":
+				content = v
+			case "name", "parameters", "result", "command", "output":
+				parts = append(parts, v)
+			}
+		})
+		switch btyp {
+		case "text", "compact":
+			joinText(&text, jstr(content))
+		case "tool", "bang":
+			if tools {
+				for _, p := range parts {
+					walkStrings(p, &tool)
+				}
+			}
+		}
+	})
+	emit(r, parseMillis(ts), text.String(), tool.String())
+	return nil
+}
+
+// claudeLine: {"type":"user"|"assistant","timestamp","message":{"role","content":
+// string | [{type:text,text}, {type:tool_use,name,input}, {type:tool_result,content}]}}.
+func claudeLine(line []byte, tools bool, emit func(string, int64, string, string)) error {
+	var typ, ts string
+	var message []byte
+	meta := false
+	err := indexer.ObjectFields(line, func(k, v []byte) {
+		switch string(k) {
+		case "type":
+			typ = jstr(v)
+		case "timestamp":
+			ts = jstr(v)
+		case "message":
+			message = v
+		case "isMeta":
+			meta = indexer.JSONTrue(v)
+		}
+	})
+	if err != nil || meta || (typ != "user" && typ != "assistant") {
+		return err
+	}
+	var content []byte
+	indexer.ObjectFields(message, func(k, v []byte) {
+		if string(k) == "content" {
+			content = v
+		}
+	})
+	var text, tool strings.Builder
+	content = trimSpace(content)
+	if len(content) > 0 && content[0] == '"' {
+		joinText(&text, jstr(content))
+	}
+	eachElem(content, func(b []byte) {
+		var btyp string
+		var txt []byte
+		var parts [][]byte
+		indexer.ObjectFields(b, func(k, v []byte) {
+			switch string(k) {
+			case "type":
+				btyp = jstr(v)
+			case "text":
+				txt = v
+			case "name", "input", "content":
+				parts = append(parts, v)
+			}
+		})
+		switch btyp {
+		case "text":
+			joinText(&text, jstr(txt))
+		case "tool_use", "tool_result":
+			if tools {
+				for _, p := range parts {
+					walkStrings(p, &tool)
+				}
+			}
+		}
+	})
+	emit(typ, parseMillis(ts), text.String(), tool.String())
+	return nil
+}
+
+// codexLine: {"timestamp","type","payload"}: event_msg user_message and
+// agent_message carry the conversation (the response_item messages repeat it and
+// are not indexed twice); response_item function_call / function_call_output /
+// custom_tool_call(_output) are tool text.
+func codexLine(line []byte, tools bool, emit func(string, int64, string, string)) error {
+	var typ, ts string
+	var payload []byte
+	err := indexer.ObjectFields(line, func(k, v []byte) {
+		switch string(k) {
+		case "type":
+			typ = jstr(v)
+		case "timestamp":
+			ts = jstr(v)
+		case "payload":
+			payload = v
+		}
+	})
+	if err != nil || (typ != "event_msg" && typ != "response_item") {
+		return err
+	}
+	var ptyp string
+	var message []byte
+	var parts [][]byte
+	indexer.ObjectFields(payload, func(k, v []byte) {
+		switch string(k) {
+		case "type":
+			ptyp = jstr(v)
+		case "message":
+			message = v
+		case "name", "arguments", "output", "input":
+			parts = append(parts, v)
+		}
+	})
+	switch {
+	case typ == "event_msg" && ptyp == "user_message":
+		emit(RoleUser, parseMillis(ts), jstr(message), "")
+	case typ == "event_msg" && ptyp == "agent_message":
+		emit(RoleAssistant, parseMillis(ts), jstr(message), "")
+	case typ == "response_item" && tools && (ptyp == "function_call" || ptyp == "function_call_output" ||
+		ptyp == "custom_tool_call" || ptyp == "custom_tool_call_output"):
+		var tool strings.Builder
+		for _, p := range parts {
+			walkStrings(p, &tool)
+		}
+		emit(RoleAssistant, parseMillis(ts), "", tool.String())
+	}
+	return nil
+}
+
+// geminiLine: message records {"id","timestamp","type":"user"|"gemini","content":
+// string | [parts], "toolCalls":[{name,args,result}]}; headers, $set and
+// $rewindTo lines hold no new text.
+func geminiLine(line []byte, tools bool, emit func(string, int64, string, string)) error {
+	var typ, ts string
+	var content, calls []byte
+	hasID := false
+	err := indexer.ObjectFields(line, func(k, v []byte) {
+		switch string(k) {
+		case "type":
+			typ = jstr(v)
+		case "timestamp":
+			ts = jstr(v)
+		case "content":
+			content = v
+		case "toolCalls":
+			calls = v
+		case "id":
+			hasID = true
+		}
+	})
+	if err != nil || !hasID {
+		return err
+	}
+	r := chatRole(typ)
+	if r == "" {
+		return nil
+	}
+	var text, tool strings.Builder
+	textContent(content, &text)
+	if tools {
+		eachElem(calls, func(c []byte) {
+			indexer.ObjectFields(c, func(k, v []byte) {
+				switch string(k) {
+				case "name", "args", "result":
+					walkStrings(v, &tool)
+				}
+			})
+		})
+	}
+	emit(r, parseMillis(ts), text.String(), tool.String())
+	return nil
+}
+
+// llxprtLine: {"ts","type":"content","payload":{"content":{"speaker":"human"|"ai"|
+// "tool","blocks":[{type:text,text}, {type:code,code}, {type:tool_call,name,
+// parameters}, {type:tool_response,toolName,result}]}}}.
+func llxprtLine(line []byte, tools bool, emit func(string, int64, string, string)) error {
+	var typ, ts string
+	var payload []byte
+	err := indexer.ObjectFields(line, func(k, v []byte) {
+		switch string(k) {
+		case "type":
+			typ = jstr(v)
+		case "ts":
+			ts = jstr(v)
+		case "payload":
+			payload = v
+		}
+	})
+	if err != nil || typ != "content" {
+		return err
+	}
+	var speaker string
+	var blocks []byte
+	indexer.ObjectFields(payload, func(k, v []byte) {
+		if string(k) == "content" {
+			indexer.ObjectFields(v, func(k, v []byte) {
+				switch string(k) {
+				case "speaker":
+					speaker = jstr(v)
+				case "blocks":
+					blocks = v
+				}
+			})
+		}
+	})
+	r := chatRole(speaker)
+	if r == "" && speaker != "tool" {
+		return nil
+	}
+	var text, tool strings.Builder
+	eachElem(blocks, func(b []byte) {
+		var btyp string
+		var txt []byte
+		var parts [][]byte
+		indexer.ObjectFields(b, func(k, v []byte) {
+			switch string(k) {
+			case "type":
+				btyp = jstr(v)
+			case "text", "code":
+				txt = v
+			case "name", "toolName", "parameters", "result":
+				parts = append(parts, v)
+			}
+		})
+		switch btyp {
+		case "text", "code":
+			if r != "" {
+				joinText(&text, jstr(txt))
+			}
+		case "tool_call", "tool_response":
+			if tools {
+				for _, p := range parts {
+					walkStrings(p, &tool)
+				}
+			}
+		}
+	})
+	if r == "" {
+		r = RoleAssistant // a tool speaker's content is only tool text
+	}
+	emit(r, parseMillis(ts), text.String(), tool.String())
+	return nil
+}

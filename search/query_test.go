@@ -1,0 +1,168 @@
+package search
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+func describe(q Query) string {
+	var parts []string
+	for _, set := range []struct {
+		sign  string
+		items []Item
+	}{{"+", q.Must}, {"-", q.Not}} {
+		for _, it := range set.items {
+			var atoms []string
+			for _, a := range it.Atoms {
+				atoms = append(atoms, a.Text)
+			}
+			s := set.sign + strings.Join(atoms, "_")
+			if it.Prefix {
+				s += "*"
+			}
+			parts = append(parts, s)
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+func TestParseQuery(t *testing.T) {
+	tests := []struct {
+		in, want string
+	}{
+		{"auth bug", "+auth +bug"},
+		{`"Quick Brown" fox`, "+quick_brown +fox"},
+		{"auth* -Légacy", "+auth* -legacy"},
+		{`-"old api" new`, "+new -old_api"},
+		{"foo.bar", "+foo_bar"},
+		{"東京", "+東_京"},
+		{"x - y", "+x +y"},
+		{"ok !!!", "+ok"},
+	}
+	for _, tt := range tests {
+		q, err := ParseQuery(tt.in)
+		if err != nil {
+			t.Errorf("ParseQuery(%q): %v", tt.in, err)
+			continue
+		}
+		if got := describe(q); got != tt.want {
+			t.Errorf("ParseQuery(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestParseQueryErrors(t *testing.T) {
+	for _, in := range []string{"", "-only", `"unterminated`, "*", "foo.ba*", "!!!", strings.Repeat("w ", MaxQueryItems+1)} {
+		if _, err := ParseQuery(in); !errors.Is(err, ErrQuery) {
+			t.Errorf("ParseQuery(%q) error = %v, want ErrQuery", in, err)
+		}
+	}
+}
+
+func TestLookups(t *testing.T) {
+	tests := []struct {
+		in, want string
+	}{
+		{"auth", "auth"},
+		{"auth*", "auth*"},
+		{`"a b"`, "a b"},
+		{"東京都", "東京 京都"},
+		{"猫", "猫*"},
+		{`"猫 犬"`, "猫* 犬*"},
+	}
+	for _, tt := range tests {
+		q, err := ParseQuery(tt.in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, l := range q.Must[0].Lookups() {
+			s := l.Term
+			if l.Prefix {
+				s += "*"
+			}
+			got = append(got, s)
+		}
+		if g := strings.Join(got, " "); g != tt.want {
+			t.Errorf("Lookups(%q) = %q, want %q", tt.in, g, tt.want)
+		}
+	}
+}
+
+// FuzzParseQuery: a parsed query is never empty, and every item's lookups are
+// terms the tokenizer can produce for text that matches the item.
+func FuzzParseQuery(f *testing.F) {
+	for _, s := range []string{"auth bug", `"a b" -c d*`, "東京 -猫", `"`, "-", "***", "a\"b\"c", "ÉCOLE* -\"x y\""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		q, err := ParseQuery(s)
+		if err != nil {
+			if !errors.Is(err, ErrQuery) {
+				t.Fatalf("ParseQuery(%q) error %v is not ErrQuery", s, err)
+			}
+			return
+		}
+		if len(q.Must) == 0 {
+			t.Fatalf("ParseQuery(%q) has no item", s)
+		}
+		for _, it := range append(q.Must, q.Not...) {
+			// The item's own text, tokenized, must hold every lookup.
+			var text []string
+			for _, a := range it.Atoms {
+				text = append(text, a.Text)
+			}
+			joined := fmt.Sprint(strings.Join(text, " "))
+			if !it.Prefix && !it.Matches(Normalize(rejoin(it.Atoms))) {
+				t.Fatalf("item %q does not match its own text %q", it.Raw, joined)
+			}
+			terms := map[string]bool{}
+			Terms(rejoin(it.Atoms), nil, func(b []byte) { terms[string(b)] = true })
+			for _, l := range it.Lookups() {
+				found := false
+				for term := range terms {
+					if term == l.Term || l.Prefix && strings.HasPrefix(term, l.Term) {
+						found = true
+					}
+				}
+				if !found {
+					t.Fatalf("lookup %+v of %q not among the terms %v of its own text", l, s, terms)
+				}
+			}
+		}
+	})
+}
+
+// rejoin writes atoms back as text: words spaced, joined CJK characters adjacent.
+func rejoin(atoms []Atom) string {
+	var b strings.Builder
+	for i, a := range atoms {
+		if i > 0 && !(a.CJK && a.Joined) {
+			b.WriteByte(' ')
+		}
+		b.WriteString(a.Text)
+	}
+	return b.String()
+}
+
+func TestSnippet(t *testing.T) {
+	q, _ := ParseQuery("parser caf*")
+	got, spans := Snippet("Fix the\n\nflaky Parser in Café code", q, 80)
+	if got != "Fix the flaky Parser in Café code" {
+		t.Fatalf("Snippet = %q", got)
+	}
+	var hl []string
+	for _, s := range spans {
+		hl = append(hl, got[s[0]:s[1]])
+	}
+	if strings.Join(hl, ",") != "Parser,Café" {
+		t.Errorf("highlighted %q, want Parser,Café", hl)
+	}
+	long := strings.Repeat("word ", 100) + "parser " + strings.Repeat("tail ", 100)
+	got, spans = Snippet(long, q, 40)
+	if !strings.HasPrefix(got, "…") || !strings.HasSuffix(got, "…") || len(spans) != 1 || got[spans[0][0]:spans[0][1]] != "parser" {
+		t.Errorf("Snippet(long) = %q %v", got, spans)
+	}
+}

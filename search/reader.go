@@ -1,0 +1,442 @@
+package search
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+)
+
+// ErrNoIndex: the state dir holds no search index yet.
+var ErrNoIndex = errors.New("no search index")
+
+// Reader answers queries from the committed segments. It opens files only for
+// reading, so it is safe while a daemon writes: a segment is never changed, and a
+// merged-away one stays readable through the open file.
+type Reader struct {
+	dir    string
+	man    manifest
+	segs   []*segment
+	units  map[uint32]*unitRec
+	docs   uint64
+	tokens uint64
+	cache  map[uint32][]Message // unit → its messages, read back for verification
+}
+
+// OpenReader opens the index in dir (<state_dir>/search).
+func OpenReader(dir string) (*Reader, error) {
+	if _, err := os.Stat(filepath.Join(dir, ManifestName)); errors.Is(err, os.ErrNotExist) {
+		return nil, ErrNoIndex
+	}
+	// A merge may remove a segment between our reading the manifest and opening
+	// it: read the manifest again then.
+	var err error
+	for range 5 {
+		var man manifest
+		var segs []*segment
+		var units map[uint32]*unitRec
+		man, segs, units, err = load(dir)
+		if err == nil {
+			r := &Reader{dir: dir, man: man, segs: segs, units: units, cache: map[uint32][]Message{}}
+			for _, s := range segs {
+				r.docs += s.ft.ndocs
+				r.tokens += s.ft.tokens
+			}
+			return r, nil
+		}
+		if !errors.Is(err, os.ErrNotExist) {
+			break
+		}
+	}
+	return nil, fmt.Errorf("open search index: %w", err)
+}
+
+// Close releases the files.
+func (r *Reader) Close() {
+	for _, s := range r.segs {
+		s.close()
+	}
+}
+
+// ToolOutput reports whether the index holds tool inputs and outputs.
+func (r *Reader) ToolOutput() bool { return r.man.ToolOutput }
+
+// Unit is a unit as a search result names it.
+type Unit struct {
+	Source, Layout, Rel, Path string
+	Removed                   bool   // the file left the store (archived or deleted)
+	Session                   string // document units: the session's id; "" for line units
+}
+
+// Filter narrows a search.
+type Filter struct {
+	Since, Until time.Time // message time (a message without one passes)
+	Role         string    // "", RoleUser or RoleAssistant (RoleTool for tool text)
+	Archived     bool      // include units that left the store
+	Keep         func(u Unit) bool
+}
+
+// Match is one matching message of a hit.
+type Match struct {
+	Offset int64
+	Part   uint8
+	Role   string
+	Time   int64 // Unix seconds, 0 if unknown
+	Items  int   // how many query items it holds
+	Score  float64
+}
+
+// Hit is one matching session.
+type Hit struct {
+	Unit
+	Score   float64
+	Last    int64   // newest matching message time, Unix seconds
+	Matches []Match // best first, at most MaxMatches
+}
+
+// MaxMatches is how many messages a hit keeps.
+const MaxMatches = 3
+
+// BM25 parameters.
+const (
+	bm25K1 = 1.2
+	bm25B  = 0.75
+)
+
+type posting struct {
+	seg int
+	doc uint32
+	tf  uint32
+}
+
+// docsFor returns the postings of every doc holding all of an item's lookups, in
+// (segment, doc) order, tf summed over its lookups; and the idf sum.
+func (r *Reader) docsFor(it Item) ([]posting, float64, error) {
+	var out []posting
+	idf := 0.0
+	for li, l := range it.Lookups() {
+		var list []posting
+		df := 0
+		for si, s := range r.segs {
+			es, err := s.lookup(l.Term, l.Prefix)
+			if err != nil {
+				return nil, 0, err
+			}
+			start := len(list)
+			for _, e := range es {
+				df += int(e.df)
+				post, err := s.postings(e)
+				if err != nil {
+					return nil, 0, err
+				}
+				if err := decodePostings(post, func(doc, tf uint32) { list = append(list, posting{si, doc, tf}) }); err != nil {
+					return nil, 0, err
+				}
+			}
+			if len(es) > 1 {
+				// A prefix: the union of several sorted lists.
+				seg := list[start:]
+				sort.Slice(seg, func(i, j int) bool { return seg[i].doc < seg[j].doc })
+				k := start
+				for _, p := range seg {
+					if k > start && list[k-1].doc == p.doc {
+						list[k-1].tf += p.tf
+						continue
+					}
+					list[k] = p
+					k++
+				}
+				list = list[:k]
+			}
+		}
+		n := float64(max(r.docs, 1))
+		idf += math.Log(1 + (n-float64(df)+0.5)/(float64(df)+0.5))
+		if li == 0 {
+			out = list
+			continue
+		}
+		// Intersect (both sorted by segment, then doc).
+		var both []posting
+		i, j := 0, 0
+		for i < len(out) && j < len(list) {
+			a, b := out[i], list[j]
+			switch {
+			case a.seg == b.seg && a.doc == b.doc:
+				both = append(both, posting{a.seg, a.doc, a.tf + b.tf})
+				i++
+				j++
+			case a.seg < b.seg || a.seg == b.seg && a.doc < b.doc:
+				i++
+			default:
+				j++
+			}
+		}
+		out = both
+	}
+	return out, idf, nil
+}
+
+type sessKey struct {
+	unit uint32
+	sess uint16
+}
+
+// itemHit is an item's best message in a session.
+type cand struct {
+	key   sessKey
+	match Match
+	item  int
+}
+
+// Search runs q and returns the matching sessions, best first (newest first on
+// equal scores), at most limit (0: all).
+func (r *Reader) Search(q Query, f Filter, limit int) ([]Hit, error) {
+	avgdl := float64(r.tokens) / float64(max(r.docs, 1))
+	unitOK := map[sessKey]bool{}
+	okUnit := func(id uint32, sess uint16) (*unitRec, bool) {
+		u := r.units[id]
+		if u == nil {
+			return nil, false
+		}
+		k := sessKey{id, sess}
+		if v, ok := unitOK[k]; ok {
+			return u, v
+		}
+		ok := u.State == unitLive || u.State == unitRemoved && f.Archived
+		if ok && f.Keep != nil {
+			ok = f.Keep(r.unitOf(u, sess))
+		}
+		unitOK[k] = ok
+		return u, ok
+	}
+	// Per item, the sessions where it occurs and their matching messages.
+	perItem := make([]map[sessKey][]Match, len(q.Must))
+	for i, it := range q.Must {
+		posts, idf, err := r.docsFor(it)
+		if err != nil {
+			return nil, err
+		}
+		m := map[sessKey][]Match{}
+		for _, p := range posts {
+			d, err := r.segs[p.seg].doc(p.doc)
+			if err != nil {
+				return nil, err
+			}
+			u, ok := okUnit(d.Unit, d.Sess)
+			if !ok || !f.passes(d) {
+				continue
+			}
+			if it.NeedsVerify() && !r.verify(u, d, it) {
+				continue
+			}
+			tf := float64(p.tf)
+			norm := bm25K1 * (1 - bm25B + bm25B*float64(d.Len)/max(avgdl, 1))
+			score := idf * tf * (bm25K1 + 1) / (tf + norm)
+			k := sessKey{d.Unit, d.Sess}
+			m[k] = append(m[k], Match{Offset: d.Offset, Part: d.Part, Role: roleCodes[min(int(d.Role), len(roleCodes)-1)], Time: int64(d.Time), Score: score, Items: 1})
+		}
+		perItem[i] = m
+	}
+	// Sessions holding every item.
+	var keys []sessKey
+	for k := range perItem[0] {
+		all := true
+		for _, m := range perItem[1:] {
+			if _, ok := m[k]; !ok {
+				all = false
+				break
+			}
+		}
+		if all {
+			keys = append(keys, k)
+		}
+	}
+	// Exclusions: any message of the session (whatever the filters) that holds one.
+	excluded := map[sessKey]bool{}
+	for _, it := range q.Not {
+		posts, _, err := r.docsFor(it)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range posts {
+			d, err := r.segs[p.seg].doc(p.doc)
+			if err != nil {
+				return nil, err
+			}
+			u := r.units[d.Unit]
+			if u == nil || excluded[sessKey{d.Unit, d.Sess}] {
+				continue
+			}
+			if !it.NeedsVerify() || r.verify(u, d, it) {
+				excluded[sessKey{d.Unit, d.Sess}] = true
+			}
+		}
+	}
+	var hits []Hit
+	for _, k := range keys {
+		if excluded[k] {
+			continue
+		}
+		u := r.units[k.unit]
+		h := Hit{Unit: r.unitOf(u, k.sess)}
+		byMsg := map[[2]int64]*Match{}
+		var order [][2]int64
+		for _, m := range perItem {
+			best := 0.0
+			for _, mt := range m[k] {
+				best = max(best, mt.Score)
+				h.Last = max(h.Last, mt.Time)
+				id := [2]int64{mt.Offset, int64(mt.Part)}
+				if have := byMsg[id]; have != nil {
+					have.Score += mt.Score
+					have.Items++
+				} else {
+					c := mt
+					byMsg[id] = &c
+					order = append(order, id)
+				}
+			}
+			h.Score += best
+		}
+		for _, id := range order {
+			h.Matches = append(h.Matches, *byMsg[id])
+		}
+		sort.SliceStable(h.Matches, func(i, j int) bool {
+			a, b := h.Matches[i], h.Matches[j]
+			if a.Items != b.Items {
+				return a.Items > b.Items
+			}
+			if a.Score != b.Score {
+				return a.Score > b.Score
+			}
+			return a.Offset < b.Offset
+		})
+		if len(h.Matches) > MaxMatches {
+			h.Matches = h.Matches[:MaxMatches]
+		}
+		hits = append(hits, h)
+	}
+	sort.Slice(hits, func(i, j int) bool {
+		a, b := hits[i], hits[j]
+		if math.Abs(a.Score-b.Score) > 1e-9 {
+			return a.Score > b.Score
+		}
+		if a.Last != b.Last {
+			return a.Last > b.Last
+		}
+		return a.Path < b.Path
+	})
+	if limit > 0 && len(hits) > limit {
+		hits = hits[:limit]
+	}
+	return hits, nil
+}
+
+func (f *Filter) passes(d docRec) bool {
+	if f.Role != "" && roleCodes[min(int(d.Role), len(roleCodes)-1)] != f.Role {
+		return false
+	}
+	if d.Time != 0 {
+		t := time.Unix(int64(d.Time), 0)
+		if !f.Since.IsZero() && t.Before(f.Since.Truncate(time.Second)) {
+			return false
+		}
+		if !f.Until.IsZero() && t.After(f.Until) {
+			return false
+		}
+	}
+	return true
+}
+
+func (r *Reader) unitOf(u *unitRec, sess uint16) Unit {
+	out := Unit{Source: u.Source, Layout: u.Layout, Rel: u.Rel, Path: u.Path, Removed: u.State != unitLive}
+	if int(sess) < len(u.Sids) {
+		out.Session = u.Sids[sess]
+	}
+	return out
+}
+
+// verify reads the message back from its transcript and matches the item on its
+// normalized text.
+func (r *Reader) verify(u *unitRec, d docRec, it Item) bool {
+	m, err := r.message(u, d.Offset, d.Part)
+	if err != nil {
+		// An archived session's file is gone: its words matched, which is all
+		// that can be checked without unpacking the archive.
+		return u.State == unitRemoved
+	}
+	return it.Matches(Normalize(m.Text))
+}
+
+// message reads one indexed message back from its file.
+func (r *Reader) message(u *unitRec, off int64, part uint8) (Message, error) {
+	if _, isLines := lineExtractors[u.Layout]; !isLines {
+		msgs, ok := r.cache[u.ID]
+		if !ok {
+			data, err := os.ReadFile(u.Path)
+			if err != nil {
+				return Message{}, err
+			}
+			msgs = ExtractDocument(u.Layout, data, r.man.ToolOutput)
+			r.cache[u.ID] = msgs
+		}
+		for _, m := range msgs {
+			if m.Offset == off && m.Part == part {
+				return m, nil
+			}
+		}
+		return Message{}, fmt.Errorf("message %d of %s: %w", off, u.Path, os.ErrNotExist)
+	}
+	line, err := ReadLineAt(u.Path, off)
+	if err != nil {
+		return Message{}, err
+	}
+	for _, m := range ExtractLine(nil, u.Layout, off, line, r.man.ToolOutput) {
+		if m.Part == part {
+			return m, nil
+		}
+	}
+	return Message{}, fmt.Errorf("message at %d of %s: %w", off, u.Path, os.ErrNotExist)
+}
+
+// Message reads a hit's message back from its file (for snippets).
+func (r *Reader) Message(h Hit, m Match) (Message, error) {
+	for _, u := range r.units {
+		if u.Source == h.Source && u.Path == h.Path && u.Rel == h.Rel {
+			return r.message(u, m.Offset, m.Part)
+		}
+	}
+	return Message{}, fmt.Errorf("unit %s: %w", h.Path, os.ErrNotExist)
+}
+
+// MaxLineBytes bounds a line read back (the indexer skips longer lines).
+const MaxLineBytes = 16 << 20
+
+// ReadLineAt reads the line that starts at byte off of the file.
+func ReadLineAt(path string, off int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	br := bufio.NewReaderSize(io.NewSectionReader(f, off, MaxLineBytes+1), 16<<10)
+	var line []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		line = append(line, chunk...)
+		if err == nil {
+			return line[:len(line)-1], nil
+		}
+		if err != bufio.ErrBufferFull {
+			if err == io.EOF {
+				return nil, fmt.Errorf("read line at %d of %s: %w", off, path, io.ErrUnexpectedEOF)
+			}
+			return nil, err
+		}
+	}
+}

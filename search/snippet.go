@@ -1,0 +1,115 @@
+package search
+
+import (
+	"strings"
+	"unicode/utf8"
+)
+
+// Snippet cuts text to one line of about width characters around the first word
+// that matches q, and returns it with the byte spans (in the snippet) of every
+// matching word, for highlighting. Whitespace runs become one space.
+func Snippet(text string, q Query, width int) (string, [][2]int) {
+	flat := strings.Join(strings.Fields(text), " ")
+	words := wordSpans(flat)
+	var hits [][2]int
+	for _, w := range words {
+		if matchesWord(flat[w[0]:w[1]], q) {
+			hits = append(hits, w)
+		}
+	}
+	start := 0
+	if len(hits) > 0 {
+		// Begin a little before the first hit, at a rune boundary.
+		start = hits[0][0]
+		for back := 0; start > 0 && back < width/4; back++ {
+			_, n := utf8.DecodeLastRuneInString(flat[:start])
+			start -= n
+		}
+	}
+	end, n := start, 0
+	for end < len(flat) && n < width {
+		_, sz := utf8.DecodeRuneInString(flat[end:])
+		end += sz
+		n++
+	}
+	prefix, suffix := "", ""
+	if start > 0 {
+		prefix = "…"
+	}
+	if end < len(flat) {
+		suffix = "…"
+	}
+	var spans [][2]int
+	for _, h := range hits {
+		if h[0] >= start && h[1] <= end {
+			spans = append(spans, [2]int{h[0] - start + len(prefix), h[1] - start + len(prefix)})
+		}
+	}
+	return prefix + flat[start:end] + suffix, spans
+}
+
+// wordSpans are the byte ranges of the words of s (runs of letters, digits and
+// marks; each CJK character alone).
+func wordSpans(s string) [][2]int {
+	var out [][2]int
+	in := -1
+	for i, r := range s {
+		c := runeClass(r)
+		switch {
+		case c == 1 || c == 3 && in >= 0:
+			if in < 0 {
+				in = i
+			}
+		case c == 2:
+			if in >= 0 {
+				out = append(out, [2]int{in, i})
+				in = -1
+			}
+			out = append(out, [2]int{i, i + utf8.RuneLen(r)})
+		default:
+			if in >= 0 {
+				out = append(out, [2]int{in, i})
+				in = -1
+			}
+		}
+	}
+	if in >= 0 {
+		out = append(out, [2]int{in, len(s)})
+	}
+	return out
+}
+
+// matchesWord reports whether one word of text is (or, for a prefix, starts) one
+// of q's atoms.
+func matchesWord(w string, q Query) bool {
+	atoms := Normalize(w)
+	if len(atoms) != 1 {
+		return false
+	}
+	a := atoms[0]
+	for _, it := range q.Must {
+		for _, qa := range it.Atoms {
+			if qa.Text == a.Text || it.Prefix && strings.HasPrefix(a.Text, qa.Text) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// MatchesMessage reports whether a message's text satisfies q on its own: every
+// item occurs and no excluded one does (show --grep).
+func MatchesMessage(text string, q Query) bool {
+	atoms := Normalize(text)
+	for _, it := range q.Not {
+		if it.Matches(atoms) {
+			return false
+		}
+	}
+	for _, it := range q.Must {
+		if !it.Matches(atoms) {
+			return false
+		}
+	}
+	return true
+}
