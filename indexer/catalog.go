@@ -79,6 +79,9 @@ type Tail struct {
 	// Fp fingerprints the bytes just before Offset, so a file truncated and regrown
 	// past Offset (same inode, no shrink seen) is detected and re-read.
 	Fp string `json:"fp,omitempty"`
+	// Hfp fingerprints the file's first bytes (up to headWindow, never past
+	// Offset), so growth whose head was rewritten is detected and re-read.
+	Hfp string `json:"hfp,omitempty"`
 	// Dep is the DependencyStamper stamp of the unit's other files.
 	Dep string `json:"dep,omitempty"`
 	// OwnProject is the project the session's own data names ("" if it names none).
@@ -97,12 +100,13 @@ type tailFixed struct {
 	Size       int64  `json:"size"`
 	LongLine   bool   `json:"longLine,omitempty"`
 	Fp         string `json:"fp,omitempty"`
+	Hfp        string `json:"hfp,omitempty"`
 	Dep        string `json:"dep,omitempty"`
 	OwnProject string `json:"ownProject,omitempty"`
 }
 
 // tailKeys are the fixed keys of a tail object; a layout accumulator must not use them.
-var tailKeys = map[string]bool{"dev": true, "ino": true, "offset": true, "mtime": true, "size": true, "longLine": true, "fp": true, "dep": true, "ownProject": true}
+var tailKeys = map[string]bool{"dev": true, "ino": true, "offset": true, "mtime": true, "size": true, "longLine": true, "fp": true, "hfp": true, "dep": true, "ownProject": true}
 
 func (t *Tail) stateBytes() []byte {
 	if t == nil {
@@ -113,7 +117,7 @@ func (t *Tail) stateBytes() []byte {
 
 // MarshalJSON writes the fixed fields followed by the accumulator's keys.
 func (t Tail) MarshalJSON() ([]byte, error) {
-	fixed, err := marshalNoEscape(tailFixed{t.Dev, t.Ino, t.Offset, t.Mtime, t.Size, t.LongLine, t.Fp, t.Dep, t.OwnProject})
+	fixed, err := marshalNoEscape(tailFixed{t.Dev, t.Ino, t.Offset, t.Mtime, t.Size, t.LongLine, t.Fp, t.Hfp, t.Dep, t.OwnProject})
 	if err != nil {
 		return nil, err
 	}
@@ -135,7 +139,7 @@ func (t *Tail) UnmarshalJSON(data []byte) error {
 	if err := json.Unmarshal(data, &f); err != nil {
 		return err
 	}
-	*t = Tail{Dev: f.Dev, Ino: f.Ino, Offset: f.Offset, Mtime: f.Mtime, Size: f.Size, LongLine: f.LongLine, Fp: f.Fp, Dep: f.Dep, OwnProject: f.OwnProject}
+	*t = Tail{Dev: f.Dev, Ino: f.Ino, Offset: f.Offset, Mtime: f.Mtime, Size: f.Size, LongLine: f.LongLine, Fp: f.Fp, Hfp: f.Hfp, Dep: f.Dep, OwnProject: f.OwnProject}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if _, err := dec.Token(); err != nil { // '{'
 		return err

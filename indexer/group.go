@@ -129,7 +129,11 @@ func (g *Group) Apply(b watcher.Batch) error {
 			}
 		}
 		if rescan {
-			if err := ix.Reconcile(); err != nil {
+			reconcile := ix.Reconcile
+			if b.Reason == watcher.ReasonPeriodic {
+				reconcile = ix.Verify
+			}
+			if err := reconcile(); err != nil {
 				errs = append(errs, fmt.Errorf("source %s: %w", ix.opt.Source, err))
 			}
 			continue

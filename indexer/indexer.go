@@ -70,6 +70,7 @@ type Indexer struct {
 	pendingErr    error     // errors of writes waited for early, reported by the flush
 	diffs         []Difference
 	stats         Stats
+	verifying     bool // the current pass checks fingerprints of unchanged files too
 }
 
 // commitParallel is how many writes a flush has in flight at once: concurrent
@@ -264,6 +265,21 @@ func (ix *Indexer) relOf(path string) (string, bool) {
 func (ix *Indexer) Reconcile() error {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
+	return ix.reconcileLocked()
+}
+
+// Verify is Reconcile that also proves every unchanged file unchanged, by its head
+// and tail fingerprints (two reads of at most headWindow and fpWindow bytes per
+// file): the periodic rescan, which catches a rewrite that kept size and mtime.
+func (ix *Indexer) Verify() error {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	ix.verifying = true
+	defer func() { ix.verifying = false }()
+	return ix.reconcileLocked()
+}
+
+func (ix *Indexer) reconcileLocked() error {
 	ix.stats.Reconciles++
 	clear(ix.baseKeys) // a full pass resolves project symlinks afresh
 	natives, err := ix.walkLocked(".")
@@ -563,28 +579,46 @@ func (ix *Indexer) updateLinesLocked(urel, path string) (bool, error) {
 		ix.units[urel] = u
 	}
 	mtime := fi.ModTime().UnixNano()
-	if u.acc != nil && u.tail.Dev == dev && u.tail.Ino == ino && u.tail.Size == fi.Size() && u.tail.Mtime == mtime && fi.Size() >= u.tail.Offset {
-		return false, nil // unchanged: stat only
-	}
-	reset := u.acc == nil || u.tail.Dev != dev || u.tail.Ino != ino || fi.Size() < u.tail.Offset
-	if !reset && u.tail.Offset > 0 {
-		// Same inode, no shrink seen: make sure the consumed bytes are still there
-		// (a truncate-and-regrow between two looks leaves the size past the offset).
-		fp, n, err := Fingerprint(f, u.tail.Offset)
-		ix.stats.BytesRead += n
+	same := u.acc != nil && u.tail.Dev == dev && u.tail.Ino == ino && fi.Size() >= u.tail.Offset
+	if same && u.tail.Size == fi.Size() && u.tail.Mtime == mtime {
+		if !ix.verifying {
+			return false, nil // unchanged: stat only
+		}
+		// The periodic rescan also proves the consumed bytes unchanged at their
+		// two ends: a rewrite that kept size and mtime is caught within an hour.
+		ok, err := ix.fingerprintsMatchLocked(f, &u.tail)
 		if err != nil {
 			return false, fmt.Errorf("read %s: %w", path, err)
 		}
-		reset = fp != u.tail.Fp
+		if ok {
+			return false, nil
+		}
+		same = false
+	}
+	// The same size with another mtime is a rewrite in place, not an append.
+	reset := !same || fi.Size() == u.tail.Size
+	oldOffset := u.tail.Offset
+	if !reset && oldOffset > 0 {
+		// Same inode, grown: make sure the consumed bytes are still there (a
+		// truncate-and-regrow between two looks leaves the size past the offset;
+		// a rewrite of the start shows in the head).
+		ok, err := ix.fingerprintsMatchLocked(f, &u.tail)
+		if err != nil {
+			return false, fmt.Errorf("read %s: %w", path, err)
+		}
+		reset = !ok
 	}
 	if reset {
-		// New, replaced or truncated: read from the start.
+		// New, replaced, rewritten or truncated: read from the start.
 		u.acc = ll.NewAccumulator(urel)
 		u.tail = Tail{Dev: dev, Ino: ino}
 		u.skipped = 0
+		oldOffset = 0
 	}
 	acc := u.acc
+	head := headCollector{from: oldOffset, sum: u.tail.Hfp}
 	st, err := ReadLines(f, &u.tail, func(line []byte) {
+		head.line(line)
 		line = bytes.TrimSpace(line)
 		if len(line) == 0 {
 			return
@@ -610,8 +644,41 @@ func (ix *Indexer) updateLinesLocked(urel, path string) (bool, error) {
 		return true, fmt.Errorf("read %s: %w", path, err)
 	}
 	u.tail.Fp = fp
+	// The head changes only while the offset is inside it (it was just verified
+	// otherwise); the lines just read continue its hash.
+	if oldOffset < headWindow {
+		hfp, ok := "", false
+		if st.Long == 0 && !u.tail.LongLine {
+			hfp, ok = head.fingerprint(u.tail.Offset)
+		}
+		if !ok {
+			hfp, n, err = HeadFingerprint(f, u.tail.Offset)
+			ix.stats.BytesRead += n
+			if err != nil {
+				return true, fmt.Errorf("read %s: %w", path, err)
+			}
+		}
+		u.tail.Hfp = hfp
+	}
 	ix.summarizeLinesLocked(u, path)
 	return true, nil
+}
+
+// fingerprintsMatchLocked reports whether the bytes before t.Offset still hold
+// what was indexed, by the tail fingerprint and (where one was recorded: catalogs
+// of older versions have none) the head fingerprint.
+func (ix *Indexer) fingerprintsMatchLocked(f *os.File, t *Tail) (bool, error) {
+	fp, n, err := Fingerprint(f, t.Offset)
+	ix.stats.BytesRead += n
+	if err != nil || fp != t.Fp {
+		return false, err
+	}
+	if t.Hfp == "" {
+		return true, nil
+	}
+	hfp, n, err := HeadFingerprint(f, t.Offset)
+	ix.stats.BytesRead += n
+	return hfp == t.Hfp, err
 }
 
 func (ix *Indexer) summarizeLinesLocked(u *unit, path string) {

@@ -215,7 +215,7 @@ func TestIndexerIncrementalAndRestart(t *testing.T) {
 	if err := ix.Update([]string{file}); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := ix.Stats().BytesRead-before, int64(len(line)+2*fpWindow); got != want {
+	if got, want := ix.Stats().BytesRead-before, int64(len(line)+2*fpWindow+headWindow); got != want {
 		t.Errorf("append read %d bytes, want %d", got, want)
 	}
 	c := layoutCatalog(t, state, "wave", "/w/p")
@@ -232,7 +232,7 @@ func TestIndexerIncrementalAndRestart(t *testing.T) {
 	if err := ix3.Reconcile(); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := ix3.Stats().BytesRead, int64(len(line2)+2*fpWindow); got != want {
+	if got, want := ix3.Stats().BytesRead, int64(len(line2)+2*fpWindow+headWindow); got != want {
 		t.Errorf("restart after append read %d bytes, want %d", got, want)
 	}
 	assertLayoutConverged(t, "wave", root, state)
