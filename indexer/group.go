@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/sessionwatch/sessionwatch/config"
 	"github.com/sessionwatch/sessionwatch/watcher"
@@ -50,6 +51,28 @@ func NewGroup(cfg *config.Config, logger *slog.Logger, check bool) (*Group, erro
 		g.indexers = append(g.indexers, ix)
 	}
 	return g, nil
+}
+
+// UseWriterLock makes every indexer of the group take w around each pass that
+// may write (SPEC §6 Writers), reloading from disk first when another process
+// wrote since. cleanTemps (the daemon only) also lets them remove temp files
+// that crashed writers left. Call it before Load.
+func (g *Group) UseWriterLock(w *WriterLock, cleanTemps bool) {
+	for _, ix := range g.indexers {
+		ix.opt.Writer = w
+		ix.opt.CleanTemps = cleanTemps
+	}
+}
+
+// Retry retries the failed writes of every indexer whose backoff has passed.
+func (g *Group) Retry(now time.Time) error {
+	var errs []error
+	for _, ix := range g.indexers {
+		if err := ix.Retry(now); err != nil {
+			errs = append(errs, fmt.Errorf("source %s: %w", ix.opt.Source, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Indexers returns the group's indexers in config order.

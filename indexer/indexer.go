@@ -2,6 +2,7 @@ package indexer
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
@@ -29,6 +30,15 @@ type Options struct {
 	// Check makes the indexer write nothing: every write or removal it would make is
 	// recorded as a difference instead (reindex --check).
 	Check bool
+	// Writer is the state directory's writer lock, taken around every pass that
+	// may write (the daemon's indexers); nil when the caller holds it for the
+	// whole run (a command's Writer) or writes nothing.
+	Writer *WriterLock
+	// CleanTemps lets the indexer remove sessionwatch temp files it finds in
+	// the stores and catalog directories that predate this process: set only by
+	// the daemon, whose passes hold the writer lock, so such a file is provably
+	// abandoned by a crashed writer.
+	CleanTemps bool
 }
 
 // Stats are counters of one Indexer.
@@ -41,6 +51,8 @@ type Stats struct {
 	Reconciles    int   // full reconciles since start
 	CatalogWrites int   // catalog files written or removed since start
 	NativeWrites  int   // native index files written or removed since start
+	WriteFailures int   // catalog or native index writes that failed since start
+	RetryPending  bool  // a failed write waits for its retry
 }
 
 // Difference is one file a rebuild would change (reindex --check).
@@ -71,7 +83,28 @@ type Indexer struct {
 	diffs         []Difference
 	stats         Stats
 	verifying     bool // the current pass checks fingerprints of unchanged files too
+	refreshing    bool // the current walk leaves unchanged native indexes alone
+
+	gen      stamp       // the generation stamps when this indexer last looked
+	genKnown bool        // gen was read (by Load or a write)
+	failed   []dirtyMark // writes of the current flush that failed
+	retryAt  time.Time   // when failed writes are retried
+	backoff  time.Duration
 }
+
+// dirtyMark names what an output is the projection of, so a failed write can be
+// marked dirty again.
+type dirtyMark struct {
+	native  bool
+	dir     string // native: the project dir
+	project string // catalog: the project
+}
+
+// Retry backoff after a failed write: doubling from retryMin up to retryMax.
+const (
+	retryMin = time.Second
+	retryMax = time.Minute
+)
 
 // commitParallel is how many writes a flush has in flight at once: concurrent
 // fsyncs share the filesystem journal's commits (8 at once: 3.4x the throughput of
@@ -92,10 +125,14 @@ type writePool struct {
 type writeResult struct {
 	path string
 	sum  uint64
+	mark dirtyMark
 	err  error
 }
 
-func (p *writePool) start(path string, data []byte, sum uint64) {
+// writeFileAtomic is WriteFileAtomic; tests replace it to make writes fail (ENOSPC).
+var writeFileAtomic = WriteFileAtomic
+
+func (p *writePool) start(path string, data []byte, sum uint64, mark dirtyMark) {
 	if p.sem == nil {
 		p.sem = make(chan struct{}, commitParallel)
 	}
@@ -103,9 +140,9 @@ func (p *writePool) start(path string, data []byte, sum uint64) {
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
-		err := WriteFileAtomic(path, data)
+		err := writeFileAtomic(path, data)
 		p.mu.Lock()
-		p.done = append(p.done, writeResult{path, sum, err})
+		p.done = append(p.done, writeResult{path, sum, mark, err})
 		p.mu.Unlock()
 		<-p.sem
 	}()
@@ -180,6 +217,23 @@ func (ix *Indexer) Options() Options { return ix.opt }
 func (ix *Indexer) Load() error {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
+	if w := ix.opt.Writer; w != nil && !ix.opt.Check {
+		// Load under the lock: no rewrite lands half-way, and the stamps read
+		// here match the catalogs read.
+		if err := w.Lock(context.Background()); err != nil {
+			return err
+		}
+		defer w.Unlock()
+		gens := w.generations()
+		ix.gen, ix.genKnown = stamp{all: gens[allSources], source: gens[ix.opt.Source]}, true
+	}
+	if !ix.opt.Check {
+		ix.adoptLegacyLocked()
+	}
+	return ix.loadLocked()
+}
+
+func (ix *Indexer) loadLocked() error {
 	dir := CatalogDir(ix.opt.StateDir, ix.opt.Source)
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -192,7 +246,6 @@ func (ix *Indexer) Load() error {
 		if !e.IsDir() {
 			continue
 		}
-		CleanTemp(filepath.Join(dir, e.Name()))
 		path := filepath.Join(dir, e.Name(), CatalogName)
 		data, err := os.ReadFile(path)
 		if err != nil {
@@ -265,6 +318,11 @@ func (ix *Indexer) relOf(path string) (string, bool) {
 func (ix *Indexer) Reconcile() error {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
+	end, err := ix.beginWriteLocked()
+	if err != nil {
+		return err
+	}
+	defer end()
 	return ix.reconcileLocked()
 }
 
@@ -274,9 +332,34 @@ func (ix *Indexer) Reconcile() error {
 func (ix *Indexer) Verify() error {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
+	end, err := ix.beginWriteLocked()
+	if err != nil {
+		return err
+	}
+	defer end()
 	ix.verifying = true
 	defer func() { ix.verifying = false }()
 	return ix.reconcileLocked()
+}
+
+// Refresh brings the catalogs up to date with the files at the least cost: a stat
+// for every unchanged file, reads only of what changed, and writes only of the
+// catalogs and native indexes that changed (list and show without a daemon).
+func (ix *Indexer) Refresh() error {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	end, err := ix.beginWriteLocked()
+	if err != nil {
+		return err
+	}
+	defer end()
+	ix.refreshing = true
+	_, err = ix.walkLocked(".")
+	ix.refreshing = false
+	if ferr := ix.flushLocked(); ferr != nil && err == nil {
+		err = ferr
+	}
+	return err
 }
 
 func (ix *Indexer) reconcileLocked() error {
@@ -299,6 +382,8 @@ func (ix *Indexer) reconcileLocked() error {
 		err = ferr
 	}
 	ix.sweepCatalogsLocked()
+	ix.adoptLegacyLocked()
+	ix.cleanCatalogTempsLocked()
 	return err
 }
 
@@ -307,6 +392,11 @@ func (ix *Indexer) reconcileLocked() error {
 func (ix *Indexer) Update(paths []string) error {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
+	end, err := ix.beginWriteLocked()
+	if err != nil {
+		return err
+	}
+	defer end()
 	var errs []error
 	for _, p := range paths {
 		rel, ok := ix.relOf(p)
@@ -428,7 +518,9 @@ func (ix *Indexer) walkLocked(rel string) (map[string]bool, error) {
 				return nil
 			}
 			if strings.HasPrefix(name, TempPrefix) {
-				removeStaleTemp(p, d)
+				if ix.opt.CleanTemps && !ix.opt.Check {
+					removeStaleTemp(p, d)
+				}
 				return nil
 			}
 			urel, kind := ix.layout.Classify(r)
@@ -452,8 +544,10 @@ func (ix *Indexer) walkLocked(rel string) (map[string]bool, error) {
 		}
 	}
 	ix.removeUnitsLocked(gone)
-	for d := range natives {
-		ix.dirtyDirs[d] = true
+	if !ix.refreshing {
+		for d := range natives {
+			ix.dirtyDirs[d] = true
+		}
 	}
 	return natives, walkErr
 }
@@ -463,7 +557,8 @@ func (ix *Indexer) walkLocked(rel string) (map[string]bool, error) {
 var processStart = time.Now()
 
 // removeStaleTemp removes a sessionwatch temp file that a crashed process left in a
-// store; one being written right now by a live process is younger and stays.
+// store: only the daemon calls it, within a pass that holds the writer lock, so
+// no other catalog writer is writing; one of this process's own is younger.
 func removeStaleTemp(path string, d fs.DirEntry) {
 	if fi, err := d.Info(); err == nil && fi.Mode().IsRegular() && fi.ModTime().Before(processStart) {
 		os.Remove(path)
@@ -818,7 +913,46 @@ func (ix *Indexer) flushLocked() error {
 	if err := ix.commitLocked(); err != nil {
 		errs = append(errs, err)
 	}
+	ix.scheduleRetryLocked()
 	return errors.Join(errs...)
+}
+
+// scheduleRetryLocked marks the outputs whose write failed dirty again, so they
+// are retried (after a backoff, by Retry, or at the next change) rather than lost
+// until their project changes again.
+func (ix *Indexer) scheduleRetryLocked() {
+	if len(ix.failed) == 0 {
+		ix.backoff = 0
+		ix.stats.RetryPending = false
+		return
+	}
+	for _, m := range ix.failed {
+		if m.native {
+			ix.dirtyDirs[m.dir] = true
+		} else {
+			ix.dirtyProjects[m.project] = true
+		}
+	}
+	ix.failed = nil
+	ix.backoff = min(max(2*ix.backoff, retryMin), retryMax)
+	ix.retryAt = time.Now().Add(ix.backoff)
+	ix.stats.RetryPending = true
+}
+
+// Retry writes again the outputs whose write failed, once their backoff has
+// passed (the daemon calls it every second); it returns the flush's errors.
+func (ix *Indexer) Retry(now time.Time) error {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if !ix.stats.RetryPending || now.Before(ix.retryAt) {
+		return nil
+	}
+	end, err := ix.beginWriteLocked()
+	if err != nil {
+		return err
+	}
+	defer end()
+	return ix.flushLocked()
 }
 
 func (ix *Indexer) writeNativeLocked(dir string, ss []*Session) error {
@@ -838,7 +972,7 @@ func (ix *Indexer) writeNativeLocked(dir string, ss []*Session) error {
 	if err != nil {
 		return fmt.Errorf("render native index %s: %w", path, err)
 	}
-	wrote, err := ix.writeOutputLocked(path, data)
+	wrote, err := ix.writeOutputLocked(path, data, dirtyMark{native: true, dir: dir})
 	if wrote {
 		ix.stats.NativeWrites++
 	}
@@ -889,7 +1023,7 @@ func (ix *Indexer) writeCatalogsLocked() error {
 			continue
 		}
 		path := filepath.Join(CatalogDir(ix.opt.StateDir, ix.opt.Source), keys[p], CatalogName)
-		wrote, err := ix.writeOutputLocked(path, data)
+		wrote, err := ix.writeOutputLocked(path, data, dirtyMark{project: p})
 		if wrote {
 			ix.stats.CatalogWrites++
 		}
@@ -949,13 +1083,70 @@ func (ix *Indexer) baseKey(project string) string {
 	return k
 }
 
-// ProjectKey is the catalog directory name of a project: its Wave encoding, or "_"
-// for the empty project.
+// ProjectKey is the catalog directory name of a project (and its archive
+// directory's): never empty, never "." or "..", never holding a separator, so it
+// always names a directory of its own inside its parent. An absolute project is
+// Wave-encoded, "/" (which encodes to nothing) is "-"; the empty project is "_";
+// a relative project (an agent recorded cwd "." or "..") is never resolved
+// against our own working directory: it is "_rel-" and a hash of the path.
 func ProjectKey(project string) string {
-	if project == "" {
+	switch {
+	case project == "":
 		return "_"
+	case !filepath.IsAbs(project):
+		sum := sha256.Sum256([]byte(project))
+		return fmt.Sprintf("_rel-%x", sum[:6])
 	}
-	return EncodeProject(project)
+	k := EncodeProject(project)
+	if k == "" {
+		return "-"
+	}
+	return k
+}
+
+// legacyKeyDirs are where versions before the ProjectKey rules above filed the
+// catalogs of "/" and "." (the source's catalog directory itself) and of ".."
+// (the index directory): adoptLegacyLocked moves them into their own key.
+func (ix *Indexer) legacyCatalogs() []string {
+	dir := CatalogDir(ix.opt.StateDir, ix.opt.Source)
+	return []string{filepath.Join(dir, CatalogName), filepath.Join(filepath.Dir(dir), CatalogName)}
+}
+
+// adoptLegacyLocked moves catalogs left in the legacy places into the directory
+// of their project's key (atomically, by rename), or removes them when that
+// directory already holds a catalog (a newer one). Catalogs of other sources are
+// left to their own indexer; a file there that is no catalog at all is ours (the
+// name is) and removed.
+func (ix *Indexer) adoptLegacyLocked() {
+	for _, old := range ix.legacyCatalogs() {
+		data, err := os.ReadFile(old)
+		if err != nil {
+			continue
+		}
+		c, err := DecodeCatalog(data)
+		if err == nil && c.Source != ix.opt.Source {
+			continue
+		}
+		if ix.opt.Check {
+			ix.diffs = append(ix.diffs, Difference{Path: old, Change: "remove"})
+			continue
+		}
+		if err == nil && c.Layout == ix.layout.Name() {
+			dst := filepath.Join(CatalogDir(ix.opt.StateDir, ix.opt.Source), ProjectKey(c.Project), CatalogName)
+			if _, err := os.Lstat(dst); errors.Is(err, fs.ErrNotExist) {
+				if err := os.MkdirAll(filepath.Dir(dst), 0o700); err == nil && os.Rename(old, dst) == nil {
+					SyncDir(filepath.Dir(dst))
+					SyncDir(filepath.Dir(old))
+					ix.log.Info("catalog adopted from a legacy place", "from", old, "to", dst)
+					continue
+				}
+			}
+		}
+		if os.Remove(old) == nil {
+			SyncDir(filepath.Dir(old))
+			ix.log.Info("legacy catalog removed", "file", old)
+		}
+	}
 }
 
 // sweepCatalogsLocked removes catalog directories that no project owns any more.
@@ -982,7 +1173,7 @@ func (ix *Indexer) sweepCatalogsLocked() {
 
 // writeOutputLocked writes data to path unless the file already holds exactly that.
 // It reports whether it wrote (in check mode: whether it would have).
-func (ix *Indexer) writeOutputLocked(path string, data []byte) (bool, error) {
+func (ix *Indexer) writeOutputLocked(path string, data []byte, mark dirtyMark) (bool, error) {
 	sum := outputHash(data)
 	known := false // the file is still what we last wrote (by its stat)
 	if o, ok := ix.outputs[path]; ok {
@@ -1006,7 +1197,7 @@ func (ix *Indexer) writeOutputLocked(path string, data []byte) (bool, error) {
 		ix.diffs = append(ix.diffs, Difference{Path: path, Change: "write", Want: data})
 		return true, nil
 	}
-	ix.writes.start(path, data, sum)
+	ix.writes.start(path, data, sum, mark)
 	return true, nil
 }
 
@@ -1025,6 +1216,8 @@ func (ix *Indexer) drainLocked() error {
 		if r.err != nil {
 			delete(ix.outputs, r.path)
 			errs = append(errs, r.err)
+			ix.failed = append(ix.failed, r.mark)
+			ix.stats.WriteFailures++
 		} else {
 			ix.recordOutput(r.path, r.sum)
 		}
@@ -1072,7 +1265,9 @@ func (ix *Indexer) removeDirLocked(dir string) {
 	if ix.opt.Check {
 		return
 	}
-	CleanTemp(dir)
+	if ix.opt.CleanTemps {
+		cleanTempBefore(dir, processStart)
+	}
 	os.Remove(dir) // only if empty
 }
 

@@ -539,7 +539,12 @@ func TestReconcileRemovesStaleTempFiles(t *testing.T) {
 	os.Chtimes(stale, old, old)
 	later := processStart.Add(time.Minute)
 	os.Chtimes(fresh, later, later)
-	if err := newLayoutIndexer(t, "wave", root, state, false).Reconcile(); err != nil {
+	// Only the daemon's indexers (writer lock, CleanTemps) remove them.
+	ix, err := New(Options{Source: "wave", Layout: "wave", Root: root, StateDir: state, NativeIndex: true, Writer: NewWriterLock(state), CleanTemps: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Reconcile(); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(stale); !os.IsNotExist(err) {

@@ -135,6 +135,10 @@ func loadGroup(cfg *config.Config, logger *slog.Logger, reconcile, dry bool) (*i
 	if err != nil {
 		return nil, failErr("", "%v", err)
 	}
+	if !dry {
+		// Serialized with the daemon per pass; reloads what it wrote meanwhile.
+		g.UseWriterLock(indexer.NewWriterLock(cfg.StateDir), false)
+	}
 	if err := g.Load(); err != nil {
 		logger.Warn("load catalogs", "err", err)
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -22,6 +23,13 @@ func cmdReindex(e *env, args []string) error {
 	cfg, err := e.loadConfig()
 	if err != nil {
 		return err
+	}
+	if !*check {
+		w, err := holdWriter(context.Background(), cfg)
+		if err != nil {
+			return err
+		}
+		defer w.Release()
 	}
 	g, err := indexer.NewGroup(cfg, newLogger(cfg, e.stderr), *check)
 	if err != nil {

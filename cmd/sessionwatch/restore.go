@@ -26,6 +26,8 @@ func cmdRestore(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	// Archives older versions left outside their project's directory.
+	janitor.AdoptArchives(cfg.ArchiveDir)
 	archives, err := janitor.ListArchives(cfg.ArchiveDir, nil)
 	if err != nil {
 		return failErr("", "restore: %v", err)
