@@ -36,10 +36,13 @@ func NewGroup(cfg *config.Config, logger *slog.Logger, check bool) (*Group, erro
 			logger.Warn("layout not supported by this build, source skipped", "source", src.Name, "layout", src.Layout)
 			continue
 		}
+		l, _ := LookupLayout(src.Layout)
+		fr, isFile := l.(fileRoot)
+		root, found := config.ResolveRoot(src.Root, isFile && fr.RootIsFile())
 		ix, err := New(Options{
 			Source:      src.Name,
 			Layout:      src.Layout,
-			Root:        filepath.Clean(src.Root),
+			Root:        root,
 			StateDir:    cfg.StateDir,
 			NativeIndex: src.NativeIndex,
 			Logger:      logger,
@@ -48,6 +51,7 @@ func NewGroup(cfg *config.Config, logger *slog.Logger, check bool) (*Group, erro
 		if err != nil {
 			return nil, err
 		}
+		ix.configuredRoot, ix.rootPending = filepath.Clean(src.Root), !found
 		g.indexers = append(g.indexers, ix)
 	}
 	return g, nil
@@ -62,6 +66,21 @@ func (g *Group) UseWriterLock(w *WriterLock, cleanTemps bool) {
 		ix.opt.Writer = w
 		ix.opt.CleanTemps = cleanTemps
 	}
+}
+
+// RootsMoved reports whether a root that did not exist when the group was built
+// now exists under another real path (it appeared as a symlink): the group must
+// be rebuilt so that walk, watch and janitor all use the real directory.
+func (g *Group) RootsMoved() bool {
+	for _, ix := range g.indexers {
+		if !ix.rootPending {
+			continue
+		}
+		if r, ok := config.ResolveRoot(ix.configuredRoot, ix.rootRel != ""); ok && r != ix.opt.Root {
+			return true
+		}
+	}
+	return false
 }
 
 // Retry retries the failed writes of every indexer whose backoff has passed.

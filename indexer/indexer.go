@@ -71,6 +71,9 @@ type Indexer struct {
 	rootDir string // directory units are relative to (the root, or its parent for a file root)
 	rootRel string // for a file root: the root's base name; "" otherwise
 
+	configuredRoot string // the root as configured, before resolving symlinks
+	rootPending    bool   // the root did not exist when resolved: resolve when it appears
+
 	mu            sync.Mutex
 	units         map[string]*unit  // by unit path relative to rootDir
 	outputs       map[string]output // files this indexer wrote, by absolute path
@@ -1302,8 +1305,11 @@ func (ix *Indexer) Differences() []Difference {
 	return out
 }
 
-// Root returns the source root.
+// Root returns the source root: its real path when it is a symlink.
 func (ix *Indexer) Root() string { return ix.opt.Root }
+
+// ConfiguredRoot returns the root as configured ("" for an indexer made by New).
+func (ix *Indexer) ConfiguredRoot() string { return ix.configuredRoot }
 
 func pathBase(rel string) string {
 	if i := strings.LastIndexByte(rel, '/'); i >= 0 {

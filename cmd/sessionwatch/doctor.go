@@ -72,8 +72,12 @@ func cmdDoctor(e *env, args []string) error {
 		}
 	}
 	dirs := 0
-	for _, root := range g.WatchRoots() {
-		name := sourceOfRoot(cfg, root.Path)
+	for i, root := range g.WatchRoots() {
+		ix := g.Indexers()[i]
+		name := ix.Options().Source
+		if c := ix.ConfiguredRoot(); c != root.Path {
+			r.ok("source %s: root %s is a symlink to %s (the real directory is used)", name, c, root.Path)
+		}
 		fi, err := os.Stat(root.Path)
 		switch {
 		case os.IsNotExist(err):

@@ -231,6 +231,15 @@ func (d *daemon) serve(ctx context.Context, cfg *config.Config, once bool, hup <
 			if err := g.Apply(b); err != nil {
 				d.note(err)
 			}
+			if len(b.Rescan) > 0 && g.RootsMoved() {
+				// A root appeared as a symlink: start over on its real directory.
+				d.log.Info("a source root appeared as a symlink, restarting on its real directory")
+				stopWatcher()
+				for range w.Batches() {
+				}
+				<-werr
+				return true, nil
+			}
 		case <-hup:
 			d.log.Info("reloading config")
 			stopWatcher()

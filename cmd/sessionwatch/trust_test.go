@@ -115,3 +115,37 @@ func TestLegacyArchivesAdopted(t *testing.T) {
 		}
 	}
 }
+
+// A root that is a symlink is resolved once: the walk indexes through it, the
+// catalogs name files under the real directory, a check right after agrees,
+// doctor names the real path, and the janitor archives from the real directory.
+func TestSymlinkRootResolved(t *testing.T) {
+	e := newEnv(t)
+	real := filepath.Join(e.home, "disk", "wave-projects")
+	os.MkdirAll(real, 0o700)
+	os.MkdirAll(filepath.Dir(e.root), 0o700)
+	if err := os.Symlink(real, e.root); err != nil {
+		t.Fatal(err)
+	}
+	id := "6d6d6d6d-0000-4000-8000-000000000006"
+	e.oddSession("proj", "/w/linked", id)
+	if out, errs, code := e.cli("reindex"); code != 0 || !strings.Contains(out, "1 sessions") {
+		t.Fatalf("reindex through a symlinked root = %d: %s%s", code, out, errs)
+	}
+	if out, errs, code := e.cli("reindex", "--check"); code != 0 {
+		t.Errorf("reindex --check = %d:\n%s%s", code, out, errs)
+	}
+	s := e.sessionIn("/w/linked", id)
+	if s == nil || !strings.HasPrefix(s.File, real+string(filepath.Separator)) {
+		t.Fatalf("catalog entry %+v, want a file under %s", s, real)
+	}
+	if out, _, _ := e.cli("doctor"); !strings.Contains(out, real) {
+		t.Errorf("doctor does not show the resolved root %s:\n%s", real, out)
+	}
+	if _, errs, code := e.cli("clean"); code != 0 {
+		t.Fatal(errs)
+	}
+	if fileExists(filepath.Join(real, "proj", id+".jsonl")) {
+		t.Error("janitor did not archive the session under the resolved root")
+	}
+}
