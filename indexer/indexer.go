@@ -166,6 +166,7 @@ type unit struct {
 	kind     UnitKind
 	tail     Tail
 	acc      Accumulator
+	state    json.RawMessage // acc's state from a catalog, not decoded yet
 	skipped  int
 	sessions []*Session
 }
@@ -292,11 +293,10 @@ func (ix *Indexer) restoreLocked(s *Session) {
 		if !ok {
 			return
 		}
+		// The accumulator's state is decoded when first needed (an append, a
+		// native index): a restart over 10k unchanged sessions decodes none.
 		acc := ll.NewAccumulator(urel)
-		if len(s.Tail.State) > 0 && json.Unmarshal(s.Tail.State, acc) != nil {
-			delete(ix.units, urel) // re-read from scratch
-			return
-		}
+		u.state = s.Tail.State
 		u.acc = acc
 		u.skipped = s.SkippedLines
 		s.acc = acc
@@ -469,7 +469,7 @@ func (ix *Indexer) forceLocked(urel string) {
 	if u := ix.units[urel]; u != nil {
 		u.tail.Mtime = -1
 		if u.kind == UnitLines {
-			u.acc = nil
+			u.acc, u.state = nil, nil
 		}
 	}
 }
@@ -655,6 +655,14 @@ func (ix *Indexer) updateLinesLocked(urel, path string) (bool, error) {
 	if !ok {
 		return false, fmt.Errorf("layout %s has no line parser", ix.layout.Name())
 	}
+	if u := ix.units[urel]; u != nil && u.acc != nil && !ix.verifying {
+		// Unchanged by its stat: one lstat, no open.
+		if fi, err := os.Lstat(path); err == nil && fi.Mode().IsRegular() && fi.Size() == u.tail.Size && fi.ModTime().UnixNano() == u.tail.Mtime && fi.Size() >= u.tail.Offset {
+			if dev, ino := statIdentity(fi); dev == u.tail.Dev && ino == u.tail.Ino {
+				return false, nil
+			}
+		}
+	}
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ELOOP) {
@@ -706,9 +714,12 @@ func (ix *Indexer) updateLinesLocked(urel, path string) (bool, error) {
 		}
 		reset = !ok
 	}
+	if !reset && !ix.decodeStateLocked(u) {
+		reset = true
+	}
 	if reset {
 		// New, replaced, rewritten or truncated: read from the start.
-		u.acc = ll.NewAccumulator(urel)
+		u.acc, u.state = ll.NewAccumulator(urel), nil
 		u.tail = Tail{Dev: dev, Ino: ino}
 		u.skipped = 0
 		oldOffset = 0
@@ -760,6 +771,22 @@ func (ix *Indexer) updateLinesLocked(urel, path string) (bool, error) {
 	}
 	ix.summarizeLinesLocked(u, path)
 	return true, nil
+}
+
+// decodeStateLocked decodes a restored unit's accumulator state, once; false
+// means it cannot be decoded (the unit must be re-read from the start).
+func (ix *Indexer) decodeStateLocked(u *unit) bool {
+	if u.state == nil {
+		return true
+	}
+	st := u.state
+	u.state = nil
+	if len(st) > 0 && json.Unmarshal(st, u.acc) != nil {
+		ix.log.Warn("catalog state unreadable, re-reading", "unit", u.rel)
+		ix.forceLocked(u.rel)
+		return false
+	}
+	return true
 }
 
 // fingerprintsMatchLocked reports whether the bytes before t.Offset still hold
@@ -874,6 +901,9 @@ func (ix *Indexer) flushLocked() error {
 	for dir := range ix.dirtyDirs {
 		us := byDir[dir]
 		sort.Slice(us, func(i, j int) bool { return us[i].rel < us[j].rel })
+		for _, u := range us {
+			ix.decodeStateLocked(u) // native indexes project the accumulators
+		}
 		fallback := ""
 		var dirSessions []*Session
 		for _, u := range us {
