@@ -82,6 +82,9 @@ type Tail struct {
 	// Fp fingerprints the bytes just before Offset, so a file truncated and regrown
 	// past Offset (same inode, no shrink seen) is detected and re-read.
 	Fp string `json:"fp,omitempty"`
+	// Hfp fingerprints the file's first bytes (up to headWindow, never past
+	// Offset), so growth whose head was rewritten is detected and re-read.
+	Hfp string `json:"hfp,omitempty"`
 	// Dep is the DependencyStamper stamp of the unit's other files.
 	Dep string `json:"dep,omitempty"`
 	// OwnProject is the project the session's own data names ("" if it names none).
@@ -100,12 +103,13 @@ type tailFixed struct {
 	Size       int64  `json:"size"`
 	LongLine   bool   `json:"longLine,omitempty"`
 	Fp         string `json:"fp,omitempty"`
+	Hfp        string `json:"hfp,omitempty"`
 	Dep        string `json:"dep,omitempty"`
 	OwnProject string `json:"ownProject,omitempty"`
 }
 
 // tailKeys are the fixed keys of a tail object; a layout accumulator must not use them.
-var tailKeys = map[string]bool{"dev": true, "ino": true, "offset": true, "mtime": true, "size": true, "longLine": true, "fp": true, "dep": true, "ownProject": true}
+var tailKeys = map[string]bool{"dev": true, "ino": true, "offset": true, "mtime": true, "size": true, "longLine": true, "fp": true, "hfp": true, "dep": true, "ownProject": true}
 
 func (t *Tail) stateBytes() []byte {
 	if t == nil {
@@ -116,7 +120,7 @@ func (t *Tail) stateBytes() []byte {
 
 // MarshalJSON writes the fixed fields followed by the accumulator's keys.
 func (t Tail) MarshalJSON() ([]byte, error) {
-	fixed, err := marshalNoEscape(tailFixed{t.Dev, t.Ino, t.Offset, t.Mtime, t.Size, t.LongLine, t.Fp, t.Dep, t.OwnProject})
+	fixed, err := marshalNoEscape(tailFixed{t.Dev, t.Ino, t.Offset, t.Mtime, t.Size, t.LongLine, t.Fp, t.Hfp, t.Dep, t.OwnProject})
 	if err != nil {
 		return nil, err
 	}
@@ -138,7 +142,7 @@ func (t *Tail) UnmarshalJSON(data []byte) error {
 	if err := json.Unmarshal(data, &f); err != nil {
 		return err
 	}
-	*t = Tail{Dev: f.Dev, Ino: f.Ino, Offset: f.Offset, Mtime: f.Mtime, Size: f.Size, LongLine: f.LongLine, Fp: f.Fp, Dep: f.Dep, OwnProject: f.OwnProject}
+	*t = Tail{Dev: f.Dev, Ino: f.Ino, Offset: f.Offset, Mtime: f.Mtime, Size: f.Size, LongLine: f.LongLine, Fp: f.Fp, Hfp: f.Hfp, Dep: f.Dep, OwnProject: f.OwnProject}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if _, err := dec.Token(); err != nil { // '{'
 		return err
@@ -229,6 +233,9 @@ func (c *Catalog) Encode() ([]byte, error) {
 
 // DecodeCatalog parses a catalog file's bytes.
 func DecodeCatalog(data []byte) (*Catalog, error) {
+	if c, ok := decodeCatalogFast(data, true); ok {
+		return c, nil
+	}
 	var c Catalog
 	if err := json.Unmarshal(data, &c); err != nil {
 		return nil, err
@@ -362,7 +369,11 @@ var summaryFields = map[string]func(s *Session, v []byte) bool{
 // writes (a header line, then one session per line): each session line is split by
 // ObjectFields, skipping its tail, instead of being decoded by encoding/json. ok is
 // false for anything else (a hand-edited file), which the caller decodes in full.
-func decodeCatalogLines(data []byte) (*Catalog, bool) {
+func decodeCatalogLines(data []byte) (*Catalog, bool) { return decodeCatalogFast(data, false) }
+
+// decodeCatalogFast is decodeCatalogLines that, with tails, also decodes every
+// session's tail (Load's fast path, DecodeCatalog's first try).
+func decodeCatalogFast(data []byte, tails bool) (*Catalog, bool) {
 	head, rest, found := bytes.Cut(data, []byte("\n"))
 	if !found || !bytes.HasSuffix(head, []byte(`"sessions":[`)) {
 		return nil, false
@@ -389,7 +400,11 @@ func decodeCatalogLines(data []byte) (*Catalog, bool) {
 		s := &Session{Project: c.Project}
 		ok := true
 		if err := ObjectFields(line, func(k, v []byte) {
-			if set, known := summaryFields[string(k)]; !known || !set(s, v) {
+			if tails && string(k) == "tail" {
+				if s.Tail, ok = decodeTail(v); !ok {
+					return
+				}
+			} else if set, known := summaryFields[string(k)]; !known || !set(s, v) {
 				ok = false
 			}
 		}); err != nil || !ok || s.ID == "" || s.File == "" {
@@ -398,6 +413,69 @@ func decodeCatalogLines(data []byte) (*Catalog, bool) {
 		c.Sessions = append(c.Sessions, s)
 	}
 	return nil, false
+}
+
+// decodeTail is Tail.UnmarshalJSON for a tail as Encode writes it (compact, the
+// fixed keys first): the accumulator's members are copied as they are.
+func decodeTail(v []byte) (*Tail, bool) {
+	t := &Tail{}
+	var st []byte
+	ok := true
+	num := func(v []byte) int64 {
+		n, err := strconv.ParseInt(string(v), 10, 64)
+		ok = ok && err == nil
+		return n
+	}
+	unum := func(v []byte) uint64 {
+		n, err := strconv.ParseUint(string(v), 10, 64)
+		ok = ok && err == nil
+		return n
+	}
+	str := func(v []byte) string {
+		s, sok := JSONString(v)
+		ok = ok && sok
+		return s
+	}
+	err := ObjectFields(v, func(k, v []byte) {
+		switch string(k) {
+		case "dev":
+			t.Dev = unum(v)
+		case "ino":
+			t.Ino = unum(v)
+		case "offset":
+			t.Offset = num(v)
+		case "mtime":
+			t.Mtime = num(v)
+		case "size":
+			t.Size = num(v)
+		case "longLine":
+			t.LongLine = JSONTrue(v)
+		case "fp":
+			t.Fp = str(v)
+		case "hfp":
+			t.Hfp = str(v)
+		case "dep":
+			t.Dep = str(v)
+		case "ownProject":
+			t.OwnProject = str(v)
+		default:
+			if st == nil {
+				st = append(make([]byte, 0, len(v)+64), '{')
+			} else {
+				st = append(st, ',')
+			}
+			st = appendJSONString(st, string(k))
+			st = append(st, ':')
+			st = append(st, v...)
+		}
+	})
+	if err != nil || !ok {
+		return nil, false
+	}
+	if st != nil {
+		t.State = append(st, '}')
+	}
+	return t, true
 }
 
 // ReadCatalog reads and parses one catalog file; errors name the file.

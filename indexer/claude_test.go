@@ -550,7 +550,7 @@ func TestClaudeIncremental(t *testing.T) {
 	if err := ix3.Reconcile(); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := ix3.Stats().BytesRead, int64(len(line)+2*fpWindow); got != want {
+	if got, want := ix3.Stats().BytesRead, int64(len(line)+2*fpWindow+headWindow); got != want {
 		t.Errorf("restart after append read %d bytes, want %d", got, want)
 	}
 	for _, s := range ix3.Sessions() {

@@ -196,3 +196,37 @@ func (ix *Indexer) catchUpConsumersLocked(f *os.File, u *unit, reset bool) (func
 	}
 	return feed, nil
 }
+
+// unitRefsLocked lists the units the indexer knows, for a reload to compare.
+func (ix *Indexer) unitRefsLocked() map[string]UnitRef {
+	if len(ix.consumers) == 0 {
+		return nil
+	}
+	refs := make(map[string]UnitRef, len(ix.units))
+	for urel, u := range ix.units {
+		refs[urel] = ix.unitRef(u)
+	}
+	return refs
+}
+
+// removeGoneFromConsumersLocked tells the consumers about units that another
+// writer removed while this indexer was not looking (a CLI delete while the daemon
+// runs: the daemon reloads the catalogs, in which the unit no longer is), and has
+// them make it durable.
+func (ix *Indexer) removeGoneFromConsumersLocked(before map[string]UnitRef) error {
+	gone := false
+	for urel, ref := range before {
+		if ix.units[urel] != nil {
+			continue
+		}
+		for _, c := range ix.consumers {
+			c.Remove(ref)
+		}
+		ix.touched[urel] = true
+		gone = true
+	}
+	if !gone {
+		return nil
+	}
+	return ix.syncConsumersLocked()
+}

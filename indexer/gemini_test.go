@@ -477,7 +477,7 @@ func TestGeminiIncremental(t *testing.T) {
 	if err := ix3.Reconcile(); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := ix3.Stats().BytesRead, int64(len(line)+2*fpWindow); got != want {
+	if got, want := ix3.Stats().BytesRead, int64(len(line)+2*fpWindow+headWindow); got != want {
 		t.Errorf("restart after append read %d bytes, want %d", got, want)
 	}
 	if s := ix3.Sessions()[0]; s.MessageCount != 1 || s.FirstPrompt != "" || s.Title != "Toggle" {

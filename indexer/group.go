@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/sessionwatch/sessionwatch/config"
 	"github.com/sessionwatch/sessionwatch/watcher"
@@ -35,10 +36,13 @@ func NewGroup(cfg *config.Config, logger *slog.Logger, check bool) (*Group, erro
 			logger.Warn("layout not supported by this build, source skipped", "source", src.Name, "layout", src.Layout)
 			continue
 		}
+		l, _ := LookupLayout(src.Layout)
+		fr, isFile := l.(fileRoot)
+		root, found := config.ResolveRoot(src.Root, isFile && fr.RootIsFile())
 		ix, err := New(Options{
 			Source:      src.Name,
 			Layout:      src.Layout,
-			Root:        filepath.Clean(src.Root),
+			Root:        root,
 			StateDir:    cfg.StateDir,
 			NativeIndex: src.NativeIndex,
 			Logger:      logger,
@@ -47,9 +51,47 @@ func NewGroup(cfg *config.Config, logger *slog.Logger, check bool) (*Group, erro
 		if err != nil {
 			return nil, err
 		}
+		ix.configuredRoot, ix.rootPending = filepath.Clean(src.Root), !found
 		g.indexers = append(g.indexers, ix)
 	}
 	return g, nil
+}
+
+// UseWriterLock makes every indexer of the group take w around each pass that
+// may write (SPEC §6 Writers), reloading from disk first when another process
+// wrote since. cleanTemps (the daemon only) also lets them remove temp files
+// that crashed writers left. Call it before Load.
+func (g *Group) UseWriterLock(w *WriterLock, cleanTemps bool) {
+	for _, ix := range g.indexers {
+		ix.opt.Writer = w
+		ix.opt.CleanTemps = cleanTemps
+	}
+}
+
+// RootsMoved reports whether a root that did not exist when the group was built
+// now exists under another real path (it appeared as a symlink): the group must
+// be rebuilt so that walk, watch and janitor all use the real directory.
+func (g *Group) RootsMoved() bool {
+	for _, ix := range g.indexers {
+		if !ix.rootPending {
+			continue
+		}
+		if r, ok := config.ResolveRoot(ix.configuredRoot, ix.rootRel != ""); ok && r != ix.opt.Root {
+			return true
+		}
+	}
+	return false
+}
+
+// Retry retries the failed writes of every indexer whose backoff has passed.
+func (g *Group) Retry(now time.Time) error {
+	var errs []error
+	for _, ix := range g.indexers {
+		if err := ix.Retry(now); err != nil {
+			errs = append(errs, fmt.Errorf("source %s: %w", ix.opt.Source, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Indexers returns the group's indexers in config order.
@@ -129,7 +171,11 @@ func (g *Group) Apply(b watcher.Batch) error {
 			}
 		}
 		if rescan {
-			if err := ix.Reconcile(); err != nil {
+			reconcile := ix.Reconcile
+			if b.Reason == watcher.ReasonPeriodic {
+				reconcile = ix.Verify
+			}
+			if err := reconcile(); err != nil {
 				errs = append(errs, fmt.Errorf("source %s: %w", ix.opt.Source, err))
 			}
 			continue

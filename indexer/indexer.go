@@ -2,6 +2,7 @@ package indexer
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
@@ -29,6 +30,15 @@ type Options struct {
 	// Check makes the indexer write nothing: every write or removal it would make is
 	// recorded as a difference instead (reindex --check).
 	Check bool
+	// Writer is the state directory's writer lock, taken around every pass that
+	// may write (the daemon's indexers); nil when the caller holds it for the
+	// whole run (a command's Writer) or writes nothing.
+	Writer *WriterLock
+	// CleanTemps lets the indexer remove sessionwatch temp files it finds in
+	// the stores and catalog directories that predate this process: set only by
+	// the daemon, whose passes hold the writer lock, so such a file is provably
+	// abandoned by a crashed writer.
+	CleanTemps bool
 }
 
 // Stats are counters of one Indexer.
@@ -41,6 +51,8 @@ type Stats struct {
 	Reconciles    int   // full reconciles since start
 	CatalogWrites int   // catalog files written or removed since start
 	NativeWrites  int   // native index files written or removed since start
+	WriteFailures int   // catalog or native index writes that failed since start
+	RetryPending  bool  // a failed write waits for its retry
 }
 
 // Difference is one file a rebuild would change (reindex --check).
@@ -59,6 +71,9 @@ type Indexer struct {
 	rootDir string // directory units are relative to (the root, or its parent for a file root)
 	rootRel string // for a file root: the root's base name; "" otherwise
 
+	configuredRoot string // the root as configured, before resolving symlinks
+	rootPending    bool   // the root did not exist when resolved: resolve when it appears
+
 	mu            sync.Mutex
 	units         map[string]*unit  // by unit path relative to rootDir
 	outputs       map[string]output // files this indexer wrote, by absolute path
@@ -72,7 +87,29 @@ type Indexer struct {
 	stats         Stats
 	consumers     []Consumer      // fed by every read (consumer.go)
 	touched       map[string]bool // units whose sessions changed since consumers last synced
+	verifying     bool            // the current pass checks fingerprints of unchanged files too
+	refreshing    bool            // the current walk leaves unchanged native indexes alone
+
+	gen      stamp       // the generation stamps when this indexer last looked
+	genKnown bool        // gen was read (by Load or a write)
+	failed   []dirtyMark // writes of the current flush that failed
+	retryAt  time.Time   // when failed writes are retried
+	backoff  time.Duration
 }
+
+// dirtyMark names what an output is the projection of, so a failed write can be
+// marked dirty again.
+type dirtyMark struct {
+	native  bool
+	dir     string // native: the project dir
+	project string // catalog: the project
+}
+
+// Retry backoff after a failed write: doubling from retryMin up to retryMax.
+const (
+	retryMin = time.Second
+	retryMax = time.Minute
+)
 
 // commitParallel is how many writes a flush has in flight at once: concurrent
 // fsyncs share the filesystem journal's commits (8 at once: 3.4x the throughput of
@@ -93,10 +130,14 @@ type writePool struct {
 type writeResult struct {
 	path string
 	sum  uint64
+	mark dirtyMark
 	err  error
 }
 
-func (p *writePool) start(path string, data []byte, sum uint64) {
+// writeFileAtomic is WriteFileAtomic; tests replace it to make writes fail (ENOSPC).
+var writeFileAtomic = WriteFileAtomic
+
+func (p *writePool) start(path string, data []byte, sum uint64, mark dirtyMark) {
 	if p.sem == nil {
 		p.sem = make(chan struct{}, commitParallel)
 	}
@@ -104,9 +145,9 @@ func (p *writePool) start(path string, data []byte, sum uint64) {
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
-		err := WriteFileAtomic(path, data)
+		err := writeFileAtomic(path, data)
 		p.mu.Lock()
-		p.done = append(p.done, writeResult{path, sum, err})
+		p.done = append(p.done, writeResult{path, sum, mark, err})
 		p.mu.Unlock()
 		<-p.sem
 	}()
@@ -127,6 +168,7 @@ type unit struct {
 	kind     UnitKind
 	tail     Tail
 	acc      Accumulator
+	state    json.RawMessage // acc's state from a catalog, not decoded yet
 	skipped  int
 	sessions []*Session
 }
@@ -182,6 +224,23 @@ func (ix *Indexer) Options() Options { return ix.opt }
 func (ix *Indexer) Load() error {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
+	if w := ix.opt.Writer; w != nil && !ix.opt.Check {
+		// Load under the lock: no rewrite lands half-way, and the stamps read
+		// here match the catalogs read.
+		if err := w.Lock(context.Background()); err != nil {
+			return err
+		}
+		defer w.Unlock()
+		gens := w.generations()
+		ix.gen, ix.genKnown = stamp{all: gens[allSources], source: gens[ix.opt.Source]}, true
+	}
+	if !ix.opt.Check {
+		ix.adoptLegacyLocked()
+	}
+	return ix.loadLocked()
+}
+
+func (ix *Indexer) loadLocked() error {
 	dir := CatalogDir(ix.opt.StateDir, ix.opt.Source)
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -194,7 +253,6 @@ func (ix *Indexer) Load() error {
 		if !e.IsDir() {
 			continue
 		}
-		CleanTemp(filepath.Join(dir, e.Name()))
 		path := filepath.Join(dir, e.Name(), CatalogName)
 		data, err := os.ReadFile(path)
 		if err != nil {
@@ -238,11 +296,10 @@ func (ix *Indexer) restoreLocked(s *Session) {
 		if !ok {
 			return
 		}
+		// The accumulator's state is decoded when first needed (an append, a
+		// native index): a restart over 10k unchanged sessions decodes none.
 		acc := ll.NewAccumulator(urel)
-		if len(s.Tail.State) > 0 && json.Unmarshal(s.Tail.State, acc) != nil {
-			delete(ix.units, urel) // re-read from scratch
-			return
-		}
+		u.state = s.Tail.State
 		u.acc = acc
 		u.skipped = s.SkippedLines
 		s.acc = acc
@@ -267,6 +324,51 @@ func (ix *Indexer) relOf(path string) (string, bool) {
 func (ix *Indexer) Reconcile() error {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
+	end, err := ix.beginWriteLocked()
+	if err != nil {
+		return err
+	}
+	defer end()
+	return ix.reconcileLocked()
+}
+
+// Verify is Reconcile that also proves every unchanged file unchanged, by its head
+// and tail fingerprints (two reads of at most headWindow and fpWindow bytes per
+// file): the periodic rescan, which catches a rewrite that kept size and mtime.
+func (ix *Indexer) Verify() error {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	end, err := ix.beginWriteLocked()
+	if err != nil {
+		return err
+	}
+	defer end()
+	ix.verifying = true
+	defer func() { ix.verifying = false }()
+	return ix.reconcileLocked()
+}
+
+// Refresh brings the catalogs up to date with the files at the least cost: a stat
+// for every unchanged file, reads only of what changed, and writes only of the
+// catalogs and native indexes that changed (list and show without a daemon).
+func (ix *Indexer) Refresh() error {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	end, err := ix.beginWriteLocked()
+	if err != nil {
+		return err
+	}
+	defer end()
+	ix.refreshing = true
+	_, err = ix.walkLocked(".")
+	ix.refreshing = false
+	if ferr := ix.flushLocked(); ferr != nil && err == nil {
+		err = ferr
+	}
+	return err
+}
+
+func (ix *Indexer) reconcileLocked() error {
 	ix.stats.Reconciles++
 	clear(ix.baseKeys) // a full pass resolves project symlinks afresh
 	natives, err := ix.walkLocked(".")
@@ -286,6 +388,8 @@ func (ix *Indexer) Reconcile() error {
 		err = ferr
 	}
 	ix.sweepCatalogsLocked()
+	ix.adoptLegacyLocked()
+	ix.cleanCatalogTempsLocked()
 	return err
 }
 
@@ -294,6 +398,11 @@ func (ix *Indexer) Reconcile() error {
 func (ix *Indexer) Update(paths []string) error {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
+	end, err := ix.beginWriteLocked()
+	if err != nil {
+		return err
+	}
+	defer end()
 	var errs []error
 	for _, p := range paths {
 		rel, ok := ix.relOf(p)
@@ -363,7 +472,7 @@ func (ix *Indexer) forceLocked(urel string) {
 	if u := ix.units[urel]; u != nil {
 		u.tail.Mtime = -1
 		if u.kind == UnitLines {
-			u.acc = nil
+			u.acc, u.state = nil, nil
 		}
 	}
 }
@@ -415,7 +524,9 @@ func (ix *Indexer) walkLocked(rel string) (map[string]bool, error) {
 				return nil
 			}
 			if strings.HasPrefix(name, TempPrefix) {
-				removeStaleTemp(p, d)
+				if ix.opt.CleanTemps && !ix.opt.Check {
+					removeStaleTemp(p, d)
+				}
 				return nil
 			}
 			urel, kind := ix.layout.Classify(r)
@@ -439,8 +550,10 @@ func (ix *Indexer) walkLocked(rel string) (map[string]bool, error) {
 		}
 	}
 	ix.removeUnitsLocked(gone)
-	for d := range natives {
-		ix.dirtyDirs[d] = true
+	if !ix.refreshing {
+		for d := range natives {
+			ix.dirtyDirs[d] = true
+		}
 	}
 	return natives, walkErr
 }
@@ -450,7 +563,8 @@ func (ix *Indexer) walkLocked(rel string) (map[string]bool, error) {
 var processStart = time.Now()
 
 // removeStaleTemp removes a sessionwatch temp file that a crashed process left in a
-// store; one being written right now by a live process is younger and stays.
+// store: only the daemon calls it, within a pass that holds the writer lock, so
+// no other catalog writer is writing; one of this process's own is younger.
 func removeStaleTemp(path string, d fs.DirEntry) {
 	if fi, err := d.Info(); err == nil && fi.Mode().IsRegular() && fi.ModTime().Before(processStart) {
 		os.Remove(path)
@@ -551,6 +665,14 @@ func (ix *Indexer) updateLinesLocked(urel, path string) (bool, error) {
 	if !ok {
 		return false, fmt.Errorf("layout %s has no line parser", ix.layout.Name())
 	}
+	if u := ix.units[urel]; u != nil && u.acc != nil && !ix.verifying {
+		// Unchanged by its stat: one lstat, no open.
+		if fi, err := os.Lstat(path); err == nil && fi.Mode().IsRegular() && fi.Size() == u.tail.Size && fi.ModTime().UnixNano() == u.tail.Mtime && fi.Size() >= u.tail.Offset {
+			if dev, ino := statIdentity(fi); dev == u.tail.Dev && ino == u.tail.Ino {
+				return false, nil
+			}
+		}
+	}
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ELOOP) {
@@ -573,32 +695,56 @@ func (ix *Indexer) updateLinesLocked(urel, path string) (bool, error) {
 		ix.units[urel] = u
 	}
 	mtime := fi.ModTime().UnixNano()
-	if u.acc != nil && u.tail.Dev == dev && u.tail.Ino == ino && u.tail.Size == fi.Size() && u.tail.Mtime == mtime && fi.Size() >= u.tail.Offset && !ix.consumersBehindLocked(u) {
-		return false, nil // unchanged: stat only
+	same := u.acc != nil && u.tail.Dev == dev && u.tail.Ino == ino && fi.Size() >= u.tail.Offset
+	unchanged := same && u.tail.Size == fi.Size() && u.tail.Mtime == mtime
+	if unchanged {
+		if ix.verifying {
+			// The periodic rescan also proves the consumed bytes unchanged at
+			// their two ends: a rewrite that kept size and mtime is caught
+			// within an hour.
+			ok, err := ix.fingerprintsMatchLocked(f, &u.tail)
+			if err != nil {
+				return false, fmt.Errorf("read %s: %w", path, err)
+			}
+			if !ok {
+				same, unchanged = false, false
+			}
+		}
+		if unchanged && !ix.consumersBehindLocked(u) {
+			return false, nil // unchanged: stat only
+		}
 	}
-	reset := u.acc == nil || u.tail.Dev != dev || u.tail.Ino != ino || fi.Size() < u.tail.Offset
-	if !reset && u.tail.Offset > 0 {
-		// Same inode, no shrink seen: make sure the consumed bytes are still there
-		// (a truncate-and-regrow between two looks leaves the size past the offset).
-		fp, n, err := Fingerprint(f, u.tail.Offset)
-		ix.stats.BytesRead += n
+	// The same size with another mtime is a rewrite in place, not an append.
+	reset := !same || (!unchanged && fi.Size() == u.tail.Size)
+	oldOffset := u.tail.Offset
+	if !reset && oldOffset > 0 {
+		// Same inode, grown: make sure the consumed bytes are still there (a
+		// truncate-and-regrow between two looks leaves the size past the offset;
+		// a rewrite of the start shows in the head).
+		ok, err := ix.fingerprintsMatchLocked(f, &u.tail)
 		if err != nil {
 			return false, fmt.Errorf("read %s: %w", path, err)
 		}
-		reset = fp != u.tail.Fp
+		reset = !ok
+	}
+	if !reset && !ix.decodeStateLocked(u) {
+		reset = true
 	}
 	if reset {
-		// New, replaced or truncated: read from the start.
-		u.acc = ll.NewAccumulator(urel)
+		// New, replaced, rewritten or truncated: read from the start.
+		u.acc, u.state = ll.NewAccumulator(urel), nil
 		u.tail = Tail{Dev: dev, Ino: ino}
 		u.skipped = 0
+		oldOffset = 0
 	}
 	feed, err := ix.catchUpConsumersLocked(f, u, reset)
 	if err != nil {
 		return false, fmt.Errorf("read %s: %w", path, err)
 	}
 	acc := u.acc
+	head := headCollector{from: oldOffset, sum: u.tail.Hfp}
 	st, err := readLines(f, &u.tail, func(off int64, line []byte) {
+		head.line(line)
 		line = bytes.TrimSpace(line)
 		if len(line) == 0 {
 			return
@@ -629,6 +775,22 @@ func (ix *Indexer) updateLinesLocked(urel, path string) (bool, error) {
 		return true, fmt.Errorf("read %s: %w", path, err)
 	}
 	u.tail.Fp = fp
+	// The head changes only while the offset is inside it (it was just verified
+	// otherwise); the lines just read continue its hash.
+	if oldOffset < headWindow {
+		hfp, ok := "", false
+		if st.Long == 0 && !u.tail.LongLine {
+			hfp, ok = head.fingerprint(u.tail.Offset)
+		}
+		if !ok {
+			hfp, n, err = HeadFingerprint(f, u.tail.Offset)
+			ix.stats.BytesRead += n
+			if err != nil {
+				return true, fmt.Errorf("read %s: %w", path, err)
+			}
+		}
+		u.tail.Hfp = hfp
+	}
 	if len(ix.consumers) > 0 {
 		ref := ix.unitRef(u)
 		for _, c := range ix.consumers {
@@ -637,6 +799,39 @@ func (ix *Indexer) updateLinesLocked(urel, path string) (bool, error) {
 	}
 	ix.summarizeLinesLocked(u, path)
 	return true, nil
+}
+
+// decodeStateLocked decodes a restored unit's accumulator state, once; false
+// means it cannot be decoded (the unit must be re-read from the start).
+func (ix *Indexer) decodeStateLocked(u *unit) bool {
+	if u.state == nil {
+		return true
+	}
+	st := u.state
+	u.state = nil
+	if len(st) > 0 && json.Unmarshal(st, u.acc) != nil {
+		ix.log.Warn("catalog state unreadable, re-reading", "unit", u.rel)
+		ix.forceLocked(u.rel)
+		return false
+	}
+	return true
+}
+
+// fingerprintsMatchLocked reports whether the bytes before t.Offset still hold
+// what was indexed, by the tail fingerprint and (where one was recorded: catalogs
+// of older versions have none) the head fingerprint.
+func (ix *Indexer) fingerprintsMatchLocked(f *os.File, t *Tail) (bool, error) {
+	fp, n, err := Fingerprint(f, t.Offset)
+	ix.stats.BytesRead += n
+	if err != nil || fp != t.Fp {
+		return false, err
+	}
+	if t.Hfp == "" {
+		return true, nil
+	}
+	hfp, n, err := HeadFingerprint(f, t.Offset)
+	ix.stats.BytesRead += n
+	return hfp == t.Hfp, err
 }
 
 func (ix *Indexer) summarizeLinesLocked(u *unit, path string) {
@@ -754,6 +949,9 @@ func (ix *Indexer) flushLocked() error {
 	for dir := range ix.dirtyDirs {
 		us := byDir[dir]
 		sort.Slice(us, func(i, j int) bool { return us[i].rel < us[j].rel })
+		for _, u := range us {
+			ix.decodeStateLocked(u) // native indexes project the accumulators
+		}
 		fallback := ""
 		var ss []*Session
 		for _, u := range us {
@@ -805,7 +1003,46 @@ func (ix *Indexer) flushLocked() error {
 	if err := ix.commitLocked(); err != nil {
 		errs = append(errs, err)
 	}
+	ix.scheduleRetryLocked()
 	return errors.Join(errs...)
+}
+
+// scheduleRetryLocked marks the outputs whose write failed dirty again, so they
+// are retried (after a backoff, by Retry, or at the next change) rather than lost
+// until their project changes again.
+func (ix *Indexer) scheduleRetryLocked() {
+	if len(ix.failed) == 0 {
+		ix.backoff = 0
+		ix.stats.RetryPending = false
+		return
+	}
+	for _, m := range ix.failed {
+		if m.native {
+			ix.dirtyDirs[m.dir] = true
+		} else {
+			ix.dirtyProjects[m.project] = true
+		}
+	}
+	ix.failed = nil
+	ix.backoff = min(max(2*ix.backoff, retryMin), retryMax)
+	ix.retryAt = time.Now().Add(ix.backoff)
+	ix.stats.RetryPending = true
+}
+
+// Retry writes again the outputs whose write failed, once their backoff has
+// passed (the daemon calls it every second); it returns the flush's errors.
+func (ix *Indexer) Retry(now time.Time) error {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if !ix.stats.RetryPending || now.Before(ix.retryAt) {
+		return nil
+	}
+	end, err := ix.beginWriteLocked()
+	if err != nil {
+		return err
+	}
+	defer end()
+	return ix.flushLocked()
 }
 
 func (ix *Indexer) writeNativeLocked(dir string, ss []*Session) error {
@@ -825,7 +1062,7 @@ func (ix *Indexer) writeNativeLocked(dir string, ss []*Session) error {
 	if err != nil {
 		return fmt.Errorf("render native index %s: %w", path, err)
 	}
-	wrote, err := ix.writeOutputLocked(path, data)
+	wrote, err := ix.writeOutputLocked(path, data, dirtyMark{native: true, dir: dir})
 	if wrote {
 		ix.stats.NativeWrites++
 	}
@@ -876,7 +1113,7 @@ func (ix *Indexer) writeCatalogsLocked() error {
 			continue
 		}
 		path := filepath.Join(CatalogDir(ix.opt.StateDir, ix.opt.Source), keys[p], CatalogName)
-		wrote, err := ix.writeOutputLocked(path, data)
+		wrote, err := ix.writeOutputLocked(path, data, dirtyMark{project: p})
 		if wrote {
 			ix.stats.CatalogWrites++
 		}
@@ -936,13 +1173,70 @@ func (ix *Indexer) baseKey(project string) string {
 	return k
 }
 
-// ProjectKey is the catalog directory name of a project: its Wave encoding, or "_"
-// for the empty project.
+// ProjectKey is the catalog directory name of a project (and its archive
+// directory's): never empty, never "." or "..", never holding a separator, so it
+// always names a directory of its own inside its parent. An absolute project is
+// Wave-encoded, "/" (which encodes to nothing) is "-"; the empty project is "_";
+// a relative project (an agent recorded cwd "." or "..") is never resolved
+// against our own working directory: it is "_rel-" and a hash of the path.
 func ProjectKey(project string) string {
-	if project == "" {
+	switch {
+	case project == "":
 		return "_"
+	case !filepath.IsAbs(project):
+		sum := sha256.Sum256([]byte(project))
+		return fmt.Sprintf("_rel-%x", sum[:6])
 	}
-	return EncodeProject(project)
+	k := EncodeProject(project)
+	if k == "" {
+		return "-"
+	}
+	return k
+}
+
+// legacyKeyDirs are where versions before the ProjectKey rules above filed the
+// catalogs of "/" and "." (the source's catalog directory itself) and of ".."
+// (the index directory): adoptLegacyLocked moves them into their own key.
+func (ix *Indexer) legacyCatalogs() []string {
+	dir := CatalogDir(ix.opt.StateDir, ix.opt.Source)
+	return []string{filepath.Join(dir, CatalogName), filepath.Join(filepath.Dir(dir), CatalogName)}
+}
+
+// adoptLegacyLocked moves catalogs left in the legacy places into the directory
+// of their project's key (atomically, by rename), or removes them when that
+// directory already holds a catalog (a newer one). Catalogs of other sources are
+// left to their own indexer; a file there that is no catalog at all is ours (the
+// name is) and removed.
+func (ix *Indexer) adoptLegacyLocked() {
+	for _, old := range ix.legacyCatalogs() {
+		data, err := os.ReadFile(old)
+		if err != nil {
+			continue
+		}
+		c, err := DecodeCatalog(data)
+		if err == nil && c.Source != ix.opt.Source {
+			continue
+		}
+		if ix.opt.Check {
+			ix.diffs = append(ix.diffs, Difference{Path: old, Change: "remove"})
+			continue
+		}
+		if err == nil && c.Layout == ix.layout.Name() {
+			dst := filepath.Join(CatalogDir(ix.opt.StateDir, ix.opt.Source), ProjectKey(c.Project), CatalogName)
+			if _, err := os.Lstat(dst); errors.Is(err, fs.ErrNotExist) {
+				if err := os.MkdirAll(filepath.Dir(dst), 0o700); err == nil && os.Rename(old, dst) == nil {
+					SyncDir(filepath.Dir(dst))
+					SyncDir(filepath.Dir(old))
+					ix.log.Info("catalog adopted from a legacy place", "from", old, "to", dst)
+					continue
+				}
+			}
+		}
+		if os.Remove(old) == nil {
+			SyncDir(filepath.Dir(old))
+			ix.log.Info("legacy catalog removed", "file", old)
+		}
+	}
 }
 
 // sweepCatalogsLocked removes catalog directories that no project owns any more.
@@ -969,7 +1263,7 @@ func (ix *Indexer) sweepCatalogsLocked() {
 
 // writeOutputLocked writes data to path unless the file already holds exactly that.
 // It reports whether it wrote (in check mode: whether it would have).
-func (ix *Indexer) writeOutputLocked(path string, data []byte) (bool, error) {
+func (ix *Indexer) writeOutputLocked(path string, data []byte, mark dirtyMark) (bool, error) {
 	sum := outputHash(data)
 	known := false // the file is still what we last wrote (by its stat)
 	if o, ok := ix.outputs[path]; ok {
@@ -993,7 +1287,7 @@ func (ix *Indexer) writeOutputLocked(path string, data []byte) (bool, error) {
 		ix.diffs = append(ix.diffs, Difference{Path: path, Change: "write", Want: data})
 		return true, nil
 	}
-	ix.writes.start(path, data, sum)
+	ix.writes.start(path, data, sum, mark)
 	return true, nil
 }
 
@@ -1012,6 +1306,8 @@ func (ix *Indexer) drainLocked() error {
 		if r.err != nil {
 			delete(ix.outputs, r.path)
 			errs = append(errs, r.err)
+			ix.failed = append(ix.failed, r.mark)
+			ix.stats.WriteFailures++
 		} else {
 			ix.recordOutput(r.path, r.sum)
 		}
@@ -1059,7 +1355,9 @@ func (ix *Indexer) removeDirLocked(dir string) {
 	if ix.opt.Check {
 		return
 	}
-	CleanTemp(dir)
+	if ix.opt.CleanTemps {
+		cleanTempBefore(dir, processStart)
+	}
 	os.Remove(dir) // only if empty
 }
 
@@ -1099,8 +1397,11 @@ func (ix *Indexer) unitPath(urel string) string {
 	return filepath.Join(ix.rootDir, filepath.FromSlash(urel))
 }
 
-// Root returns the source root.
+// Root returns the source root: its real path when it is a symlink.
 func (ix *Indexer) Root() string { return ix.opt.Root }
+
+// ConfiguredRoot returns the root as configured ("" for an indexer made by New).
+func (ix *Indexer) ConfiguredRoot() string { return ix.configuredRoot }
 
 func pathBase(rel string) string {
 	if i := strings.LastIndexByte(rel, '/'); i >= 0 {

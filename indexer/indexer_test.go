@@ -215,7 +215,7 @@ func TestIndexerIncrementalAndRestart(t *testing.T) {
 	if err := ix.Update([]string{file}); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := ix.Stats().BytesRead-before, int64(len(line)+2*fpWindow); got != want {
+	if got, want := ix.Stats().BytesRead-before, int64(len(line)+2*fpWindow+headWindow); got != want {
 		t.Errorf("append read %d bytes, want %d", got, want)
 	}
 	c := layoutCatalog(t, state, "wave", "/w/p")
@@ -232,7 +232,7 @@ func TestIndexerIncrementalAndRestart(t *testing.T) {
 	if err := ix3.Reconcile(); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := ix3.Stats().BytesRead, int64(len(line2)+2*fpWindow); got != want {
+	if got, want := ix3.Stats().BytesRead, int64(len(line2)+2*fpWindow+headWindow); got != want {
 		t.Errorf("restart after append read %d bytes, want %d", got, want)
 	}
 	assertLayoutConverged(t, "wave", root, state)
@@ -539,7 +539,12 @@ func TestReconcileRemovesStaleTempFiles(t *testing.T) {
 	os.Chtimes(stale, old, old)
 	later := processStart.Add(time.Minute)
 	os.Chtimes(fresh, later, later)
-	if err := newLayoutIndexer(t, "wave", root, state, false).Reconcile(); err != nil {
+	// Only the daemon's indexers (writer lock, CleanTemps) remove them.
+	ix, err := New(Options{Source: "wave", Layout: "wave", Root: root, StateDir: state, NativeIndex: true, Writer: NewWriterLock(state), CleanTemps: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Reconcile(); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(stale); !os.IsNotExist(err) {

@@ -164,7 +164,7 @@ func appendSession(b []byte, s *Session) []byte {
 		if t.LongLine {
 			b = append(b, `,"longLine":true`...)
 		}
-		for _, f := range [...]struct{ k, v string }{{`,"fp":`, t.Fp}, {`,"dep":`, t.Dep}, {`,"ownProject":`, t.OwnProject}} {
+		for _, f := range [...]struct{ k, v string }{{`,"fp":`, t.Fp}, {`,"hfp":`, t.Hfp}, {`,"dep":`, t.Dep}, {`,"ownProject":`, t.OwnProject}} {
 			if f.v != "" {
 				b = append(b, f.k...)
 				b = appendJSONString(b, f.v)

@@ -315,7 +315,7 @@ func TestLlxprtIncremental(t *testing.T) {
 	if err := ix3.Reconcile(); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := ix3.Stats().BytesRead, int64(len(line)+2*fpWindow); got != want {
+	if got, want := ix3.Stats().BytesRead, int64(len(line)+2*fpWindow+headWindow); got != want {
 		t.Errorf("restart after append read %d bytes, want %d", got, want)
 	}
 	if s := ix3.Sessions()[0]; s.Title != "Final" || s.LastActiveAt != "2026-03-03T14:10:00.000Z" || s.SkippedLines != 1 {

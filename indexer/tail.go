@@ -4,14 +4,18 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io"
 	"os"
+	"strconv"
 	"sync"
 )
 
 // fpWindow is how many bytes before the offset the fingerprint covers.
 const fpWindow = 64
+
+// headWindow is how many of a file's first bytes the head fingerprint covers: an
+// append re-reads them to prove the start of the file is still what was indexed.
+const headWindow = 1024
 
 // Fingerprint hashes the (up to) fpWindow bytes before offset; it returns the
 // fingerprint and the number of bytes read.
@@ -19,18 +23,82 @@ func Fingerprint(f *os.File, offset int64) (string, int64, error) {
 	if offset <= 0 {
 		return "", 0, nil
 	}
-	start := max(offset-fpWindow, 0)
-	buf := make([]byte, offset-start)
+	return fingerprintRange(f, max(offset-fpWindow, 0), offset)
+}
+
+// HeadFingerprint hashes the file's first min(headWindow, offset) bytes; it
+// returns the fingerprint and the number of bytes read.
+func HeadFingerprint(f *os.File, offset int64) (string, int64, error) {
+	if offset <= 0 {
+		return "", 0, nil
+	}
+	return fingerprintRange(f, 0, min(offset, headWindow))
+}
+
+func fingerprintRange(f *os.File, start, end int64) (string, int64, error) {
+	buf := make([]byte, end-start)
 	n, err := f.ReadAt(buf, start)
 	if n < len(buf) {
 		if err == nil || errors.Is(err, io.EOF) {
-			return "short", int64(n), nil // the file no longer reaches offset
+			return "short", int64(n), nil // the file no longer reaches end
 		}
 		return "", int64(n), err
 	}
-	h := fnv.New64a()
-	h.Write(buf)
-	return fmt.Sprintf("%016x", h.Sum64()), int64(n), nil
+	return fingerprintBytes(buf), int64(n), nil
+}
+
+func fingerprintBytes(b []byte) string { return fmt.Sprintf("%016x", fnvAppend(fnvBasis, b)) }
+
+// FNV-1a (64 bit), whose state is its digest, so a fingerprint can be extended.
+const (
+	fnvBasis = 14695981039346656037
+	fnvPrime = 1099511628211
+)
+
+func fnvAppend(h uint64, b []byte) uint64 {
+	for _, c := range b {
+		h ^= uint64(c)
+		h *= fnvPrime
+	}
+	return h
+}
+
+// headCollector extends the head fingerprint with the complete lines ReadLines
+// hands out from offset from, so neither a full read nor an append inside the
+// head needs an extra read for it. sum is the head fingerprint of [0, from).
+type headCollector struct {
+	from int64
+	sum  string
+	buf  []byte
+}
+
+func (h *headCollector) line(line []byte) {
+	if h.from+int64(len(h.buf)) < headWindow {
+		h.buf = append(h.buf, line...)
+		h.buf = append(h.buf, '\n')
+	}
+}
+
+// fingerprint returns the head fingerprint for a file consumed up to offset; ok
+// is false when it cannot be derived from the lines (then read it from the file).
+func (h *headCollector) fingerprint(offset int64) (fp string, ok bool) {
+	end := min(offset, headWindow)
+	if end <= 0 {
+		return "", true
+	}
+	need := end - h.from
+	if need < 0 || int64(len(h.buf)) < need {
+		return "", false
+	}
+	sum := uint64(fnvBasis)
+	if h.from > 0 {
+		v, err := strconv.ParseUint(h.sum, 16, 64)
+		if err != nil || len(h.sum) != 16 {
+			return "", false // none recorded (an older catalog)
+		}
+		sum = v
+	}
+	return fmt.Sprintf("%016x", fnvAppend(sum, h.buf[:need])), true
 }
 
 // MaxLineBytes is the longest line that is parsed; longer lines are skipped (and

@@ -485,7 +485,7 @@ func (p *pass) retire(g *gatherer, a *Action) error {
 		s := c.Session
 		meta := ArchiveMeta{ID: s.ID, Source: a.Source, Layout: g.layout.Name(), Project: s.Project, Type: s.Type,
 			Root: g.root, File: s.File, ArchivedAt: indexer.FormatTime(time.Now())}
-		dir := filepath.Join(p.j.cfg.ArchiveDir, a.Source, indexer.ProjectKey(s.Project))
+		dir := ArchiveDir(p.j.cfg.ArchiveDir, a.Source, s.Project)
 		path, _, err := writeArchive(dir, filepath.Base(c.Paths[0]), meta, es)
 		if errors.Is(err, errChanged) {
 			a.Kind, a.Reason = KindSkipInUse, "modified while being archived"

@@ -134,10 +134,16 @@ func loadGroup(cfg *config.Config, logger *slog.Logger, reconcile, dry bool) (*i
 	if err != nil {
 		return nil, failErr("", "%v", err)
 	}
-	if !dry && !daemonActive(cfg.StateDir) {
-		// We write the catalogs: the search index follows (closed at exit).
-		if _, err := attachSearch(cfg, g, logger); err != nil {
-			return nil, err
+	if !dry {
+		// Serialized with the daemon per pass; reloads what it wrote meanwhile.
+		g.UseWriterLock(indexer.NewWriterLock(cfg.StateDir), false)
+		// Without a daemon we are the only writer: the ledger and the search index
+		// follow the catalogs (closed at exit). A running daemon keeps them itself:
+		// it reloads the catalogs this pass writes and tells them what left.
+		if !daemonActive(cfg.StateDir) {
+			if _, err := attachConsumers(cfg, g, logger); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if err := g.Load(); err != nil {

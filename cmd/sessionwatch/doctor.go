@@ -10,7 +10,6 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/sessionwatch/sessionwatch/config"
 	"github.com/sessionwatch/sessionwatch/indexer"
 )
 
@@ -88,9 +87,13 @@ func cmdDoctor(e *env, args []string) error {
 	}
 	dirs, present := 0, 0
 	var looked []string
-	for _, root := range g.WatchRoots() {
+	for i, root := range g.WatchRoots() {
 		looked = append(looked, tildePath(root.Path))
-		name := sourceOfRoot(cfg, root.Path)
+		ix := g.Indexers()[i]
+		name := ix.Options().Source
+		if c := ix.ConfiguredRoot(); c != root.Path {
+			r.ok("source %s: root %s is a symlink to %s (the real directory is used)", name, tildePath(c), tildePath(root.Path))
+		}
 		fi, err := os.Stat(root.Path)
 		switch {
 		case os.IsNotExist(err):
@@ -135,16 +138,6 @@ func cmdDoctor(e *env, args []string) error {
 		return errSilentFailure
 	}
 	return nil
-}
-
-// sourceOfRoot names the enabled source watching root.
-func sourceOfRoot(cfg *config.Config, root string) string {
-	for _, s := range cfg.Sources {
-		if s.Enabled && filepath.Clean(s.Root) == root {
-			return s.Name
-		}
-	}
-	return root
 }
 
 func firstExisting(p string) string {

@@ -141,6 +141,7 @@ func cmdList(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	refreshCatalogs(e, cfg, sc.sources)
 	entries, err := selectSessions(cfg, sc)
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -24,21 +25,33 @@ func cmdReindex(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if !*check {
+		w, err := holdWriter(context.Background(), cfg)
+		if err != nil {
+			return err
+		}
+		defer w.Release()
+	}
 	g, err := indexer.NewGroup(cfg, newLogger(cfg, e.stderr), *check)
 	if err != nil {
 		return err
 	}
-	ledger, err := attachLedger(g, cfg.StateDir, *check)
-	if err != nil {
-		return err
-	}
-	if !*check {
-		// The search index is rebuilt with the catalogs (check mode compares it below).
-		closeSearch, err := attachSearch(cfg, g, newLogger(cfg, e.stderr))
+	var ledger *usage.Ledger
+	if *check {
+		// An in-memory rebuild of the ledger, compared below with the one on disk
+		// (the search index is compared by its own rebuild).
+		if ledger, err = usage.NewRebuild(cfg.StateDir); err != nil {
+			return failErr("move the usage ledger aside to rebuild it", "%v", err)
+		}
+		g.AddConsumer(ledger)
+	} else if !daemonActive(cfg.StateDir) {
+		// The ledger and the search index are rebuilt with the catalogs. A running
+		// daemon keeps its own: it reloads what this rebuild writes.
+		closeConsumers, err := attachConsumers(cfg, g, newLogger(cfg, e.stderr))
 		if err != nil {
 			return err
 		}
-		defer closeSearch()
+		defer closeConsumers()
 	}
 	ixs := g.Indexers()
 	if *source != "" {
@@ -100,23 +113,6 @@ func cmdReindex(e *env, args []string) error {
 		fmt.Fprintf(e.stdout, "%s: %s\n", what, d.Path)
 	}
 	return failErr("run 'sessionwatch reindex' to rebuild them", "reindex --check: %d files differ from a rebuild", len(diffs)+len(ldiffs))
-}
-
-// attachLedger attaches the usage ledger to a reindex pass: the one on disk (a
-// rebuild brings it up to date), or for --check an in-memory rebuild to compare.
-func attachLedger(g *indexer.Group, stateDir string, check bool) (*usage.Ledger, error) {
-	var l *usage.Ledger
-	var err error
-	if check {
-		l, err = usage.NewRebuild(stateDir)
-	} else {
-		l, err = usage.Open(stateDir)
-	}
-	if err != nil {
-		return nil, failErr("move the usage ledger aside to rebuild it", "%v", err)
-	}
-	g.AddConsumer(l)
-	return l, nil
 }
 
 func sourceSet(ixs []*indexer.Indexer) map[string]bool {

@@ -24,6 +24,8 @@ func cmdRestore(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	// Archives older versions left outside their project's directory.
+	janitor.AdoptArchives(cfg.ArchiveDir)
 	var sources []string
 	if *source != "" {
 		sources = []string{*source}

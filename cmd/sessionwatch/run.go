@@ -17,12 +17,14 @@ import (
 	"github.com/sessionwatch/sessionwatch/config"
 	"github.com/sessionwatch/sessionwatch/indexer"
 	"github.com/sessionwatch/sessionwatch/janitor"
-	"github.com/sessionwatch/sessionwatch/usage"
 	"github.com/sessionwatch/sessionwatch/watcher"
 )
 
 // shutdownTimeout bounds a graceful shutdown (the unit's TimeoutStopSec is above it).
 const shutdownTimeout = 10 * time.Second
+
+// retryEvery is how often the daemon looks for failed writes whose backoff passed.
+const retryEvery = time.Second
 
 // statusEvery is how often the daemon refreshes its status file while idle.
 const statusEvery = 10 * time.Second
@@ -49,6 +51,9 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	defer lock.Close()
 	// A daemon killed mid-write leaves a temp status file; we hold the lock now.
 	indexer.CleanTemp(cfg.StateDir)
+	if moved, err := janitor.AdoptArchives(cfg.ArchiveDir); err != nil || len(moved) > 0 {
+		logger.Info("archives moved into their project's directory", "count", len(moved), "err", err)
+	}
 	// A long-lived daemon's heap is mostly its index, live for good: collect at
 	// 1.5x the live heap instead of Go's default 2x (10k sessions: ~40 MiB RSS
 	// rather than ~55 MiB). GOGC in the environment still wins.
@@ -82,7 +87,8 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
 
-	d := &daemon{log: logger, started: time.Now(), statePath: filepath.Join(cfg.StateDir, "status.json"), notify: newNotifier()}
+	d := &daemon{log: logger, started: time.Now(), statePath: filepath.Join(cfg.StateDir, "status.json"), notify: newNotifier(),
+		writer: indexer.NewWriterLock(cfg.StateDir)}
 	for {
 		reload, err := d.serve(ctx, cfg, *once, hup)
 		if err != nil || !reload {
@@ -117,6 +123,7 @@ type daemon struct {
 	notify    *notifier
 	janitor   *janitorStatus // last janitor pass, kept across reloads
 	warnings  []string       // its warnings
+	writer    *indexer.WriterLock
 }
 
 // serve runs one configuration until ctx ends (reload=false) or SIGHUP (reload=true).
@@ -125,16 +132,12 @@ func (d *daemon) serve(ctx context.Context, cfg *config.Config, once bool, hup <
 	if err != nil {
 		return false, err
 	}
-	ledger, err := usage.Open(cfg.StateDir)
+	closeConsumers, err := attachConsumers(cfg, g, d.log)
 	if err != nil {
 		return false, err
 	}
-	g.AddConsumer(ledger)
-	closeSearch, err := attachSearch(cfg, g, d.log)
-	if err != nil {
-		return false, err
-	}
-	defer closeSearch()
+	defer closeConsumers()
+	g.UseWriterLock(d.writer, true)
 	if err := g.Load(); err != nil {
 		d.log.Warn("load catalogs", "err", err)
 	}
@@ -208,6 +211,8 @@ func (d *daemon) serve(ctx context.Context, cfg *config.Config, once bool, hup <
 
 	tick := time.NewTicker(statusEvery)
 	defer tick.Stop()
+	retry := time.NewTicker(retryEvery)
+	defer retry.Stop()
 	// The watchdog is pinged from this loop, so a hung loop stops the pings.
 	var dog <-chan time.Time
 	if iv := watchdogInterval(); iv > 0 {
@@ -231,6 +236,15 @@ func (d *daemon) serve(ctx context.Context, cfg *config.Config, once bool, hup <
 			if err := g.Apply(b); err != nil {
 				d.note(err)
 			}
+			if len(b.Rescan) > 0 && g.RootsMoved() {
+				// A root appeared as a symlink: start over on its real directory.
+				d.log.Info("a source root appeared as a symlink, restarting on its real directory")
+				stopWatcher()
+				for range w.Batches() {
+				}
+				<-werr
+				return true, nil
+			}
 		case <-hup:
 			d.log.Info("reloading config")
 			stopWatcher()
@@ -243,6 +257,10 @@ func (d *daemon) serve(ctx context.Context, cfg *config.Config, once bool, hup <
 				d.setJanitor(r)
 			}
 			d.writeStatus(g, w, true)
+		case <-retry.C:
+			if err := g.Retry(time.Now()); err != nil {
+				d.note(err)
+			}
 		case <-tick.C:
 			d.writeStatus(g, w, true)
 			d.notify.send("STATUS=" + d.summary(g))

@@ -214,13 +214,7 @@ func parseWhen(s string, now time.Time) (time.Time, error) {
 // index to read, the transcripts are scanned into a temporary index.
 func openSearchIndex(e *env, cfg *config.Config) (*search.Reader, func(), error) {
 	dir := search.IndexDir(cfg.StateDir)
-	if lock, err := lockDaemon(cfg.StateDir); err == nil {
-		err := updateSearchIndex(cfg)
-		lock.Close()
-		if err != nil {
-			return nil, nil, err
-		}
-	}
+	refreshCatalogs(e, cfg, nil)
 	r, err := search.OpenReader(dir)
 	if err == nil {
 		return r, r.Close, nil
@@ -243,24 +237,6 @@ func openSearchIndex(e *env, cfg *config.Config) (*search.Reader, func(), error)
 		return nil, nil, err
 	}
 	return r, func() { r.Close(); os.RemoveAll(tmp) }, nil
-}
-
-// updateSearchIndex runs one incremental pass with the search index attached
-// (stat only for unchanged files); the caller holds the state dir's lock.
-func updateSearchIndex(cfg *config.Config) error {
-	g, err := indexer.NewGroup(cfg, slog.New(slog.DiscardHandler), false)
-	if err != nil {
-		return err
-	}
-	closeSearch, err := attachSearch(cfg, g, slog.New(slog.DiscardHandler))
-	if err != nil {
-		return err
-	}
-	defer closeSearch()
-	g.Load()
-	// A source that fails to index (a half-written file) must not stop the search.
-	g.ReconcileAll()
-	return nil
 }
 
 // printSearch prints each session as a list-like row, then its snippets indented.

@@ -63,6 +63,9 @@ type sourceStatus struct {
 	Watches   int    `json:"watches"`
 	Rescans   int    `json:"rescans"`
 	BytesRead int64  `json:"bytesRead"`
+	// WriteFailures counts failed catalog and native index writes (each is
+	// retried with backoff until it succeeds).
+	WriteFailures int `json:"writeFailures,omitempty"`
 }
 
 // writeStatus refreshes the status file (errors are ignored: status is advisory).
@@ -75,7 +78,7 @@ func (d *daemon) writeStatus(g *indexer.Group, w *watcher.Watcher, running bool)
 			_, err := os.Stat(ix.Root())
 			o := ix.Options()
 			st.Sources = append(st.Sources, sourceStatus{Name: o.Source, Layout: o.Layout, Root: o.Root, Present: err == nil,
-				Projects: s.Projects, Sessions: s.Sessions, Bytes: s.Bytes, Rescans: s.Reconciles, BytesRead: s.BytesRead})
+				Projects: s.Projects, Sessions: s.Sessions, Bytes: s.Bytes, Rescans: s.Reconciles, BytesRead: s.BytesRead, WriteFailures: s.WriteFailures})
 		}
 	}
 	if w != nil {

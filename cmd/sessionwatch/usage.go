@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -88,9 +87,7 @@ func cmdUsage(e *env, args []string) error {
 			q.Projects[p] = true
 		}
 	}
-	if err := refreshLedger(cfg); err != nil {
-		return err
-	}
+	refreshCatalogs(e, cfg, nil)
 	sum, err := usage.ReadSummary(cfg.StateDir, 0)
 	if err != nil {
 		return failErr("run 'sessionwatch reindex' to rebuild it", "%v", err)
@@ -113,35 +110,6 @@ func cmdUsage(e *env, args []string) error {
 		fmt.Fprintf(e.stderr, "hint: no price for %s; set prices.%s in the config, e.g. \"prices\": {%s: {\"input\": 3, \"output\": 15, \"cache_write\": 3.75, \"cache_read\": 0.3}}\n",
 			escapeCell(strings.Join(rep.Unpriced, ", ")), escapeCell(strconv.Quote(m)), escapeCell(strconv.Quote(m)))
 	}
-	return nil
-}
-
-// refreshLedger brings the ledger up to date when no daemon holds the state dir
-// (as a writer, under the daemon's lock); while a daemon runs it only reads.
-func refreshLedger(cfg *config.Config) error {
-	lock, err := lockDaemon(cfg.StateDir)
-	if err != nil {
-		var ce *cliError
-		if errors.As(err, &ce) {
-			return nil // a daemon keeps the ledger
-		}
-		return err
-	}
-	defer lock.Close()
-	g, err := indexer.NewGroup(cfg, nil, false)
-	if err != nil {
-		return err
-	}
-	l, err := usage.Open(cfg.StateDir)
-	if err != nil {
-		return failErr("run 'sessionwatch reindex' to rebuild it", "%v", err)
-	}
-	g.AddConsumer(l)
-	if err := g.Load(); err != nil {
-		return err
-	}
-	// A source that fails to read (a half-written file) still leaves the others counted.
-	_ = g.ReconcileAll()
 	return nil
 }
 
