@@ -71,7 +71,7 @@ func TestOddProjectsListCheckArchiveRestore(t *testing.T) {
 		}
 	}
 	for wd, id := range ids {
-		if out, errs, code := e.cli("restore", id); code != 0 {
+		if out, errs, code := e.cli("restore", "--all", id); code != 0 {
 			t.Errorf("restore %s (project %q) = %d: %s%s", id, wd, code, out, errs)
 			continue
 		}
@@ -108,7 +108,7 @@ func TestLegacyArchivesAdopted(t *testing.T) {
 		t.Fatalf("legacy archives already visible: %v", ars)
 	}
 	for i, id := range ids {
-		if out, errs, code := e.cli("restore", id); code != 0 {
+		if out, errs, code := e.cli("restore", "--all", id); code != 0 {
 			t.Errorf("restore %s = %d: %s%s", id, code, out, errs)
 		} else if !fileExists(files[i]) {
 			t.Errorf("restore %s did not bring back %s", id, files[i])
@@ -139,7 +139,7 @@ func TestSymlinkRootResolved(t *testing.T) {
 	if s == nil || !strings.HasPrefix(s.File, real+string(filepath.Separator)) {
 		t.Fatalf("catalog entry %+v, want a file under %s", s, real)
 	}
-	if out, _, _ := e.cli("doctor"); !strings.Contains(out, real) {
+	if out, _, _ := e.cli("doctor"); !strings.Contains(out, tildePath(real)) {
 		t.Errorf("doctor does not show the resolved root %s:\n%s", real, out)
 	}
 	if _, errs, code := e.cli("clean"); code != 0 {
