@@ -38,6 +38,10 @@ type Overrides struct {
 	InvalidOnly bool          // retire only invalid and corrupt sessions
 	MaxSessions int           // > 0: keep only the newest N main sessions per project
 	DryRun      bool          // report, change nothing
+	// Auto marks a pass the user did not ask for (the daemon's, `run --once`):
+	// on a machine where the janitor never ran it only previews, unless
+	// janitor.first_run is "apply" (firstrun.go).
+	Auto bool
 }
 
 // Warning is a project over its size or count limit.
@@ -72,6 +76,9 @@ type Report struct {
 	Warnings       []Warning `json:"warnings"`
 	Actions        []Action  `json:"actions"`
 	Errors         []string  `json:"errors,omitempty"`
+	// Preview: the first pass on a machine where the janitor never ran, which
+	// only reports (DryRun is set too; see Overrides.Auto).
+	Preview bool `json:"preview,omitempty"`
 }
 
 // Janitor runs passes over the sources of a group: on a cron schedule (Run), or
@@ -116,7 +123,7 @@ func (j *Janitor) Run(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return
 		}
-		if _, err := j.RunOnce(ctx, Overrides{}); err != nil && ctx.Err() == nil {
+		if _, err := j.RunOnce(ctx, Overrides{Auto: true}); err != nil && ctx.Err() == nil {
 			j.log.Error("janitor pass failed", "err", err)
 		}
 	}
@@ -227,16 +234,19 @@ func (j *Janitor) RunOnce(ctx context.Context, o Overrides) (Report, error) {
 		return Report{}, errors.New("janitor: negative override")
 	}
 	dry := j.cfg.Janitor.DryRun || o.DryRun
+	preview := false
 	if !dry {
 		release, err := lockPass(ctx, j.cfg.StateDir)
 		if err != nil {
 			return Report{}, err
 		}
 		defer release()
+		preview = j.previewFirst(o)
+		dry = preview
 	}
 	start := time.Now()
 	now := j.opt.Now()
-	rep := &Report{Time: now.UTC(), DryRun: dry, Warnings: []Warning{}, Actions: []Action{}}
+	rep := &Report{Time: now.UTC(), DryRun: dry, Preview: preview, Warnings: []Warning{}, Actions: []Action{}}
 	p := &pass{j: j, ctx: ctx, now: now, dry: dry, jr: newJournal(j.cfg.StateDir, dry), rep: rep,
 		restored: loadPins(j.cfg.StateDir)}
 	var names []string
@@ -262,11 +272,26 @@ func (j *Janitor) RunOnce(ctx context.Context, o Overrides) (Report, error) {
 	}
 	rep.Took = time.Since(start).Round(time.Millisecond).String()
 	tally(rep)
+	if !dry || preview {
+		if err := j.endPass(rep, o.Source); err != nil {
+			p.fail("journal", err)
+		}
+	}
 	j.mu.Lock()
 	j.last = rep
 	j.mu.Unlock()
-	j.log.Info("janitor pass done", "dryRun", dry, "retired", rep.Retired, "archived", rep.Archived, "deleted", rep.Deleted,
-		"skippedInUse", rep.SkippedInUse, "bytesFreed", rep.BytesFreed, "warnings", len(rep.Warnings), "errors", len(rep.Errors), "took", rep.Took)
+	// One summary line per pass; one that retired something (or would have,
+	// in a first-run preview) says how to see and undo it.
+	attrs := []any{"dryRun", dry, "retired", rep.Retired, "archived", rep.Archived, "deleted", rep.Deleted,
+		"skippedInUse", rep.SkippedInUse, "bytesFreed", rep.BytesFreed, "warnings", len(rep.Warnings), "errors", len(rep.Errors), "took", rep.Took}
+	switch {
+	case preview:
+		j.log.Info("janitor first pass is a preview: nothing retired", append(attrs, "hint", passHint(rep, j.cfg.StateDir))...)
+	case rep.Retired > 0 && !dry:
+		j.log.Info("janitor pass done", append(attrs, "hint", passHint(rep, j.cfg.StateDir))...)
+	default:
+		j.log.Info("janitor pass done", attrs...)
+	}
 	if j.opt.OnPass != nil {
 		j.opt.OnPass(*rep)
 	}
