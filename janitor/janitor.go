@@ -510,6 +510,7 @@ func (p *pass) retire(g *gatherer, a *Action) error {
 		s := c.Session
 		meta := ArchiveMeta{ID: s.ID, Source: a.Source, Layout: g.layout.Name(), Project: s.Project, Type: s.Type,
 			Root: g.root, File: s.File, ArchivedAt: indexer.FormatTime(time.Now())}
+		meta.Reason, meta.Summary = a.Reason, summarize(s)
 		dir := filepath.Join(p.j.cfg.ArchiveDir, a.Source, indexer.ProjectKey(s.Project))
 		path, _, err := writeArchive(dir, filepath.Base(c.Paths[0]), meta, es)
 		if errors.Is(err, errChanged) {
@@ -821,11 +822,15 @@ type DeleteOptions struct {
 	// a live registered session.
 	Force  bool
 	DryRun bool
+	// Permanent removes the files; otherwise the session is archived as the
+	// janitor archives it (restorable).
+	Permanent bool
 }
 
-// Delete removes one session's files (transcript, companions, stale lock
-// sidecars), journals it and updates the catalog. It refuses (RefusedError) a
-// session in use.
+// Delete retires one session by request: it archives its files (transcript,
+// companions) as a pass would, or with Permanent removes them; stale lock
+// sidecars are removed, the action journaled and the catalog updated. It
+// refuses (RefusedError) a session in use.
 func (j *Janitor) Delete(ctx context.Context, en indexer.Entry, o DeleteOptions) (Report, error) {
 	ix := j.group.Indexer(en.Source)
 	if ix == nil {
@@ -870,14 +875,17 @@ func (j *Janitor) Delete(ctx context.Context, en indexer.Entry, o DeleteOptions)
 		return Report{}, &RefusedError{ID: s.ID, PID: c.Hold.PID, Why: c.Hold.Why}
 	}
 	grace := enabledDur(j.cfg.Janitor.ActiveGrace)
-	reason := "deleted by request"
+	kind, reason := KindArchive, "archived by request"
+	if o.Permanent {
+		kind, reason = KindDelete, "deleted by request"
+	}
 	switch {
 	case c.Mtime.After(now) && !o.Force:
 		return Report{}, &RefusedError{ID: s.ID, Why: "its file mtime is in the future"}
 	case grace > 0 && now.Sub(c.Mtime) < grace && !o.Force:
 		return Report{}, &RefusedError{ID: s.ID, Why: fmt.Sprintf("modified %s ago, within active_grace %s", ageString(now.Sub(c.Mtime)), durString(grace))}
 	case o.Force && (c.Hold.Held() || c.Mtime.After(now) || grace > 0 && now.Sub(c.Mtime) < grace):
-		reason = "deleted by request (--force)"
+		reason += " (--force)"
 	}
 	rep := &Report{Time: now.UTC(), DryRun: o.DryRun, Warnings: []Warning{}, Actions: []Action{}}
 	p := &pass{j: j, ctx: ctx, now: now, dry: o.DryRun, jr: newJournal(j.cfg.StateDir, o.DryRun), rep: rep}
@@ -896,8 +904,23 @@ func (j *Janitor) Delete(ctx context.Context, en indexer.Entry, o DeleteOptions)
 		}
 		p.record(a)
 	}
-	a := Action{Kind: KindDelete, Source: en.Source, ID: s.ID, Project: s.Project, File: s.File, Bytes: c.Bytes, Reason: reason, Paths: c.Paths, cand: &c}
-	if !o.DryRun {
+	a := Action{Kind: kind, Source: en.Source, ID: s.ID, Project: s.Project, File: s.File, Bytes: c.Bytes, Reason: reason, Paths: c.Paths, cand: &c}
+	if !o.DryRun && kind == KindArchive {
+		// As a pass archives: locks checked again, the archive durable before
+		// anything is removed, a session that changed meanwhile kept.
+		if err := p.retire(g, &a); err != nil {
+			a.Error = err.Error()
+			p.record(a)
+			p.jr.close()
+			if a.touched {
+				ix.Update(c.Paths)
+			}
+			return *rep, fmt.Errorf("archive session %s: %w", s.ID, err)
+		}
+		if a.Kind != KindArchive {
+			return *rep, &RefusedError{ID: s.ID, PID: a.PID, Why: a.Reason, Hard: a.PID > 0}
+		}
+	} else if !o.DryRun {
 		if h, held := g.recheckLocks(&c); held {
 			return *rep, &RefusedError{ID: s.ID, PID: h.PID, Why: h.Why, Hard: true}
 		}
