@@ -80,6 +80,7 @@ func selectSessions(cfg *config.Config, sc scope) ([]indexer.Entry, error) {
 func scopeFlags(e *env, name, usage string) *scopeFlagSet {
 	s := addScopeFlags(newFlags(e, name, usage))
 	s.fs.BoolVar(&s.json, "json", false, "print JSON")
+	s.fs.BoolVar(&s.archived, "archived", false, "archived sessions (numbered as 'restore' reads them), with when and why they were archived")
 	return s
 }
 
@@ -97,8 +98,9 @@ type scopeFlagSet struct {
 	fs     *flag.FlagSet
 	all    bool
 	source string
-	typ    string
-	json   bool
+	typ      string
+	json     bool
+	archived bool
 }
 
 func (s *scopeFlagSet) scope(cfg *config.Config) (scope, error) {
@@ -124,7 +126,7 @@ func (s *scopeFlagSet) scope(cfg *config.Config) (scope, error) {
 }
 
 func cmdList(e *env, args []string) error {
-	f := scopeFlags(e, "list", "sessionwatch list [--all] [--source S] [--type main|subagent|all] [--json]   (example: sessionwatch list --all)")
+	f := scopeFlags(e, "list", "sessionwatch list [--all] [--source S] [--type main|subagent|all] [--archived] [--json]   (example: sessionwatch list --all)")
 	pos, err := parseFlags(f.fs, args)
 	if err != nil {
 		return err
@@ -139,6 +141,9 @@ func cmdList(e *env, args []string) error {
 	sc, err := f.scope(cfg)
 	if err != nil {
 		return err
+	}
+	if f.archived {
+		return cmdListArchived(e, cfg, sc, f.json)
 	}
 	entries, err := selectSessions(cfg, sc)
 	if err != nil {

@@ -49,7 +49,7 @@ func existingLockFiles(en indexer.Entry) []string {
 }
 
 func cmdShow(e *env, args []string) error {
-	f := scopeFlags(e, "show", "sessionwatch show REF [--all] [--source S] [--type main|subagent|all] [--json]   (example: sessionwatch show 1)")
+	f := scopeFlags(e, "show", "sessionwatch show REF [--all] [--source S] [--type main|subagent|all] [--archived] [--json]   (example: sessionwatch show 1)")
 	pos, err := parseFlags(f.fs, args)
 	if err != nil {
 		return err
@@ -64,6 +64,9 @@ func cmdShow(e *env, args []string) error {
 	sc, err := f.scope(cfg)
 	if err != nil {
 		return err
+	}
+	if f.archived {
+		return showArchived(e, cfg, sc, pos[0], f.json)
 	}
 	en, err := resolveRef(cfg, sc, pos[0], false)
 	if err != nil {
