@@ -186,7 +186,7 @@ func explainNoArchives(e *env, cfg *config.Config, sc scope) {
 	wide := sc
 	wide.all, wide.typ, wide.sources = true, "all", nil
 	if all, _ := archivesOf(cfg, wide); len(all) > 0 && !sc.all {
-		fmt.Fprintf(w, "  %d archived %s in other projects or scopes: sessionwatch list --archived --all --type all\n",
+		fmt.Fprintf(w, "  %d archived %s in other projects or sources: sessionwatch list --archived --all\n",
 			len(all), plural(len(all), "session", "sessions"))
 		return
 	}
@@ -246,7 +246,7 @@ func scopeArgs(sc scope) string {
 	if len(sc.sources) == 1 {
 		s += " --source " + termSafe(sc.sources[0])
 	}
-	if sc.typ != "" && sc.typ != indexer.TypeMain {
+	if sc.typ != "" && sc.typ != "all" {
 		s += " --type " + sc.typ
 	}
 	return s

@@ -30,7 +30,7 @@ func TestListArchivedShowAndRestoreAgree(t *testing.T) {
 	for i, id := range []string{idOld, idYoung, idLocked} {
 		files[id] = e.agedSession("/work/arch", id, time.Duration(20+i)*24*time.Hour)
 	}
-	if out, errs, code := e.cli("clean"); code != 0 || !strings.Contains(out, "archived 3") {
+	if out, errs, code := e.cli("clean"); code != 0 || !strings.Contains(out, "archived 3") || !strings.Contains(errs, "hint: see them with 'sessionwatch list --archived") {
 		t.Fatalf("clean = %d:\n%s%s", code, out, errs)
 	}
 	rows := e.archivedJSON("--all")

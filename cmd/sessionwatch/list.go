@@ -103,6 +103,16 @@ type scopeFlagSet struct {
 	archived bool
 }
 
+// archivedScope is the scope among archived sessions: every type unless
+// --type is given (an archived subagent is as findable as its parent), as
+// `restore` reads them.
+func (s *scopeFlagSet) archivedScope(sc scope) scope {
+	if !flagSet(s.fs, "type") {
+		sc.typ = "all"
+	}
+	return sc
+}
+
 func (s *scopeFlagSet) scope(cfg *config.Config) (scope, error) {
 	sc := scope{all: s.all, typ: s.typ}
 	switch s.typ {
@@ -143,7 +153,7 @@ func cmdList(e *env, args []string) error {
 		return err
 	}
 	if f.archived {
-		return cmdListArchived(e, cfg, sc, f.json)
+		return cmdListArchived(e, cfg, f.archivedScope(sc), f.json)
 	}
 	entries, err := selectSessions(cfg, sc)
 	if err != nil {

@@ -15,7 +15,7 @@ func cmdRestore(ctx context.Context, e *env, args []string) error {
 		summaries["restore"]+" REF is read among the rows 'sessionwatch list --archived' prints with the same flags: an id, a row number, a unique id prefix or an archive path.")
 	all := fs.Bool("all", false, "look among the archived sessions of every project, not only the current directory's")
 	source := fs.String("source", "", "only this source's archives")
-	typ := fs.String("type", "main", "main, subagent or all")
+	typ := fs.String("type", "all", "main, subagent or all")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err

@@ -66,7 +66,7 @@ func cmdShow(e *env, args []string) error {
 		return err
 	}
 	if f.archived {
-		return showArchived(e, cfg, sc, pos[0], f.json)
+		return showArchived(e, cfg, f.archivedScope(sc), pos[0], f.json)
 	}
 	en, err := resolveRef(cfg, sc, pos[0], false)
 	if err != nil {
