@@ -95,9 +95,9 @@ func addScopeFlags(fs *flag.FlagSet) *scopeFlagSet {
 }
 
 type scopeFlagSet struct {
-	fs     *flag.FlagSet
-	all    bool
-	source string
+	fs       *flag.FlagSet
+	all      bool
+	source   string
 	typ      string
 	json     bool
 	archived bool
