@@ -56,6 +56,12 @@ const (
 	ScheduleOff   = "off"     // Janitor.Schedule: no scheduled runs
 	ActionArchive = "archive" // Source.Action: gzip into archive_dir, restorable
 	ActionDelete  = "delete"  // Source.Action: remove the files
+
+	// Janitor.FirstRun: the very first pass on a machine where sessionwatch
+	// never ran only reports what it would retire (FirstRunPreview, the
+	// default), or retires as every later pass does (FirstRunApply).
+	FirstRunPreview = "preview"
+	FirstRunApply   = "apply"
 )
 
 const (
@@ -165,6 +171,11 @@ type Janitor struct {
 	// ArchiveRetention deletes archives older than it. Default off = archives
 	// are kept forever.
 	ArchiveRetention Duration `json:"archive_retention"`
+	// FirstRun is what the daemon's very first pass on a machine where the
+	// janitor never ran does (no journal and no first-run marker in the state
+	// dir): "preview" (default) reports what it would retire and changes
+	// nothing; "apply" retires as every later pass. `clean` always applies.
+	FirstRun string `json:"first_run"`
 }
 
 // Scheduled reports whether the janitor runs on a schedule (Schedule is not
@@ -242,6 +253,7 @@ func defaultJanitor() Janitor {
 		ActiveGrace:      NewDuration(DefaultActiveGrace),
 		LockStaleAfter:   NewDuration(DefaultLockStaleAfter),
 		ArchiveRetention: DurationOff,
+		FirstRun:         FirstRunPreview,
 	}
 }
 
@@ -331,6 +343,9 @@ func (c *Config) Validate() error {
 	checkDur("janitor.active_grace", j.ActiveGrace)
 	checkDur("janitor.lock_stale_after", j.LockStaleAfter)
 	checkDur("janitor.archive_retention", j.ArchiveRetention)
+	if j.FirstRun != FirstRunPreview && j.FirstRun != FirstRunApply {
+		ps.add("janitor.first_run", "must be preview or apply", quote(j.FirstRun))
+	}
 
 	names := map[string]int{}
 	roots := map[[2]string]int{}

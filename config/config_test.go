@@ -133,7 +133,8 @@ func TestDefault(t *testing.T) {
 	if c.Settle != NewDuration(50*time.Millisecond) || c.MaxSettle != NewDuration(time.Second) || c.RescanInterval != NewDuration(time.Hour) {
 		t.Errorf("Default() settle, max_settle, rescan = %v, %v, %v", c.Settle, c.MaxSettle, c.RescanInterval)
 	}
-	wantJ := Janitor{Schedule: "@hourly", RunAtStart: true, ActiveGrace: NewDuration(time.Hour), LockStaleAfter: NewDuration(48 * time.Hour), ArchiveRetention: DurationOff}
+	wantJ := Janitor{Schedule: "@hourly", RunAtStart: true, ActiveGrace: NewDuration(time.Hour), LockStaleAfter: NewDuration(48 * time.Hour), ArchiveRetention: DurationOff,
+		FirstRun: FirstRunPreview}
 	if c.Janitor != wantJ {
 		t.Errorf("Default().Janitor = %+v, want %+v", c.Janitor, wantJ)
 	}
@@ -299,6 +300,9 @@ func TestWrongTypes(t *testing.T) {
 		{`{"search":{"tool_output":"yes"}}`, `search.tool_output: must be true or false (got "yes")`},
 		{`{"search":{"tool_outputs":true}}`, `search.tool_outputs: unknown key, did you mean "tool_output"?`},
 		{`{"janitor":{"run_at_start":"yes"}}`, `janitor.run_at_start: must be true or false (got "yes")`},
+		{`{"janitor":{"first_run":"later"}}`, `janitor.first_run: must be preview or apply (got "later")`},
+		{`{"janitor":{"first_run":""}}`, `janitor.first_run: must be preview or apply (got "")`},
+		{`{"janitor":{"first_run":true}}`, `janitor.first_run: must be a string (got true)`},
 		{`{"sources":{}}`, `sources: must be an array of source objects (got {})`},
 		{`{"sources":[{"layout":"wave","max_sessions":1.5}]}`, `sources[0].max_sessions: must be an integer (got 1.5)`},
 		{`{"sources":[{"layout":"wave","enabled":1}]}`, `sources[0].enabled: must be true or false (got 1)`},
@@ -369,6 +373,8 @@ func TestZeroMeansOff(t *testing.T) {
 		{"schedule five fields", `{"janitor":{"schedule":"*/15 * * * *"}}`, func(c *Config) bool { return c.Janitor.Scheduled() }},
 		{"active_grace off", `{"janitor":{"active_grace":"off"}}`, func(c *Config) bool { return !c.Janitor.ActiveGrace.Enabled() }},
 		{"lock_stale_after 0", `{"janitor":{"lock_stale_after":0}}`, func(c *Config) bool { return !c.Janitor.LockStaleAfter.Enabled() }},
+		{"first_run default preview", `{}`, func(c *Config) bool { return c.Janitor.FirstRun == FirstRunPreview }},
+		{"first_run apply", `{"janitor":{"first_run":"apply"}}`, func(c *Config) bool { return c.Janitor.FirstRun == FirstRunApply }},
 		{"archive_retention default off", `{}`, func(c *Config) bool { return !c.Janitor.ArchiveRetention.Enabled() }},
 		{"archive_retention on", `{"janitor":{"archive_retention":"1w"}}`, func(c *Config) bool { return c.Janitor.ArchiveRetention == NewDuration(Week) }},
 		{"retention off", `{"sources":[{"layout":"wave","retention":"off"}]}`, func(c *Config) bool { return !src(c).Retention.Enabled() }},
@@ -448,7 +454,7 @@ func TestMarshalRoundTrip(t *testing.T) {
 		`{"state_dir":"$SESSIONWATCH_TEST_DIR/state","archive_dir":"${SESSIONWATCH_TEST_DIR}/archive/",
 		  "log_level":"debug","log_format":"json","settle":"off","max_settle":"1.5s","rescan_interval":"90m",
 		  "janitor":{"schedule":"@every 10m","run_at_start":false,"dry_run":true,"active_grace":0,
-		             "lock_stale_after":"1w2d","archive_retention":"365d"},
+		             "lock_stale_after":"1w2d","archive_retention":"365d","first_run":"apply"},
 		  "sources":[{"layout":"wave","retention":"36h","action":"delete","max_sessions":20,"warn_size":1536,
 		              "warn_count":0,"remove_empty_dirs":false,"native_index":false,"enabled":false},
 		             {"name":"ct","layout":"collab-terminals","root":"~/src","kill_orphans":true},

@@ -316,6 +316,7 @@ func (d *decoder) janitor(j *Janitor, path string, raw json.RawMessage) {
 		{"active_grace", d.duration(&j.ActiveGrace)},
 		{"lock_stale_after", d.duration(&j.LockStaleAfter)},
 		{"archive_retention", d.duration(&j.ArchiveRetention)},
+		{"first_run", d.str(&j.FirstRun)},
 	})
 	if strings.EqualFold(j.Schedule, ScheduleOff) {
 		j.Schedule = ScheduleOff

@@ -59,6 +59,11 @@ type ArchiveMeta struct {
 	// the top-level paths (transcript or session directory, companions), whose
 	// content the tar entries hold.
 	Files []ArchivedFile `json:"files"`
+	// Reason is why it was archived, as journaled; Summary the session as the
+	// catalog listed it (`list --archived`). Archives written before they were
+	// recorded have neither.
+	Reason  string          `json:"reason,omitempty"`
+	Summary *ArchiveSummary `json:"summary,omitempty"`
 }
 
 // ArchivedFile is one path of an archived session.

@@ -597,7 +597,10 @@ func (j *Janitor) deleteRecord(ctx context.Context, ix *indexer.Indexer, en inde
 		}
 	}
 	grace := enabledDur(j.cfg.Janitor.ActiveGrace)
-	reason := "deleted by request"
+	kind, reason := KindArchive, "archived by request"
+	if o.Permanent {
+		kind, reason = KindDelete, "deleted by request"
+	}
 	recent := !last.IsZero() && grace > 0 && now.Sub(last) < grace
 	switch {
 	case last.After(now) && !o.Force:
@@ -605,19 +608,36 @@ func (j *Janitor) deleteRecord(ctx context.Context, ix *indexer.Indexer, en inde
 	case recent && !o.Force:
 		return Report{}, &RefusedError{ID: en.ID, Why: fmt.Sprintf("active %s ago, within active_grace %s", ageString(now.Sub(last)), durString(grace))}
 	case o.Force && (last.After(now) || recent):
-		reason = "deleted by request (--force)"
+		reason += " (--force)"
 	}
 	rep := &Report{Time: now.UTC(), DryRun: o.DryRun, Warnings: []Warning{}, Actions: []Action{}}
 	p := &pass{j: j, ctx: ctx, now: now, dry: o.DryRun, jr: newJournal(j.cfg.StateDir, o.DryRun), rep: rep}
-	a := Action{Kind: KindDelete, Source: en.Source, ID: en.ID, File: store, Bytes: int64(len(raw)), Reason: reason, Paths: []string{store}}
+	a := Action{Kind: kind, Source: en.Source, ID: en.ID, File: store, Bytes: int64(len(raw)), Reason: reason, Paths: []string{store}}
 	if !o.DryRun {
+		if kind == KindArchive {
+			// As a pass archives a record: its line is durable in records.jsonl
+			// before the store is rewritten without it.
+			l, err := newRecordLine(en.Source, ix.Layout().Name(), en.ID, store, reason, raw, time.Now())
+			if err == nil {
+				a.Archive, err = appendRecords(filepath.Join(j.cfg.ArchiveDir, en.Source), []RecordLine{l})
+			}
+			if err != nil {
+				return *rep, fmt.Errorf("archive session %s: %w", en.ID, err)
+			}
+			a.touched = true
+		}
 		delete(recs, en.ID)
 		out, err := indexer.EncodeHyperyoloStore(recs, keys)
 		if err == nil {
 			err = writeStore(sf, out, lk)
 		}
 		if err != nil {
-			return *rep, fmt.Errorf("delete session %s: %w", en.ID, err)
+			if a.touched {
+				a.Error = err.Error()
+				p.record(a)
+				p.jr.close()
+			}
+			return *rep, fmt.Errorf("%s session %s: %w", kind, en.ID, err)
 		}
 		a.touched = true
 	}

@@ -505,7 +505,7 @@ func TestHyperyoloDeleteAndRestore(t *testing.T) {
 	if _, err := j.Delete(context.Background(), entry("hyper_3d3d3d3d"), DeleteOptions{}); !errors.As(err, &re) {
 		t.Errorf("delete of a record active 10m ago = %v", err)
 	}
-	rep, err := j.Delete(context.Background(), entry("hyper_2c2c2c2c"), DeleteOptions{})
+	rep, err := j.Delete(context.Background(), entry("hyper_2c2c2c2c"), DeleteOptions{Permanent: true})
 	if err != nil || len(rep.Actions) != 1 || rep.Actions[0].Kind != KindDelete || rep.Deleted != 1 {
 		t.Fatalf("delete = %+v, %v", rep, err)
 	}

@@ -38,6 +38,10 @@ type Overrides struct {
 	InvalidOnly bool          // retire only invalid and corrupt sessions
 	MaxSessions int           // > 0: keep only the newest N main sessions per project
 	DryRun      bool          // report, change nothing
+	// Auto marks a pass the user did not ask for (the daemon's, `run --once`):
+	// on a machine where the janitor never ran it only previews, unless
+	// janitor.first_run is "apply" (firstrun.go).
+	Auto bool
 }
 
 // Warning is a project over its size or count limit.
@@ -72,6 +76,9 @@ type Report struct {
 	Warnings       []Warning `json:"warnings"`
 	Actions        []Action  `json:"actions"`
 	Errors         []string  `json:"errors,omitempty"`
+	// Preview: the first pass on a machine where the janitor never ran, which
+	// only reports (DryRun is set too; see Overrides.Auto).
+	Preview bool `json:"preview,omitempty"`
 }
 
 // Janitor runs passes over the sources of a group: on a cron schedule (Run), or
@@ -116,7 +123,7 @@ func (j *Janitor) Run(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return
 		}
-		if _, err := j.RunOnce(ctx, Overrides{}); err != nil && ctx.Err() == nil {
+		if _, err := j.RunOnce(ctx, Overrides{Auto: true}); err != nil && ctx.Err() == nil {
 			j.log.Error("janitor pass failed", "err", err)
 		}
 	}
@@ -227,16 +234,19 @@ func (j *Janitor) RunOnce(ctx context.Context, o Overrides) (Report, error) {
 		return Report{}, errors.New("janitor: negative override")
 	}
 	dry := j.cfg.Janitor.DryRun || o.DryRun
+	preview := false
 	if !dry {
 		release, err := lockPass(ctx, j.cfg.StateDir)
 		if err != nil {
 			return Report{}, err
 		}
 		defer release()
+		preview = j.previewFirst(o)
+		dry = preview
 	}
 	start := time.Now()
 	now := j.opt.Now()
-	rep := &Report{Time: now.UTC(), DryRun: dry, Warnings: []Warning{}, Actions: []Action{}}
+	rep := &Report{Time: now.UTC(), DryRun: dry, Preview: preview, Warnings: []Warning{}, Actions: []Action{}}
 	p := &pass{j: j, ctx: ctx, now: now, dry: dry, jr: newJournal(j.cfg.StateDir, dry), rep: rep,
 		restored: loadPins(j.cfg.StateDir)}
 	var names []string
@@ -262,11 +272,26 @@ func (j *Janitor) RunOnce(ctx context.Context, o Overrides) (Report, error) {
 	}
 	rep.Took = time.Since(start).Round(time.Millisecond).String()
 	tally(rep)
+	if !dry || preview {
+		if err := j.endPass(rep, o.Source); err != nil {
+			p.fail("journal", err)
+		}
+	}
 	j.mu.Lock()
 	j.last = rep
 	j.mu.Unlock()
-	j.log.Info("janitor pass done", "dryRun", dry, "retired", rep.Retired, "archived", rep.Archived, "deleted", rep.Deleted,
-		"skippedInUse", rep.SkippedInUse, "bytesFreed", rep.BytesFreed, "warnings", len(rep.Warnings), "errors", len(rep.Errors), "took", rep.Took)
+	// One summary line per pass; one that retired something (or would have,
+	// in a first-run preview) says how to see and undo it.
+	attrs := []any{"dryRun", dry, "retired", rep.Retired, "archived", rep.Archived, "deleted", rep.Deleted,
+		"skippedInUse", rep.SkippedInUse, "bytesFreed", rep.BytesFreed, "warnings", len(rep.Warnings), "errors", len(rep.Errors), "took", rep.Took}
+	switch {
+	case preview:
+		j.log.Info("janitor first pass is a preview: nothing retired", append(attrs, "hint", passHint(rep, j.cfg.StateDir))...)
+	case rep.Retired > 0 && !dry:
+		j.log.Info("janitor pass done", append(attrs, "hint", passHint(rep, j.cfg.StateDir))...)
+	default:
+		j.log.Info("janitor pass done", attrs...)
+	}
 	if j.opt.OnPass != nil {
 		j.opt.OnPass(*rep)
 	}
@@ -485,6 +510,7 @@ func (p *pass) retire(g *gatherer, a *Action) error {
 		s := c.Session
 		meta := ArchiveMeta{ID: s.ID, Source: a.Source, Layout: g.layout.Name(), Project: s.Project, Type: s.Type,
 			Root: g.root, File: s.File, ArchivedAt: indexer.FormatTime(time.Now())}
+		meta.Reason, meta.Summary = a.Reason, summarize(s)
 		dir := ArchiveDir(p.j.cfg.ArchiveDir, a.Source, s.Project)
 		path, _, err := writeArchive(dir, filepath.Base(c.Paths[0]), meta, es)
 		if errors.Is(err, errChanged) {
@@ -796,11 +822,15 @@ type DeleteOptions struct {
 	// a live registered session.
 	Force  bool
 	DryRun bool
+	// Permanent removes the files; otherwise the session is archived as the
+	// janitor archives it (restorable).
+	Permanent bool
 }
 
-// Delete removes one session's files (transcript, companions, stale lock
-// sidecars), journals it and updates the catalog. It refuses (RefusedError) a
-// session in use.
+// Delete retires one session by request: it archives its files (transcript,
+// companions) as a pass would, or with Permanent removes them; stale lock
+// sidecars are removed, the action journaled and the catalog updated. It
+// refuses (RefusedError) a session in use.
 func (j *Janitor) Delete(ctx context.Context, en indexer.Entry, o DeleteOptions) (Report, error) {
 	ix := j.group.Indexer(en.Source)
 	if ix == nil {
@@ -845,14 +875,17 @@ func (j *Janitor) Delete(ctx context.Context, en indexer.Entry, o DeleteOptions)
 		return Report{}, &RefusedError{ID: s.ID, PID: c.Hold.PID, Why: c.Hold.Why}
 	}
 	grace := enabledDur(j.cfg.Janitor.ActiveGrace)
-	reason := "deleted by request"
+	kind, reason := KindArchive, "archived by request"
+	if o.Permanent {
+		kind, reason = KindDelete, "deleted by request"
+	}
 	switch {
 	case c.Mtime.After(now) && !o.Force:
 		return Report{}, &RefusedError{ID: s.ID, Why: "its file mtime is in the future"}
 	case grace > 0 && now.Sub(c.Mtime) < grace && !o.Force:
 		return Report{}, &RefusedError{ID: s.ID, Why: fmt.Sprintf("modified %s ago, within active_grace %s", ageString(now.Sub(c.Mtime)), durString(grace))}
 	case o.Force && (c.Hold.Held() || c.Mtime.After(now) || grace > 0 && now.Sub(c.Mtime) < grace):
-		reason = "deleted by request (--force)"
+		reason += " (--force)"
 	}
 	rep := &Report{Time: now.UTC(), DryRun: o.DryRun, Warnings: []Warning{}, Actions: []Action{}}
 	p := &pass{j: j, ctx: ctx, now: now, dry: o.DryRun, jr: newJournal(j.cfg.StateDir, o.DryRun), rep: rep}
@@ -871,8 +904,23 @@ func (j *Janitor) Delete(ctx context.Context, en indexer.Entry, o DeleteOptions)
 		}
 		p.record(a)
 	}
-	a := Action{Kind: KindDelete, Source: en.Source, ID: s.ID, Project: s.Project, File: s.File, Bytes: c.Bytes, Reason: reason, Paths: c.Paths, cand: &c}
-	if !o.DryRun {
+	a := Action{Kind: kind, Source: en.Source, ID: s.ID, Project: s.Project, File: s.File, Bytes: c.Bytes, Reason: reason, Paths: c.Paths, cand: &c}
+	if !o.DryRun && kind == KindArchive {
+		// As a pass archives: locks checked again, the archive durable before
+		// anything is removed, a session that changed meanwhile kept.
+		if err := p.retire(g, &a); err != nil {
+			a.Error = err.Error()
+			p.record(a)
+			p.jr.close()
+			if a.touched {
+				ix.Update(c.Paths)
+			}
+			return *rep, fmt.Errorf("archive session %s: %w", s.ID, err)
+		}
+		if a.Kind != KindArchive {
+			return *rep, &RefusedError{ID: s.ID, PID: a.PID, Why: a.Reason, Hard: a.PID > 0}
+		}
+	} else if !o.DryRun {
 		if h, held := g.recheckLocks(&c); held {
 			return *rep, &RefusedError{ID: s.ID, PID: h.PID, Why: h.Why, Hard: true}
 		}

@@ -89,6 +89,9 @@ func cmdClean(ctx context.Context, e *env, args []string) error {
 	} else {
 		printActions(e.stdout, rep.Actions)
 		fmt.Fprintln(e.stdout, summaryLine(rep))
+		if !rep.DryRun && rep.Archived > 0 {
+			fmt.Fprintln(e.stderr, "hint: see them with 'sessionwatch list --archived --all'; undo with 'sessionwatch restore REF --all'")
+		}
 	}
 	return reportErrors(e, "clean", rep)
 }

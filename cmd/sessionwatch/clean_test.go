@@ -161,7 +161,7 @@ func lastLine(s string) string {
 
 func TestDaemonJanitorAtStartAndOnSchedule(t *testing.T) {
 	e := newEnv(t)
-	e.janitorConfig(`{"run_at_start":true,"schedule":"@every 1s"}`, "")
+	e.janitorConfig(`{"run_at_start":true,"schedule":"@every 1s","first_run":"apply"}`, "")
 	first := e.agedSession("/work/d", idOld, 20*24*time.Hour)
 	keep := e.agedSession("/work/d", idYoung, 2*24*time.Hour)
 	d := e.startDaemon()
@@ -193,6 +193,7 @@ func TestDaemonJanitorAtStartAndOnSchedule(t *testing.T) {
 
 func TestRunOnceRunsOneJanitorPass(t *testing.T) {
 	e := newEnv(t)
+	e.janitorConfig(`{"run_at_start":false,"schedule":"off","first_run":"apply"}`, "")
 	old := e.agedSession("/work/once", idOld, 20*24*time.Hour)
 	_, errs, code := e.cli("run", "--once")
 	if code != 0 || fileExists(old) {

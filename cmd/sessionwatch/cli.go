@@ -63,7 +63,7 @@ var summaries = map[string]string{
 	"run":        "Run the daemon in the foreground: index every source, watch it, and run the janitor on its schedule.",
 	"list":       "List the sessions of this directory's project across all sources (--all: every project), newest first, numbered from 1.",
 	"show":       "Show one session in detail. REF is an id, a unique id prefix, a row number of 'list' (same flags) or a session file path.",
-	"delete":     "Retire one session of this project (--all: any project). REF is read as by 'show', but a number that is also the start of an id is refused.",
+	"delete":     "Retire one session of this project (--all: any project): archive it (restorable), or with --permanent remove its files. REF is read as by 'show', but a number that is also the start of an id is refused.",
 	"clean":      "Run one janitor pass now, with these overrides; print each action and a summary line.",
 	"restore":    "Bring an archived session back to its original path (never overwrites).",
 	"reindex":    "Rebuild the catalogs and native indexes from the session files.",

@@ -2,15 +2,21 @@ package main
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/sessionwatch/sessionwatch/janitor"
 )
 
 func cmdDelete(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "delete", "sessionwatch delete REF [--all] [--source S] [--type main|subagent|all] [--dry-run] [--force]   (example: sessionwatch delete 3 --dry-run)")
+	fs := newFlags(e, "delete", "sessionwatch delete REF [--all] [--source S] [--type main|subagent|all] [--dry-run] [--force] [--permanent]   (example: sessionwatch delete 3 --dry-run)\n"+
+		summaries["delete"]+"\n\n"+
+		"By default the session is archived as the janitor archives it: gzipped into archive_dir, journaled, and\n"+
+		"restorable ('sessionwatch list --archived', then 'sessionwatch restore REF'). --permanent removes its\n"+
+		"files (and a stale lock sidecar) instead: that cannot be undone. A session in use is refused.")
 	sf := addScopeFlags(fs)
-	dry := fs.Bool("dry-run", false, "print what would be deleted and change nothing")
-	force := fs.Bool("force", false, "delete even if recently active or held open (never if a live lock or running agent holds it)")
+	dry := fs.Bool("dry-run", false, "print what would be done and change nothing")
+	force := fs.Bool("force", false, "retire it even if recently active or held open (never if a live lock or running agent holds it)")
+	permanent := fs.Bool("permanent", false, "remove the files instead of archiving them (not restorable)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -43,13 +49,16 @@ func cmdDelete(ctx context.Context, e *env, args []string) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, passLockWait)
 	defer cancel()
-	rep, err := j.Delete(ctx, en, janitor.DeleteOptions{Force: *force, DryRun: *dry})
+	rep, err := j.Delete(ctx, en, janitor.DeleteOptions{Force: *force, DryRun: *dry, Permanent: *permanent})
 	printActions(e.stdout, rep.Actions)
 	if err != nil {
 		return janitorErr("delete", err)
 	}
-	if *dry {
-		e.stdout.Write([]byte("dry run, nothing changed\n"))
+	switch {
+	case *dry:
+		fmt.Fprintln(e.stdout, "dry run, nothing changed")
+	case rep.Archived > 0:
+		fmt.Fprintf(e.stdout, "archived: see it with 'sessionwatch list --archived --all', undo with 'sessionwatch restore %s --all'\n", termSafe(en.ID))
 	}
 	return reportErrors(e, "delete", rep)
 }

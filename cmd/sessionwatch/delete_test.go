@@ -38,7 +38,7 @@ func TestDeleteCommand(t *testing.T) {
 	if _, errs, code := e.cli("delete", "--all", idYoung); code != 1 || !strings.Contains(errs, "active_grace") || !strings.Contains(errs, "--force") {
 		t.Errorf("delete recent = %d, %q", code, errs)
 	}
-	if out, errs, code := e.cli("delete", "--all", idYoung, "--force"); code != 0 || fileExists(young) || !strings.Contains(out, "delete") {
+	if out, errs, code := e.cli("delete", "--all", idYoung, "--force", "--permanent"); code != 0 || fileExists(young) || !strings.HasPrefix(out, "delete") {
 		t.Errorf("delete --force recent = %d, %q %q", code, out, errs)
 	}
 
@@ -49,7 +49,7 @@ func TestDeleteCommand(t *testing.T) {
 	if out, _, code := e.cli("delete", "--all", idOld, "--dry-run"); code != 0 || !fileExists(old) || !strings.Contains(out, "remove-lock") || !strings.Contains(out, "dry run") {
 		t.Errorf("delete --dry-run = %d:\n%s", code, out)
 	}
-	out, errs, code := e.cli("delete", "--all", idOld)
+	out, errs, code := e.cli("delete", "--all", idOld, "--permanent")
 	if code != 0 || fileExists(old) || fileExists(old+janitor.LockSuffix) {
 		t.Fatalf("delete = %d, %q %q", code, out, errs)
 	}

@@ -81,6 +81,7 @@ func selectSessions(cfg *config.Config, sc scope) ([]indexer.Entry, error) {
 func scopeFlags(e *env, name, usage string) *scopeFlagSet {
 	s := addScopeFlags(newFlags(e, name, usage))
 	s.fs.BoolVar(&s.json, "json", false, "print JSON")
+	s.fs.BoolVar(&s.archived, "archived", false, "archived sessions (numbered as 'restore' reads them), with when and why they were archived")
 	return s
 }
 
@@ -95,11 +96,22 @@ func addScopeFlags(fs *flag.FlagSet) *scopeFlagSet {
 }
 
 type scopeFlagSet struct {
-	fs     *flag.FlagSet
-	all    bool
-	source string
-	typ    string
-	json   bool
+	fs       *flag.FlagSet
+	all      bool
+	source   string
+	typ      string
+	json     bool
+	archived bool
+}
+
+// archivedScope is the scope among archived sessions: every type unless
+// --type is given (an archived subagent is as findable as its parent), as
+// `restore` reads them.
+func (s *scopeFlagSet) archivedScope(sc scope) scope {
+	if !flagSet(s.fs, "type") {
+		sc.typ = "all"
+	}
+	return sc
 }
 
 func (s *scopeFlagSet) scope(cfg *config.Config) (scope, error) {
@@ -125,7 +137,7 @@ func (s *scopeFlagSet) scope(cfg *config.Config) (scope, error) {
 }
 
 func cmdList(e *env, args []string) error {
-	f := scopeFlags(e, "list", "sessionwatch list [--all] [--source S] [--type main|subagent|all] [--json]   (example: sessionwatch list --all)")
+	f := scopeFlags(e, "list", "sessionwatch list [--all] [--source S] [--type main|subagent|all] [--archived] [--json]   (example: sessionwatch list --all)")
 	pos, err := parseFlags(f.fs, args)
 	if err != nil {
 		return err
@@ -140,6 +152,9 @@ func cmdList(e *env, args []string) error {
 	sc, err := f.scope(cfg)
 	if err != nil {
 		return err
+	}
+	if f.archived {
+		return cmdListArchived(e, cfg, f.archivedScope(sc), f.json)
 	}
 	refreshCatalogs(e, cfg, sc.sources)
 	entries, err := selectSessions(cfg, sc)

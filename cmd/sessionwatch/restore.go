@@ -4,15 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	iofs "io/fs"
 
 	"github.com/sessionwatch/sessionwatch/indexer"
 	"github.com/sessionwatch/sessionwatch/janitor"
 )
 
 func cmdRestore(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "restore", "sessionwatch restore REF [--all] [--source S]   (example: sessionwatch restore 0b5c3a4e)")
+	fs := newFlags(e, "restore", "sessionwatch restore REF [--all] [--source S] [--type main|subagent|all]   (example: sessionwatch restore 1)\n"+
+		summaries["restore"]+" REF is read among the rows 'sessionwatch list --archived' prints with the same flags: an id, a row number, a unique id prefix or an archive path.")
 	all := fs.Bool("all", false, "look among the archived sessions of every project, not only the current directory's")
 	source := fs.String("source", "", "only this source's archives")
+	typ := fs.String("type", "all", "main, subagent or all")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -30,12 +33,17 @@ func cmdRestore(ctx context.Context, e *env, args []string) error {
 	if *source != "" {
 		sources = []string{*source}
 	}
-	archives, err := janitor.ListArchives(cfg.ArchiveDir, sources)
+	switch *typ {
+	case "main", "subagent", "all":
+	default:
+		return usageErr("use --type main, subagent or all", "restore: invalid --type %q", *typ)
+	}
+	// The rows of `list --archived` with the same flags, in the same order.
+	archives, err := archivesOf(cfg, scope{all: *all, sources: sources, typ: *typ})
 	if err != nil {
 		return failErr("", "restore: %v", err)
 	}
-	sc := scope{all: *all, sources: sources}
-	ar, err := resolveArchive(archivesInScope(archives, sc), pos[0], *all)
+	ar, _, err := resolveArchive(archives, pos[0], *all, true)
 	if err != nil {
 		return err
 	}
@@ -55,6 +63,9 @@ func cmdRestore(ctx context.Context, e *env, args []string) error {
 		return failErr("the store holds a record with that key again; 'sessionwatch delete "+ar.Meta.ID+"' first if the archived one should replace it",
 			"restore: %v", err)
 	}
+	if errors.Is(err, indexer.ErrNotFound) || errors.Is(err, iofs.ErrNotExist) {
+		return failErr("run 'sessionwatch list --archived' to see the archived sessions", "restore: %v", err)
+	}
 	if err != nil {
 		return janitorErr("restore", err)
 	}
@@ -72,17 +83,17 @@ func cmdRestore(ctx context.Context, e *env, args []string) error {
 }
 
 // resolveArchive finds the archive REF names among the archives of the scope
-// (this project's, or every project's with --all), listed newest archived first
-// as `list --archived` numbers them: by the shared REF rules (an exact id, a row
-// number, a unique id prefix, or an archive file path), as a destructive command:
-// a number that is also the start of an id is refused. One session archived
+// (archivesOf: as `list --archived` numbers them) by the shared REF rules (an
+// exact id, a row number, a unique id prefix, or an archive file path), and
+// returns it with its index; destructive (restore): a number that is also the
+// start of an id is refused. One session archived
 // twice is ambiguous by id; the archive path picks one.
-func resolveArchive(archives []janitor.Archived, ref string, all bool) (janitor.Archived, error) {
+func resolveArchive(archives []janitor.Archived, ref string, all, destructive bool) (janitor.Archived, int, error) {
 	rows := make([]indexer.RefRow, len(archives))
 	for i, a := range archives {
 		rows[i] = indexer.RefRow{ID: a.Meta.ID, File: a.Path}
 	}
-	o := indexer.RefOptions{Numbers: true, Destructive: true}
+	o := indexer.RefOptions{Numbers: true, Destructive: destructive}
 	if all {
 		o.Scope = "any project"
 	}
@@ -95,7 +106,7 @@ func resolveArchive(archives []janitor.Archived, ref string, all bool) (janitor.
 		err = fmt.Errorf("%w: no archived session matches %s %s", indexer.ErrNotFound, ref, where)
 	}
 	if err != nil {
-		return janitor.Archived{}, refErr(err, all, "list --archived")
+		return janitor.Archived{}, 0, refErr(err, all, "list --archived")
 	}
-	return archives[i], nil
+	return archives[i], i, nil
 }

@@ -124,6 +124,11 @@ type daemon struct {
 	janitor   *janitorStatus // last janitor pass, kept across reloads
 	warnings  []string       // its warnings
 	writer    *indexer.WriterLock
+	// The status file is written when what it shows changes (statusChanged),
+	// at most every statusMinGap, and every statusEvery anyway.
+	sig        string           // statusSig at the last write
+	lastStatus time.Time        // the last write
+	statusDue  <-chan time.Time // a write held back by statusMinGap
 }
 
 // serve runs one configuration until ctx ends (reload=false) or SIGHUP (reload=true).
@@ -158,7 +163,9 @@ func (d *daemon) serve(ctx context.Context, cfg *config.Config, once bool, hup <
 		d.log.Info("index pass done", "took", time.Since(start).Round(time.Millisecond), "sessions", totalSessions(g))
 		// The janitor judges every session by its files, so a partial index is
 		// no reason to skip it: it only sees fewer sessions.
-		rep, jerr := j.RunOnce(ctx, janitor.Overrides{})
+		// Auto: on a machine where the janitor never ran this pass only
+		// previews (janitor.first_run), like the daemon's first one.
+		rep, jerr := j.RunOnce(ctx, janitor.Overrides{Auto: true})
 		if jerr == nil {
 			d.setJanitor(rep)
 			if len(rep.Errors) > 0 {
@@ -245,6 +252,9 @@ func (d *daemon) serve(ctx context.Context, cfg *config.Config, once bool, hup <
 				<-werr
 				return true, nil
 			}
+			d.statusChanged(g, w)
+		case <-d.statusDue:
+			d.writeStatus(g, w, true)
 		case <-hup:
 			d.log.Info("reloading config")
 			stopWatcher()

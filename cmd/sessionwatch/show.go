@@ -49,7 +49,7 @@ func existingLockFiles(en indexer.Entry) []string {
 }
 
 func cmdShow(e *env, args []string) error {
-	f := scopeFlags(e, "show", "sessionwatch show REF [--all] [--source S] [--type main|subagent|all] [--json] [--messages [--grep QUERY]]   (example: sessionwatch show 1 --messages)")
+	f := scopeFlags(e, "show", "sessionwatch show REF [--all] [--source S] [--type main|subagent|all] [--archived] [--json] [--messages [--grep QUERY]]   (example: sessionwatch show 1 --messages)")
 	messages := f.fs.Bool("messages", false, "print the conversation (role, time, text; tool calls on one line)")
 	grep := f.fs.String("grep", "", "with --messages: only the messages matching QUERY, with context")
 	pos, err := parseFlags(f.fs, args)
@@ -66,6 +66,9 @@ func cmdShow(e *env, args []string) error {
 	sc, err := f.scope(cfg)
 	if err != nil {
 		return err
+	}
+	if f.archived {
+		return showArchived(e, cfg, f.archivedScope(sc), pos[0], f.json)
 	}
 	refreshCatalogs(e, cfg, sc.sources)
 	en, err := resolveRef(cfg, sc, pos[0], false)

@@ -39,13 +39,14 @@ type janitorStatus struct {
 	SkippedInUse int    `json:"skippedInUse"`
 	BytesFreed   int64  `json:"bytesFreed"`
 	DryRun       bool   `json:"dryRun,omitempty"`
+	Preview      bool   `json:"preview,omitempty"` // a first-run preview: nothing changed
 	Errors       int    `json:"errors,omitempty"`
 }
 
 // setJanitor keeps a pass's report for the status file.
 func (d *daemon) setJanitor(r janitor.Report) {
 	d.janitor = &janitorStatus{LastRun: indexer.FormatTime(r.Time), Retired: r.Retired, Archived: r.Archived, Deleted: r.Deleted,
-		SkippedInUse: r.SkippedInUse, BytesFreed: r.BytesFreed, DryRun: r.DryRun, Errors: len(r.Errors)}
+		SkippedInUse: r.SkippedInUse, BytesFreed: r.BytesFreed, DryRun: r.DryRun, Preview: r.Preview, Errors: len(r.Errors)}
 	d.warnings = d.warnings[:0]
 	for _, w := range r.Warnings {
 		d.warnings = append(d.warnings, fmt.Sprintf("%s: %s (hint: %s)", w.Source, w.Message, w.Hint))
@@ -68,8 +69,46 @@ type sourceStatus struct {
 	WriteFailures int `json:"writeFailures,omitempty"`
 }
 
+// statusMinGap is the least time between two writes of the status file that
+// changes prompt (at most four a second), so `status` follows the daemon within
+// a second without an fsync per appended line.
+const statusMinGap = 250 * time.Millisecond
+
+// statusSig is what the status file shows that a flush or a rescan changes:
+// per source its sessions, projects, bytes and rescans; the watches; the last
+// error. Two equal signatures need no new write.
+func (d *daemon) statusSig(g *indexer.Group, w *watcher.Watcher) string {
+	b := make([]byte, 0, 128)
+	for _, ix := range g.Indexers() {
+		s := ix.Stats()
+		b = fmt.Appendf(b, "%d/%d/%d/%d;", s.Sessions, s.Projects, s.Bytes, s.Reconciles)
+	}
+	if w != nil {
+		ws := w.Stats()
+		b = fmt.Appendf(b, "%d/%d/%d;", ws.Watches, ws.Unwatched, ws.Rescans)
+	}
+	return string(append(b, d.lastErr...))
+}
+
+// statusChanged writes the status file when what it shows changed: at once,
+// or, within statusMinGap of the last write, when statusDue fires.
+func (d *daemon) statusChanged(g *indexer.Group, w *watcher.Watcher) {
+	if d.statusDue != nil || d.statusSig(g, w) == d.sig {
+		return
+	}
+	if wait := statusMinGap - time.Since(d.lastStatus); wait > 0 {
+		d.statusDue = time.After(wait)
+		return
+	}
+	d.writeStatus(g, w, true)
+}
+
 // writeStatus refreshes the status file (errors are ignored: status is advisory).
 func (d *daemon) writeStatus(g *indexer.Group, w *watcher.Watcher, running bool) {
+	d.statusDue, d.lastStatus = nil, time.Now()
+	if g != nil {
+		d.sig = d.statusSig(g, w)
+	}
 	st := statusFile{Running: running, PID: os.Getpid(), StartedAt: indexer.FormatTime(d.started), UpdatedAt: indexer.FormatTime(time.Now()), LastError: d.lastErr,
 		Janitor: d.janitor, Warnings: d.warnings}
 	if g != nil {

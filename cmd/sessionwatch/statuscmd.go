@@ -13,6 +13,7 @@ import (
 
 	"github.com/sessionwatch/sessionwatch/config"
 	"github.com/sessionwatch/sessionwatch/indexer"
+	"github.com/sessionwatch/sessionwatch/janitor"
 )
 
 // statusOut is `status --json` (SPEC §6).
@@ -101,6 +102,22 @@ func buildStatus(cfg *config.Config, now time.Time) statusOut {
 	if out.Sources == nil {
 		out.Sources = []sourceStatus{}
 	}
+	// The daemon's status file knows its own passes (dry runs too); the journal
+	// knows every pass that was not a dry run, a `clean` from the CLI too. The
+	// newer one is the last pass.
+	if p, ok, err := janitor.LastPass(cfg.StateDir); err == nil && ok {
+		var cur struct {
+			LastRun string `json:"lastRun"`
+		}
+		json.Unmarshal(out.Janitor, &cur)
+		if !indexer.ParseTime(p.Time).Before(indexer.ParseTime(cur.LastRun)) {
+			js := janitorStatus{LastRun: p.Time, Retired: p.Retired, Archived: p.Archived, Deleted: p.Deleted,
+				SkippedInUse: p.SkippedInUse, BytesFreed: p.Bytes, Preview: p.Preview, Errors: p.Errors}
+			if data, err := json.Marshal(js); err == nil {
+				out.Janitor = data
+			}
+		}
+	}
 	return out
 }
 
@@ -157,12 +174,21 @@ func printStatus(e *env, cfg *config.Config, out statusOut) {
 		Deleted      int    `json:"deleted"`
 		SkippedInUse int    `json:"skippedInUse"`
 		BytesFreed   int64  `json:"bytesFreed"`
+		DryRun       bool   `json:"dryRun"`
+		Preview      bool   `json:"preview"`
 	}
-	if json.Unmarshal(out.Janitor, &j) == nil && j.LastRun != "" {
+	switch {
+	case json.Unmarshal(out.Janitor, &j) != nil || j.LastRun == "":
+		fmt.Fprintln(w, "janitor: no run yet")
+	case j.Preview:
+		fmt.Fprintf(w, "janitor: last run %s: first-run preview, nothing changed: would retire %d (archive %d, delete %d); apply with 'sessionwatch clean'\n",
+			localTime(j.LastRun), j.Retired, j.Archived, j.Deleted)
+	case j.DryRun:
+		fmt.Fprintf(w, "janitor: last run %s: dry run, nothing changed: would retire %d (archive %d, delete %d), skipped in use %d\n",
+			localTime(j.LastRun), j.Retired, j.Archived, j.Deleted, j.SkippedInUse)
+	default:
 		fmt.Fprintf(w, "janitor: last run %s: retired %d (archived %d, deleted %d), skipped in use %d, freed %s\n",
 			localTime(j.LastRun), j.Retired, j.Archived, j.Deleted, j.SkippedInUse, humanSize(j.BytesFreed))
-	} else {
-		fmt.Fprintln(w, "janitor: no run yet")
 	}
 	if out.WatchError != "" {
 		fmt.Fprintf(w, "watch error: %s\n", termSafe(out.WatchError))
