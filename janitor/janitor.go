@@ -557,7 +557,7 @@ func removeStaleLock(g *gatherer, a *Action) (ok bool, err error) {
 	if err != nil || !exists {
 		return false, err
 	}
-	if JudgeLock(g.now, l, g.staleAfter, g.alive).Held {
+	if JudgeLock(g.now, l, g.staleAfter, g.proc).Held {
 		return false, nil
 	}
 	if fi, err := os.Lstat(a.File); err == nil {
