@@ -449,6 +449,9 @@ var processStart = time.Now()
 // removeStaleTemp removes a sessionwatch temp file that a crashed process left in a
 // store; one being written right now by a live process is younger and stays.
 func removeStaleTemp(path string, d fs.DirEntry) {
+	if strings.HasPrefix(d.Name(), RetirePrefix) {
+		return // a session being retired: the janitor's recovery owns it
+	}
 	if fi, err := d.Info(); err == nil && fi.Mode().IsRegular() && fi.ModTime().Before(processStart) {
 		os.Remove(path)
 	}

@@ -55,6 +55,9 @@ type ArchiveMeta struct {
 	File       string `json:"file"` // the transcript, absolute
 	Format     string `json:"format"`
 	ArchivedAt string `json:"archivedAt"`
+	// ActionID is the journal action that wrote the archive (`restore` takes
+	// it to pick one of several archives of a session).
+	ActionID string `json:"actionId,omitempty"`
 	// Files are the session's paths: for FormatGzip the one file; for FormatTar
 	// the top-level paths (transcript or session directory, companions), whose
 	// content the tar entries hold.
@@ -95,6 +98,10 @@ type entry struct {
 	rel  string // slash-separated, relative to the root
 	info fs.FileInfo
 	top  bool // one of the session's paths (not something inside one)
+	// f, when set, is the file held open (and leased) by a retirement: it is
+	// read through f, since opening the file again would break the lease.
+	f      *os.File
+	leased bool
 }
 
 // collect lists every path under paths (without following symlinks), parents
@@ -191,7 +198,12 @@ func writeArchive(dir, base string, meta ArchiveMeta, es []entry) (string, int64
 	if err := mkdirAllSynced(dir); err != nil {
 		return "", 0, err
 	}
-	tmp, err := os.CreateTemp(dir, indexer.TempPrefix+"archive-*")
+	pattern := indexer.TempPrefix + "archive-*"
+	if meta.ActionID != "" {
+		// Recovery finds the temp file of an interrupted action by its id.
+		pattern = indexer.TempPrefix + "archive-" + meta.ActionID + "-*"
+	}
+	tmp, err := os.CreateTemp(dir, pattern)
 	if err != nil {
 		return "", 0, fmt.Errorf("create archive in %s: %w", dir, err)
 	}
@@ -263,13 +275,20 @@ func linkNew(tmp, base, ext string) (string, error) {
 	return "", fmt.Errorf("no free archive name for %s%s", base, ext)
 }
 
-// copyFile copies one regular file into w, checking it is still the file collected.
+// copyFile copies one regular file into w, checking it is still the file
+// collected. A held file is read through its descriptor, and a leased one is
+// given up as soon as someone starts to open it (errChanged: the session is
+// kept and the opener waits no longer than a chunk).
 func copyFile(w io.Writer, e entry) error {
-	f, err := os.OpenFile(e.abs, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
-	if err != nil {
-		return fmt.Errorf("open %s: %w", e.abs, err)
+	f := e.f
+	if f == nil {
+		var err error
+		f, err = os.OpenFile(e.abs, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+		if err != nil {
+			return fmt.Errorf("open %s: %w", e.abs, err)
+		}
+		defer f.Close()
 	}
-	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
 		return fmt.Errorf("stat %s: %w", e.abs, err)
@@ -279,12 +298,32 @@ func copyFile(w io.Writer, e entry) error {
 	if ino != want || fi.Size() != e.info.Size() {
 		return fmt.Errorf("%s: %w", e.abs, errChanged)
 	}
-	n, err := io.Copy(w, f)
-	if err != nil {
-		return fmt.Errorf("read %s: %w", e.abs, err)
+	r := io.NewSectionReader(f, 0, e.info.Size())
+	buf := make([]byte, 1<<20)
+	var n int64
+	for {
+		k, rerr := r.Read(buf)
+		if k > 0 {
+			if _, err := w.Write(buf[:k]); err != nil {
+				return fmt.Errorf("archive %s: %w", e.abs, err)
+			}
+			n += int64(k)
+		}
+		if e.leased && leaseBroken(f) {
+			return fmt.Errorf("%s is being opened: %w", e.abs, errChanged)
+		}
+		if errors.Is(rerr, io.EOF) {
+			break
+		}
+		if rerr != nil {
+			return fmt.Errorf("read %s: %w", e.abs, rerr)
+		}
 	}
 	if n != e.info.Size() {
 		return fmt.Errorf("%s: %w", e.abs, errChanged)
+	}
+	if k, _ := f.ReadAt(buf[:1], n); k > 0 {
+		return fmt.Errorf("%s grew: %w", e.abs, errChanged)
 	}
 	return nil
 }

@@ -481,40 +481,19 @@ func (p *pass) retire(g *gatherer, a *Action) error {
 	if err != nil {
 		return err
 	}
+	var meta *ArchiveMeta
+	dir := ""
 	if a.Kind == KindArchive {
 		s := c.Session
-		meta := ArchiveMeta{ID: s.ID, Source: a.Source, Layout: g.layout.Name(), Project: s.Project, Type: s.Type,
+		meta = &ArchiveMeta{ID: s.ID, Source: a.Source, Layout: g.layout.Name(), Project: s.Project, Type: s.Type,
 			Root: g.root, File: s.File, ArchivedAt: indexer.FormatTime(time.Now())}
-		dir := filepath.Join(p.j.cfg.ArchiveDir, a.Source, indexer.ProjectKey(s.Project))
-		path, _, err := writeArchive(dir, filepath.Base(c.Paths[0]), meta, es)
-		if errors.Is(err, errChanged) {
-			a.Kind, a.Reason = KindSkipInUse, "modified while being archived"
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		a.Archive = path
+		dir = filepath.Join(p.j.cfg.ArchiveDir, a.Source, indexer.ProjectKey(s.Project))
 	}
-	// The archive is durable; remove exactly what was archived, nothing newer.
-	if err := unchanged(es); err != nil {
-		if a.Archive != "" {
-			os.Remove(a.Archive)
-			a.Archive = ""
-		}
-		a.Kind, a.Reason = KindSkipInUse, "modified during the pass"
-		return nil
+	kept, err := p.retireFiles(a, es, meta, dir)
+	if kept != "" {
+		a.Kind, a.Reason = KindSkipInUse, kept
 	}
-	a.touched = true
-	if err := removeEntries(es); err != nil {
-		if a.Archive != "" && unchanged(es) == nil {
-			// Nothing went: drop the archive, or every pass would add another copy.
-			os.Remove(a.Archive)
-			a.Archive, a.touched = "", false
-		}
-		return err
-	}
-	return nil
+	return err
 }
 
 // removeEntries removes collected files, then their directories deepest first;
