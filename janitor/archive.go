@@ -507,7 +507,7 @@ type target struct {
 // mode and mtime. It refuses (ErrExists) to overwrite anything, writes each file
 // atomically and durably, and undoes what it created if anything fails. The
 // archive itself is left for the caller to remove.
-func restoreArchive(a Archived) (restored []string, bytes int64, err error) {
+func restoreArchive(a Archived, actionID string) (restored []string, bytes int64, err error) {
 	m := a.Meta
 	root := m.Root
 	if !filepath.IsAbs(root) || filepath.Clean(root) != root {
@@ -556,7 +556,7 @@ func restoreArchive(a Archived) (restored []string, bytes int64, err error) {
 	if err != nil {
 		return nil, 0, fmt.Errorf("read archive %s: %w", a.Path, err)
 	}
-	r := &restorer{root: root}
+	r := &restorer{root: root, id: actionID}
 	defer func() {
 		if err != nil {
 			r.undo()
@@ -648,6 +648,7 @@ func noSymlinkParents(root, path string) error {
 // restorer creates the paths of one restore and remembers them to undo.
 type restorer struct {
 	root        string
+	id          string // the journal action: it names the temp files
 	files       []string
 	createdDirs []string // in creation order
 	dirTimes    map[string]ArchivedFile
@@ -707,7 +708,7 @@ func (r *restorer) file(t target, src io.Reader) error {
 	if err := r.mkdirs(dir); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(dir, indexer.TempPrefix+"restore-*")
+	tmp, err := os.CreateTemp(dir, indexer.TempPrefix+"restore-"+r.id+"-*")
 	if err != nil {
 		return fmt.Errorf("restore %s: %w", t.abs, err)
 	}

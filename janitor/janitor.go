@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/robfig/cron/v3"
 	"github.com/sessionwatch/sessionwatch/config"
 	"github.com/sessionwatch/sessionwatch/indexer"
@@ -88,6 +89,7 @@ type Janitor struct {
 	projectDirs map[string]bool   // sources seen to have project directories
 	notes       map[string]string // lasting conditions already logged (key → why), see noteChanged
 	orphans     map[string]uint8  // "source\x00tmux session" → orphanLogged|orphanJournaled
+	recovered   bool              // start-up recovery ran (recover.go)
 }
 
 // New prepares a janitor for the group's sources; it starts nothing. The
@@ -233,6 +235,7 @@ func (j *Janitor) RunOnce(ctx context.Context, o Overrides) (Report, error) {
 			return Report{}, err
 		}
 		defer release()
+		j.recoverOnce()
 	}
 	start := time.Now()
 	now := j.opt.Now()
@@ -797,6 +800,7 @@ func (j *Janitor) Delete(ctx context.Context, en indexer.Entry, o DeleteOptions)
 			return Report{}, err
 		}
 		defer release()
+		j.recoverOnce()
 	}
 	now := j.opt.Now()
 	sessions := ix.Sessions()
@@ -893,13 +897,35 @@ func (j *Janitor) Restore(ctx context.Context, ar Archived) (Report, error) {
 		return Report{}, err
 	}
 	defer release()
-	now := j.opt.Now()
-	files, n, err := restoreArchive(ar)
-	if err != nil {
-		return Report{}, err
+	j.recoverOnce()
+	if _, err := os.Lstat(ar.Path); err != nil {
+		return Report{}, fmt.Errorf("restore %s: %w", ar.Path, err)
 	}
+	now := j.opt.Now()
 	rep := &Report{Time: now.UTC(), Warnings: []Warning{}, Actions: []Action{}}
 	p := &pass{j: j, ctx: ctx, now: now, jr: newJournal(j.cfg.StateDir, false), rep: rep}
+	defer p.jr.close()
+	// The intent names every path the restore may create, so a restore killed
+	// half-way is finished or undone at the next start (recover.go).
+	id := uuid.NewString()
+	m := ar.Meta
+	var targets []string
+	for _, af := range m.Files {
+		targets = append(targets, filepath.Join(m.Root, filepath.FromSlash(af.rel())))
+	}
+	if err := p.jr.intent(JournalEntry{Time: indexer.FormatTime(time.Now()), Action: KindRestore, ActionID: id, Source: m.Source, ID: m.ID,
+		File: m.File, Project: m.Project, Archive: ar.Path, Paths: targets, Reason: "restore from the archive"}); err != nil {
+		return Report{}, err
+	}
+	files, n, err := restoreArchive(ar, id)
+	if err == nil && crashed("restored") {
+		return Report{}, errCrashed
+	}
+	if err != nil {
+		p.jr.write(JournalEntry{Time: indexer.FormatTime(time.Now()), Action: KindRestore, ActionID: id, Phase: PhaseRollback, Source: m.Source,
+			ID: m.ID, File: m.File, Archive: ar.Path, Reason: err.Error()}, false)
+		return Report{}, err
+	}
 	if err := removeQuiet(ar.Path); err != nil {
 		p.fail("remove restored archive "+ar.Path, err)
 	} else if err := indexer.SyncDir(filepath.Dir(ar.Path)); err != nil {
@@ -910,8 +936,7 @@ func (j *Janitor) Restore(ctx context.Context, ar Archived) (Report, error) {
 	if err := savePins(j.cfg.StateDir, pins); err != nil {
 		p.fail("record restore", err)
 	}
-	m := ar.Meta
-	p.record(Action{Kind: KindRestore, Source: m.Source, ID: m.ID, Project: m.Project, File: m.File, Bytes: n,
+	p.record(Action{Kind: KindRestore, ActionID: id, Source: m.Source, ID: m.ID, Project: m.Project, File: m.File, Bytes: n,
 		Archive: ar.Path, Paths: files, Reason: "restored from the archive"})
 	if err := p.jr.close(); err != nil {
 		p.fail("journal", err)

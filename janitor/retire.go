@@ -340,6 +340,9 @@ func (p *pass) retireFiles(a *Action, es []entry, archive *ArchiveMeta, dir stri
 	if err := p.jr.intent(r.intent(a, dir)); err != nil {
 		return "", err
 	}
+	if crashed("intent") {
+		return "", errCrashed
+	}
 	undo := func(why string, cause error) (string, error) {
 		if a.Archive != "" {
 			removeQuiet(a.Archive)
@@ -360,6 +363,9 @@ func (p *pass) retireFiles(a *Action, es []entry, archive *ArchiveMeta, dir stri
 	if err := r.stage(); err != nil {
 		return undo("modified during the pass", err)
 	}
+	if crashed("staged") {
+		return "", errCrashed
+	}
 	if err := r.quiet(); err != nil {
 		return undo(keptWhy(err), err)
 	}
@@ -372,6 +378,9 @@ func (p *pass) retireFiles(a *Action, es []entry, archive *ArchiveMeta, dir stri
 		}
 		a.Archive = path
 	}
+	if crashed("archived") {
+		return "", errCrashed
+	}
 	if err := r.quiet(); err != nil {
 		return undo(keptWhy(err), err)
 	}
@@ -381,8 +390,20 @@ func (p *pass) retireFiles(a *Action, es []entry, archive *ArchiveMeta, dir stri
 		// holds every byte).
 		return "", err
 	}
+	if crashed("removed") {
+		return "", errCrashed
+	}
 	return "", nil
 }
+
+// errCrashed ends an action stopped by crashHook.
+var errCrashed = errors.New("crashed (test)")
+
+// crashHook, set by tests, stops a retirement or restore dead at a step, as a
+// SIGKILL would: nothing after it runs, no clean-up.
+var crashHook func(step string) bool
+
+func crashed(step string) bool { return crashHook != nil && crashHook(step) }
 
 // keptWhy is the reason a retirement let the session stay.
 func keptWhy(err error) string {
