@@ -9,12 +9,13 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/google/uuid"
 	"github.com/sessionwatch/sessionwatch/indexer"
 	"github.com/sessionwatch/sessionwatch/janitor"
 )
 
 func cmdRestore(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "restore", "sessionwatch restore REF   (example: sessionwatch restore 0b5c3a4e)")
+	fs := newFlags(e, "restore", "sessionwatch restore REF|ACTION-ID   (example: sessionwatch restore 0b5c3a4e)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -25,18 +26,6 @@ func cmdRestore(ctx context.Context, e *env, args []string) error {
 	cfg, err := e.loadConfig()
 	if err != nil {
 		return err
-	}
-	archives, err := janitor.ListArchives(cfg.ArchiveDir, nil)
-	if err != nil {
-		return failErr("", "restore: %v", err)
-	}
-	var projects []string
-	if cwd, err := os.Getwd(); err == nil {
-		projects = indexer.ProjectCandidates(cwd)
-	}
-	ar, err := resolveArchive(archives, pos[0], projects)
-	if err != nil {
-		return refErr(err)
 	}
 	logger := quietLogger(cfg, e.stderr)
 	g, err := loadGroup(cfg, logger, false, false)
@@ -49,6 +38,28 @@ func cmdRestore(ctx context.Context, e *env, args []string) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, passLockWait)
 	defer cancel()
+	// A restore or retirement killed half-way is finished or undone first, so
+	// the archives listed are the ones that stand.
+	if _, err := j.Recover(ctx); err != nil {
+		return janitorErr("restore", err)
+	}
+	archives, err := janitor.ListArchives(cfg.ArchiveDir, nil)
+	if err != nil {
+		return failErr("", "restore: %v", err)
+	}
+	var ar janitor.Archived
+	if isActionID(pos[0]) {
+		ar, err = archiveByAction(archives, cfg.StateDir, pos[0])
+	} else {
+		var projects []string
+		if cwd, err := os.Getwd(); err == nil {
+			projects = indexer.ProjectCandidates(cwd)
+		}
+		ar, err = resolveArchive(archives, pos[0], projects)
+	}
+	if err != nil {
+		return refErr(err)
+	}
 	rep, err := j.Restore(ctx, ar)
 	if err != nil && ar.Record != nil && errors.Is(err, janitor.ErrExists) {
 		return failErr("the store holds a record with that key again; 'sessionwatch delete "+ar.Meta.ID+"' first if the archived one should replace it",
@@ -68,6 +79,37 @@ func cmdRestore(ctx context.Context, e *env, args []string) error {
 	}
 	fmt.Fprintf(e.stdout, "restored %s session %s to %s (%s, %s)\n", m.Source, m.ID, quoteIfOdd(m.File), files, humanSize(rep.Actions[0].Bytes))
 	return reportErrors(e, "restore", rep)
+}
+
+// isActionID reports whether ref is a journal action id (a UUID, 36 characters).
+func isActionID(ref string) bool {
+	if len(ref) != 36 {
+		return false
+	}
+	_, err := uuid.Parse(ref)
+	return err == nil
+}
+
+// archiveByAction finds the archive a journal action wrote: by the action id
+// in its metadata, else by the archive path the journal recorded for it.
+func archiveByAction(archives []janitor.Archived, stateDir, id string) (janitor.Archived, error) {
+	for _, a := range archives {
+		if strings.EqualFold(a.Meta.ActionID, id) {
+			return a, nil
+		}
+	}
+	js, _ := janitor.ReadJournal(filepath.Join(stateDir, janitor.JournalName))
+	for i := len(js) - 1; i >= 0; i-- {
+		if !strings.EqualFold(js[i].ActionID, id) || js[i].Archive == "" {
+			continue
+		}
+		for _, a := range archives {
+			if a.Path == js[i].Archive && a.Meta.ID == js[i].ID {
+				return a, nil
+			}
+		}
+	}
+	return janitor.Archived{}, fmt.Errorf("%w: no archive written by action %s", indexer.ErrNotFound, id)
 }
 
 // resolveArchive finds the archive REF names: an archive file path, an exact
@@ -154,7 +196,11 @@ func matchArchive(archives []janitor.Archived, ref string) (janitor.Archived, er
 		// The same session archived more than once: name the archive files.
 		names = names[:0]
 		for _, m := range matches {
-			names = append(names, m.Path)
+			if m.Meta.ActionID != "" {
+				names = append(names, m.Path+" (action "+m.Meta.ActionID+")")
+			} else {
+				names = append(names, m.Path)
+			}
 		}
 	}
 	sort.Strings(names)
