@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -34,7 +35,8 @@ func raceEnv(name string, def int) int {
 // TestAppendRacingRetirement races real appends against a janitor pass that
 // archives every session (§2 of issue 11): one racer appends to a session
 // 0–120 µs after its archive appears (the moment the old code removed the
-// transcript unchecked), others append to random sessions at random moments
+// transcript unchecked) or after its retirement's intent is journaled (just
+// before it is moved aside), others append to random sessions at random moments
 // while the pass runs. Every append whose write(2) succeeded must end in the
 // store or in the archive, each session exactly once in one of them, and
 // restore must give it back. A third writer holds its file open a while
@@ -42,23 +44,25 @@ func raceEnv(name string, def int) int {
 func TestAppendRacingRetirement(t *testing.T) {
 	rounds := raceEnv("SESSIONWATCH_RACE_ROUNDS", 3)
 	perRound := raceEnv("SESSIONWATCH_RACE_SESSIONS", 250)
-	var total, raced, retired, kept, lost int
+	var total, raced, atIntent, retired, kept, lost, undone int
 	for round := 0; round < rounds; round++ {
-		a, r, k, l := raceRound(t, round, perRound)
+		a, r, ai, k, l, u := raceRound(t, round, perRound)
 		total += a
+		atIntent += ai
 		lost += l
+		undone += u
 		raced += r
 		retired += k
 		kept += perRound - k
 	}
-	t.Logf("race: %d rounds, %d sessions, %d appends succeeded (%d right after an archive appeared), %d retired, %d kept, %d lost",
-		rounds, rounds*perRound, total, raced, retired, kept, lost)
+	t.Logf("race: %d rounds, %d sessions, %d appends succeeded (%d right after an archive appeared, %d right after a retirement's intent), %d retired, %d kept (%d of them put back mid-retirement), %d lost",
+		rounds, rounds*perRound, total, raced, atIntent, retired, kept, undone, lost)
 }
 
 // raceRound runs one round; it returns the appends that succeeded, how many
-// of them followed an archive's appearance, how many sessions were retired,
-// and how many appends were lost.
-func raceRound(t *testing.T, round, n int) (appends, raced, retired, lost int) {
+// of them followed an archive's appearance or a retirement's intent, how many sessions were retired,
+// how many appends were lost, and how many retirements a racer made undo.
+func raceRound(t *testing.T, round, n int) (appends, raced, atIntent, retired, lost, undone int) {
 	f := newFixture(t, `{"active_grace":"off"}`, `"retention":"1d"`)
 	const workdir = "/w/race"
 	paths := make([]string, n)
@@ -81,6 +85,37 @@ func raceRound(t *testing.T, round, n int) (appends, raced, retired, lost int) {
 	defer w.Close()
 	if err := w.Add(archDir); err != nil {
 		t.Fatal(err)
+	}
+	// The journal's intent line is written just before a session is moved
+	// aside: a racer appends right then too.
+	if err := os.MkdirAll(f.state, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Add(f.state); err != nil {
+		t.Fatal(err)
+	}
+	journalPath := filepath.Join(f.state, JournalName)
+	var journalOff int64
+	newIntents := func() []string {
+		fh, err := os.Open(journalPath)
+		if err != nil {
+			return nil
+		}
+		defer fh.Close()
+		data, _ := io.ReadAll(io.NewSectionReader(fh, journalOff, 1<<30))
+		k := bytes.LastIndexByte(data, '\n')
+		if k < 0 {
+			return nil
+		}
+		journalOff += int64(k + 1)
+		var out []string
+		for _, line := range bytes.Split(data[:k], []byte("\n")) {
+			var e struct{ File, Phase string }
+			if json.Unmarshal(line, &e) == nil && e.Phase == "intent" {
+				out = append(out, filepath.Base(e.File))
+			}
+		}
+		return out
 	}
 
 	var mu sync.Mutex
@@ -108,7 +143,7 @@ func raceRound(t *testing.T, round, n int) (appends, raced, retired, lost int) {
 
 	done := make(chan struct{})
 	var wg sync.WaitGroup
-	var nRaced atomic.Int64
+	var nRaced, nIntent atomic.Int64
 	wg.Add(1)
 	go func() { // the racer: an append as each archive appears
 		defer wg.Done()
@@ -122,6 +157,24 @@ func raceRound(t *testing.T, round, n int) (appends, raced, retired, lost int) {
 					return
 				}
 				name := filepath.Base(ev.Name)
+				if ev.Name == journalPath {
+					for _, base := range newIntents() {
+						i, ok := byName[base]
+						if !ok || rng.IntN(3) != 0 {
+							continue // a third of the retirements are raced here
+						}
+						d := time.Duration(rng.IntN(120)) * time.Microsecond
+						wg.Add(1)
+						go func() {
+							defer wg.Done()
+							spin(d)
+							if appendTo(i, "at-intent") {
+								nIntent.Add(1)
+							}
+						}()
+					}
+					continue
+				}
 				if !ev.Has(fsnotify.Create) || strings.HasPrefix(name, indexer.TempPrefix) {
 					continue
 				}
@@ -202,6 +255,11 @@ func raceRound(t *testing.T, round, n int) (appends, raced, retired, lost int) {
 	if len(rep.Errors) > 0 {
 		t.Errorf("round %d: pass errors: %v", round, rep.Errors)
 	}
+	for _, a := range rep.Actions {
+		if strings.HasSuffix(a.Reason, "while being retired") || a.Reason == "held open by another process" {
+			undone++
+		}
+	}
 
 	// Every session is exactly once in the store or in the archive, holding
 	// every marker written to it.
@@ -268,7 +326,7 @@ func raceRound(t *testing.T, round, n int) (appends, raced, retired, lost int) {
 	if lost > 0 {
 		t.Errorf("round %d: %d of %d appends lost", round, lost, appends)
 	}
-	return appends, int(nRaced.Load()), retired, lost
+	return appends, int(nRaced.Load()), int(nIntent.Load()), retired, lost, undone
 }
 
 func gunzip(t *testing.T, path string) []byte {
