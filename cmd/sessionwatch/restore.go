@@ -47,15 +47,18 @@ func cmdRestore(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return failErr("", "restore: %v", err)
 	}
-	var ar janitor.Archived
-	if isActionID(pos[0]) {
-		ar, err = archiveByAction(archives, cfg.StateDir, pos[0])
-	} else {
+	// A journal action id picks one archive; anything else (session ids are
+	// UUIDs too) resolves as a REF.
+	ar, err := archiveByAction(archives, cfg.StateDir, pos[0])
+	if errors.Is(err, errNoAction) {
 		var projects []string
 		if cwd, err := os.Getwd(); err == nil {
 			projects = indexer.ProjectCandidates(cwd)
 		}
 		ar, err = resolveArchive(archives, pos[0], projects)
+		if err != nil && isActionID(pos[0]) && errors.Is(err, indexer.ErrNotFound) {
+			err = fmt.Errorf("%w: no archived session and no archive written by action %s", indexer.ErrNotFound, pos[0])
+		}
 	}
 	if err != nil {
 		return refErr(err)
@@ -93,6 +96,9 @@ func isActionID(ref string) bool {
 // archiveByAction finds the archive a journal action wrote: by the action id
 // in its metadata, else by the archive path the journal recorded for it.
 func archiveByAction(archives []janitor.Archived, stateDir, id string) (janitor.Archived, error) {
+	if !isActionID(id) {
+		return janitor.Archived{}, errNoAction
+	}
 	for _, a := range archives {
 		if strings.EqualFold(a.Meta.ActionID, id) {
 			return a, nil
@@ -109,8 +115,11 @@ func archiveByAction(archives []janitor.Archived, stateDir, id string) (janitor.
 			}
 		}
 	}
-	return janitor.Archived{}, fmt.Errorf("%w: no archive written by action %s", indexer.ErrNotFound, id)
+	return janitor.Archived{}, errNoAction
 }
+
+// errNoAction: REF names no journal action that wrote an archive.
+var errNoAction = errors.New("no archive written by that action")
 
 // resolveArchive finds the archive REF names: an archive file path, an exact
 // session id or a unique id prefix; among the current project's archives

@@ -139,7 +139,7 @@ func TestRestoreByActionID(t *testing.T) {
 	} else if got := gunzipFile(t, ars[0].Path); !bytes.Equal(got, second) {
 		t.Errorf("the archive left is not the second one")
 	}
-	if _, errs, code := e.cli("restore", "0f0f0f0f-0000-4000-8000-000000000000"); code != 1 || !strings.Contains(errs, "no archive written by action") {
+	if _, errs, code := e.cli("restore", "0f0f0f0f-0000-4000-8000-000000000000"); code != 1 || !strings.Contains(errs, "no archive written by action 0f0f0f0f") {
 		t.Errorf("restore of an unknown action = %d, %q", code, errs)
 	}
 }
