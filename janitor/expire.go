@@ -104,4 +104,3 @@ func (p *pass) expireRecords(src, path string, ret time.Duration) {
 			Reason: fmt.Sprintf("record archived %s ago (archive_retention %s)", ageString(p.now.Sub(indexer.ParseTime(r.RetiredAt))), durString(ret))})
 	}
 }
-
