@@ -289,3 +289,22 @@ func TestLockNameTooLong(t *testing.T) {
 		t.Errorf("InUse = %+v, want not in use", h)
 	}
 }
+
+// FuzzStatStartTicks: any /proc/<pid>/stat line parses without panicking, and
+// a parsed start time is field 22 counted after the last ')'.
+func FuzzStatStartTicks(f *testing.F) {
+	f.Add("1234 (bash) S 1 1234 1234 34816 1234 4194304 100 0 0 0 1 2 0 0 20 0 1 0 987654 1000 100")
+	f.Add("77 (a) b (c d) R 1 77 77 0 -1 4194560 5 0 0 0 0 0 0 0 20 0 1 0 42 0 0")
+	f.Add(")")
+	f.Add("")
+	f.Fuzz(func(t *testing.T, line string) {
+		n, ok := statStartTicks(line)
+		if !ok {
+			return
+		}
+		i := strings.LastIndexByte(line, ')')
+		if f := strings.Fields(line[i+1:]); len(f) < 20 || f[19] != fmt.Sprint(n) && strings.TrimLeft(f[19], "0") != fmt.Sprint(n) && !(n == 0 && strings.Trim(f[19], "0") == "") {
+			t.Errorf("statStartTicks(%q) = %d, not field 22", line, n)
+		}
+	})
+}
