@@ -7,4 +7,7 @@ require (
 	github.com/robfig/cron/v3 v3.0.1
 )
 
-require golang.org/x/sys v0.13.0 // indirect
+require (
+	github.com/google/uuid v1.6.0 // indirect
+	golang.org/x/sys v0.13.0 // indirect
+)

@@ -10,6 +10,11 @@ import (
 // watcher can ignore events on them.
 const TempPrefix = ".sessionwatch-tmp-"
 
+// RetirePrefix names a session path the janitor moved aside while retiring it
+// (janitor/retire.go). Such a file may hold the only copy of a session: only
+// the janitor's journal recovery removes or restores it, never a temp sweep.
+const RetirePrefix = TempPrefix + "retire-"
+
 // WriteFileAtomic writes data to path so that readers see either the old or the new
 // content, never a mix: a temp file in the same directory, fsync, rename, fsync of
 // the directory. The file gets mode 0600; missing parents are created 0700.

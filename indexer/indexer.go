@@ -566,6 +566,9 @@ var processStart = time.Now()
 // store: only the daemon calls it, within a pass that holds the writer lock, so
 // no other catalog writer is writing; one of this process's own is younger.
 func removeStaleTemp(path string, d fs.DirEntry) {
+	if strings.HasPrefix(d.Name(), RetirePrefix) {
+		return // a session being retired: the janitor's recovery owns it
+	}
 	if fi, err := d.Info(); err == nil && fi.Mode().IsRegular() && fi.ModTime().Before(processStart) {
 		os.Remove(path)
 	}

@@ -139,6 +139,9 @@ const MaxAmbiguous = 10
 type RefRow struct {
 	ID   string
 	File string
+	// Note tells rows with the same id apart in an ambiguity error (an
+	// archive's journal action id, which picks it).
+	Note string
 }
 
 // RefOptions says how a REF is read.
@@ -249,6 +252,9 @@ func ambiguous(rows []RefRow, idx []int, what string) error {
 		b.WriteString(rows[i].ID)
 		if count[rows[i].ID] > 1 {
 			b.WriteString("  " + rows[i].File)
+			if rows[i].Note != "" {
+				b.WriteString("  " + rows[i].Note)
+			}
 		}
 	}
 	return &refError{msg: b.String(), sentinel: ErrAmbiguous}

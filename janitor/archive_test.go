@@ -96,7 +96,7 @@ func TestTarArchiveRoundTrip(t *testing.T) {
 	os.MkdirAll(filepath.Join(sess, "attachments"), 0o700)
 	blocker := filepath.Join(sess, "attachments", "empty")
 	os.WriteFile(blocker, []byte("mine"), 0o600)
-	if _, _, err := restoreArchive(ar); !errors.Is(err, ErrExists) {
+	if _, _, err := restoreArchive(ar, "test"); !errors.Is(err, ErrExists) {
 		t.Fatalf("restore over a file = %v, want ErrExists", err)
 	}
 	if got, _ := os.ReadFile(blocker); string(got) != "mine" || exists(filepath.Join(root, "sess-1.cast")) {
@@ -104,7 +104,7 @@ func TestTarArchiveRoundTrip(t *testing.T) {
 	}
 	os.RemoveAll(sess)
 
-	restored, n, err := restoreArchive(ar)
+	restored, n, err := restoreArchive(ar, "test")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func TestRestoreRefusesHostileArchive(t *testing.T) {
 				t.Fatal(err)
 			}
 			mutate(&ar.Meta)
-			if _, _, err := restoreArchive(ar); err == nil {
+			if _, _, err := restoreArchive(ar, "test"); err == nil {
 				t.Errorf("restore with %s accepted", name)
 			}
 		})
@@ -164,7 +164,7 @@ func TestRestoreRefusesHostileArchive(t *testing.T) {
 	os.RemoveAll(filepath.Join(root, "d"))
 	os.Symlink(dir, filepath.Join(root, "d"))
 	ar, _ := ReadArchive(path)
-	if _, _, err := restoreArchive(ar); err == nil || !strings.Contains(err.Error(), "symlink") {
+	if _, _, err := restoreArchive(ar, "test"); err == nil || !strings.Contains(err.Error(), "symlink") {
 		t.Errorf("restore through a symlink = %v", err)
 	}
 }

@@ -14,7 +14,9 @@
 //     what is protected, remove the stale lock of a retired session, warn about
 //     projects over their size or count limit.
 //  3. Execute: archives are written atomically and made durable before an
-//     original is removed; the source's indexer is updated with the removed paths
+//     original is removed, by the protocol of retire.go (lease, journal the
+//     intent, move aside, archive, verify, remove; recover.go finishes or
+//     undoes it after a crash); the source's indexer is updated with the removed paths
 //     so the catalog and native index change in the same pass; empty project
 //     directories are removed; old archives expire; every action is appended to
 //     <state_dir>/journal.jsonl.

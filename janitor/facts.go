@@ -119,6 +119,7 @@ type gatherer struct {
 	live       map[string]int        // session id → live pid of the agent's registry
 	staleAfter time.Duration         // janitor.lock_stale_after; 0 = never by age
 	alive      func(int) bool
+	proc       func(int) Proc       // a lock's pid: alive, and since when
 	restored   map[string]time.Time // file → when it was restored
 	shared     map[string]int       // file → sessions naming it
 	dirs       map[string]string    // dir → "" when safe, else why not
@@ -129,7 +130,7 @@ type gatherer struct {
 func newGatherer(now time.Time, ix *indexer.Indexer, sessions []*indexer.Session, openFn func() map[string]int, staleAfter time.Duration, restored map[string]time.Time) *gatherer {
 	g := &gatherer{
 		now: now, root: filepath.Clean(ix.Root()), layout: ix.Layout(), openFn: openFn,
-		staleAfter: staleAfter, alive: PIDAlive, restored: restored,
+		staleAfter: staleAfter, alive: PIDAlive, proc: ProcInfo, restored: restored,
 		shared: map[string]int{}, dirs: map[string]string{},
 	}
 	if fi, err := os.Stat(g.root); err == nil {
@@ -343,6 +344,12 @@ func (g *gatherer) candidate(s *indexer.Session) Candidate {
 func (g *gatherer) locks(c *Candidate) {
 	for _, p := range lockPaths(g.layout, c.Session) {
 		l, ok, err := ReadLock(p)
+		if errors.Is(err, syscall.ENAMETOOLONG) {
+			// Not "in use": nothing is known to hold it. But unchecked, it is
+			// never retired.
+			c.Unsafe = lockNameTooLong(p)
+			continue
+		}
 		if err != nil {
 			c.Hold = Hold{Why: err.Error(), Hard: true} // cannot tell: treat as held
 			continue
@@ -350,7 +357,7 @@ func (g *gatherer) locks(c *Candidate) {
 		if !ok {
 			continue
 		}
-		v := JudgeLock(g.now, l, g.staleAfter, g.alive)
+		v := JudgeLock(g.now, l, g.staleAfter, g.proc)
 		if v.Held {
 			if !c.Hold.Hard {
 				c.Hold = Hold{PID: v.PID, Why: v.Reason, Hard: true}
@@ -363,18 +370,27 @@ func (g *gatherer) locks(c *Candidate) {
 	}
 }
 
+// lockNameTooLong is the reason a session whose lock path cannot exist on its
+// filesystem (a 255-byte session file name plus ".lock") is left alone.
+func lockNameTooLong(p string) string {
+	return "cannot check lock " + p + ": name too long"
+}
+
 // recheckLocks re-reads a candidate's lock files just before its files are
 // removed: a lock taken since the pass began still wins.
 func (g *gatherer) recheckLocks(c *Candidate) (Hold, bool) {
 	for _, p := range lockPaths(g.layout, c.Session) {
 		l, ok, err := ReadLock(p)
+		if errors.Is(err, syscall.ENAMETOOLONG) {
+			return Hold{Why: lockNameTooLong(p), Hard: true}, true
+		}
 		if err != nil {
 			return Hold{Why: err.Error(), Hard: true}, true
 		}
 		if !ok {
 			continue
 		}
-		if v := JudgeLock(g.now, l, g.staleAfter, g.alive); v.Held {
+		if v := JudgeLock(g.now, l, g.staleAfter, g.proc); v.Held {
 			return Hold{PID: v.PID, Why: v.Reason, Hard: true}, true
 		}
 	}
@@ -417,7 +433,7 @@ func (c *LiveChecker) InUse(en indexer.Entry) Hold {
 		if err != nil || !ok {
 			continue
 		}
-		if v := JudgeLock(c.now, li, c.staleAfter, PIDAlive); v.Held {
+		if v := JudgeLock(c.now, li, c.staleAfter, ProcInfo); v.Held {
 			return Hold{PID: v.PID, Why: v.Reason, Hard: true}
 		}
 	}

@@ -2,7 +2,6 @@ package janitor
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -95,6 +94,7 @@ type Janitor struct {
 	projectDirs map[string]bool   // sources seen to have project directories
 	notes       map[string]string // lasting conditions already logged (key → why), see noteChanged
 	orphans     map[string]uint8  // "source\x00tmux session" → orphanLogged|orphanJournaled
+	recovered   bool              // start-up recovery ran (recover.go)
 }
 
 // New prepares a janitor for the group's sources; it starts nothing. The
@@ -241,6 +241,7 @@ func (j *Janitor) RunOnce(ctx context.Context, o Overrides) (Report, error) {
 			return Report{}, err
 		}
 		defer release()
+		j.recoverOnce()
 		preview = j.previewFirst(o)
 		dry = preview
 	}
@@ -506,41 +507,20 @@ func (p *pass) retire(g *gatherer, a *Action) error {
 	if err != nil {
 		return err
 	}
+	var meta *ArchiveMeta
+	dir := ""
 	if a.Kind == KindArchive {
 		s := c.Session
-		meta := ArchiveMeta{ID: s.ID, Source: a.Source, Layout: g.layout.Name(), Project: s.Project, Type: s.Type,
+		meta = &ArchiveMeta{ID: s.ID, Source: a.Source, Layout: g.layout.Name(), Project: s.Project, Type: s.Type,
 			Root: g.root, File: s.File, ArchivedAt: indexer.FormatTime(time.Now())}
 		meta.Reason, meta.Summary = a.Reason, summarize(s)
-		dir := ArchiveDir(p.j.cfg.ArchiveDir, a.Source, s.Project)
-		path, _, err := writeArchive(dir, filepath.Base(c.Paths[0]), meta, es)
-		if errors.Is(err, errChanged) {
-			a.Kind, a.Reason = KindSkipInUse, "modified while being archived"
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		a.Archive = path
+		dir = ArchiveDir(p.j.cfg.ArchiveDir, a.Source, s.Project)
 	}
-	// The archive is durable; remove exactly what was archived, nothing newer.
-	if err := unchanged(es); err != nil {
-		if a.Archive != "" {
-			os.Remove(a.Archive)
-			a.Archive = ""
-		}
-		a.Kind, a.Reason = KindSkipInUse, "modified during the pass"
-		return nil
+	kept, err := p.retireFiles(a, es, meta, dir)
+	if kept != "" {
+		a.Kind, a.Reason = KindSkipInUse, kept
 	}
-	a.touched = true
-	if err := removeEntries(es); err != nil {
-		if a.Archive != "" && unchanged(es) == nil {
-			// Nothing went: drop the archive, or every pass would add another copy.
-			os.Remove(a.Archive)
-			a.Archive, a.touched = "", false
-		}
-		return err
-	}
-	return nil
+	return err
 }
 
 // removeEntries removes collected files, then their directories deepest first;
@@ -583,7 +563,7 @@ func removeStaleLock(g *gatherer, a *Action) (ok bool, err error) {
 	if err != nil || !exists {
 		return false, err
 	}
-	if JudgeLock(g.now, l, g.staleAfter, g.alive).Held {
+	if JudgeLock(g.now, l, g.staleAfter, g.proc).Held {
 		return false, nil
 	}
 	if fi, err := os.Lstat(a.File); err == nil {
@@ -702,347 +682,7 @@ func (p *pass) emptyDirs(ix *indexer.Indexer, src config.Source, sessions []*ind
 	}
 }
 
-// expireArchives deletes archives older than janitor.archive_retention (by the
-// archive file's mtime: the time it was archived), then archive directories
-// left empty. Only files that read as sessionwatch archives are touched.
-func (p *pass) expireArchives(sources []string) {
-	ret := enabledDur(p.j.cfg.Janitor.ArchiveRetention)
-	if ret <= 0 {
-		return
-	}
-	for _, src := range sources {
-		base := filepath.Join(p.j.cfg.ArchiveDir, src)
-		p.expireRecords(src, filepath.Join(base, RecordsName), ret)
-		keys, err := os.ReadDir(base)
-		if err != nil {
-			continue
-		}
-		for _, k := range keys {
-			if !k.IsDir() {
-				continue
-			}
-			dir := filepath.Join(base, k.Name())
-			files, err := os.ReadDir(dir)
-			if err != nil {
-				continue
-			}
-			left := len(files)
-			for _, f := range files {
-				if !f.Type().IsRegular() || !strings.HasSuffix(f.Name(), ".gz") || strings.HasPrefix(f.Name(), indexer.TempPrefix) {
-					continue
-				}
-				path := filepath.Join(dir, f.Name())
-				fi, err := os.Lstat(path)
-				if err != nil || p.now.Sub(fi.ModTime()) <= ret {
-					continue
-				}
-				ar, err := ReadArchive(path)
-				if err != nil {
-					continue
-				}
-				a := Action{Kind: KindExpireArchive, Source: src, ID: ar.Meta.ID, Project: ar.Meta.Project, File: ar.Meta.File,
-					Archive: path, Bytes: fi.Size(), Reason: fmt.Sprintf("archived %s ago (archive_retention %s)", ageString(p.now.Sub(fi.ModTime())), durString(ret))}
-				if !p.dry {
-					if err := removeQuiet(path); err != nil {
-						p.fail("expire archive "+path, err)
-						continue
-					}
-				}
-				left--
-				p.record(a)
-			}
-			if left == 0 && !p.dry {
-				if os.Remove(dir) == nil {
-					indexer.SyncDir(base)
-					p.record(Action{Kind: KindRmdir, Source: src, File: dir, Reason: "empty archive directory"})
-				}
-			} else if !p.dry {
-				indexer.SyncDir(dir)
-			}
-		}
-	}
-}
-
-// expireRecords removes the lines of records.jsonl retired longer ago than
-// ret (lines whose retiredAt does not parse are kept).
-func (p *pass) expireRecords(src, path string, ret time.Duration) {
-	recs, err := readRecords(path)
-	if err != nil || len(recs) == 0 {
-		return
-	}
-	old := map[string]ArchivedRecord{}
-	for _, r := range recs {
-		if t := indexer.ParseTime(r.RetiredAt); !t.IsZero() && p.now.Sub(t) > ret {
-			old[string(r.Line)] = r
-		}
-	}
-	if len(old) == 0 {
-		return
-	}
-	if !p.dry {
-		if _, err := rewriteRecords(path, func(line []byte) bool { _, ok := old[string(line)]; return ok }); err != nil {
-			p.fail("expire archived records in "+path, err)
-			return
-		}
-	}
-	for _, r := range recs {
-		if _, ok := old[string(r.Line)]; !ok {
-			continue
-		}
-		p.record(Action{Kind: KindExpireArchive, Source: src, ID: r.ID, File: r.File, Archive: path, Bytes: int64(len(r.Line)) + 1,
-			Reason: fmt.Sprintf("record archived %s ago (archive_retention %s)", ageString(p.now.Sub(indexer.ParseTime(r.RetiredAt))), durString(ret))})
-	}
-}
-
 func isNotEmpty(err error) bool {
 	var pe *fs.PathError
 	return errors.As(err, &pe) && strings.Contains(pe.Err.Error(), "not empty")
-}
-
-// RefusedError is a session `delete` will not remove because it is in use.
-type RefusedError struct {
-	ID   string
-	PID  int    // the holder, when known
-	Why  string // what holds it
-	Hard bool   // a live lock or registered session: --force does not override
-}
-
-// Error reads "session <id> is in use by pid N (<why>)".
-func (e *RefusedError) Error() string {
-	if e.PID > 0 {
-		return fmt.Sprintf("session %s is in use by pid %d (%s)", e.ID, e.PID, e.Why)
-	}
-	return fmt.Sprintf("session %s is in use (%s)", e.ID, e.Why)
-}
-
-// DeleteOptions are the flags of `delete`.
-type DeleteOptions struct {
-	// Force overrides the softer protections: activity within active_grace, an
-	// mtime in the future, a process holding a file open. Never a live lock or
-	// a live registered session.
-	Force  bool
-	DryRun bool
-	// Permanent removes the files; otherwise the session is archived as the
-	// janitor archives it (restorable).
-	Permanent bool
-}
-
-// Delete retires one session by request: it archives its files (transcript,
-// companions) as a pass would, or with Permanent removes them; stale lock
-// sidecars are removed, the action journaled and the catalog updated. It
-// refuses (RefusedError) a session in use.
-func (j *Janitor) Delete(ctx context.Context, en indexer.Entry, o DeleteOptions) (Report, error) {
-	ix := j.group.Indexer(en.Source)
-	if ix == nil {
-		return Report{}, fmt.Errorf("%w: %q", ErrUnknownSource, en.Source)
-	}
-	switch ix.Layout().Name() {
-	case config.LayoutHyperyolo:
-		return j.deleteRecord(ctx, ix, en, o)
-	case config.LayoutCollabTerminals:
-		return Report{}, fmt.Errorf("refusing to delete session %s: a terminal record leaves %s through the janitor's tmux reconcile, once its tmux session is gone", en.ID, en.File)
-	}
-	if !o.DryRun {
-		release, err := lockPass(ctx, j.cfg.StateDir)
-		if err != nil {
-			return Report{}, err
-		}
-		defer release()
-	}
-	now := j.opt.Now()
-	sessions := ix.Sessions()
-	s := en.Session
-	for _, cand := range sessions {
-		if cand.File == en.File && cand.ID == en.ID {
-			s = cand
-		}
-	}
-	root := filepath.Clean(ix.Root())
-	open := func() map[string]int { return scanOpenFiles([]string{root}, j.excluded()) }
-	g := newGatherer(now, ix, sessions, open, enabledDur(j.cfg.Janitor.LockStaleAfter), nil)
-	c := g.candidate(s)
-	switch {
-	case c.Missing:
-		if !o.DryRun {
-			ix.Update([]string{s.File})
-		}
-		return Report{}, fmt.Errorf("%w: %s no longer exists", indexer.ErrNotFound, s.File)
-	case c.Unsafe != "":
-		return Report{}, fmt.Errorf("refusing to delete session %s: %s", s.ID, c.Unsafe)
-	case c.Hold.Hard:
-		return Report{}, &RefusedError{ID: s.ID, PID: c.Hold.PID, Why: c.Hold.Why, Hard: true}
-	case c.Hold.Held() && !o.Force:
-		return Report{}, &RefusedError{ID: s.ID, PID: c.Hold.PID, Why: c.Hold.Why}
-	}
-	grace := enabledDur(j.cfg.Janitor.ActiveGrace)
-	kind, reason := KindArchive, "archived by request"
-	if o.Permanent {
-		kind, reason = KindDelete, "deleted by request"
-	}
-	switch {
-	case c.Mtime.After(now) && !o.Force:
-		return Report{}, &RefusedError{ID: s.ID, Why: "its file mtime is in the future"}
-	case grace > 0 && now.Sub(c.Mtime) < grace && !o.Force:
-		return Report{}, &RefusedError{ID: s.ID, Why: fmt.Sprintf("modified %s ago, within active_grace %s", ageString(now.Sub(c.Mtime)), durString(grace))}
-	case o.Force && (c.Hold.Held() || c.Mtime.After(now) || grace > 0 && now.Sub(c.Mtime) < grace):
-		reason += " (--force)"
-	}
-	rep := &Report{Time: now.UTC(), DryRun: o.DryRun, Warnings: []Warning{}, Actions: []Action{}}
-	p := &pass{j: j, ctx: ctx, now: now, dry: o.DryRun, jr: newJournal(j.cfg.StateDir, o.DryRun), rep: rep}
-	// A stale lock goes first, so nothing can mistake the session for held
-	// while its files disappear.
-	for _, l := range c.StaleLocks {
-		a := Action{Kind: KindRemoveLock, Source: en.Source, ID: s.ID, Project: s.Project, File: l, Reason: "stale lock of a deleted session", cand: &c}
-		if !o.DryRun {
-			ok, err := removeStaleLock(g, &a)
-			if err != nil {
-				return *rep, fmt.Errorf("remove stale lock %s: %w", l, err)
-			}
-			if !ok {
-				return *rep, &RefusedError{ID: s.ID, Why: "lock " + l + " was taken meanwhile", Hard: true}
-			}
-		}
-		p.record(a)
-	}
-	a := Action{Kind: kind, Source: en.Source, ID: s.ID, Project: s.Project, File: s.File, Bytes: c.Bytes, Reason: reason, Paths: c.Paths, cand: &c}
-	if !o.DryRun && kind == KindArchive {
-		// As a pass archives: locks checked again, the archive durable before
-		// anything is removed, a session that changed meanwhile kept.
-		if err := p.retire(g, &a); err != nil {
-			a.Error = err.Error()
-			p.record(a)
-			p.jr.close()
-			if a.touched {
-				ix.Update(c.Paths)
-			}
-			return *rep, fmt.Errorf("archive session %s: %w", s.ID, err)
-		}
-		if a.Kind != KindArchive {
-			return *rep, &RefusedError{ID: s.ID, PID: a.PID, Why: a.Reason, Hard: a.PID > 0}
-		}
-	} else if !o.DryRun {
-		if h, held := g.recheckLocks(&c); held {
-			return *rep, &RefusedError{ID: s.ID, PID: h.PID, Why: h.Why, Hard: true}
-		}
-		es, err := collect(root, c.Paths)
-		if err != nil {
-			return *rep, fmt.Errorf("delete session %s: %w", s.ID, err)
-		}
-		a.touched = true
-		if err := removeEntries(es); err != nil {
-			a.Error = err.Error()
-			p.record(a)
-			return *rep, fmt.Errorf("delete session %s: %w", s.ID, err)
-		}
-	}
-	p.record(a)
-	if err := p.jr.close(); err != nil {
-		p.fail("journal", err)
-	}
-	if !o.DryRun {
-		if err := ix.Update(c.Paths); err != nil {
-			p.fail("update catalog", err)
-		}
-	}
-	tally(rep)
-	return *rep, nil
-}
-
-// Restore brings an archived session back to its original paths with their
-// modes and mtimes, refusing to overwrite anything (ErrExists). The archive is
-// removed only once the restored files are durable; the session's indexer (if
-// its source is enabled) is updated, and the restore counts as activity so the
-// next pass does not retire it again at once.
-func (j *Janitor) Restore(ctx context.Context, ar Archived) (Report, error) {
-	if ar.Record != nil {
-		return j.restoreRecord(ctx, ar)
-	}
-	release, err := lockPass(ctx, j.cfg.StateDir)
-	if err != nil {
-		return Report{}, err
-	}
-	defer release()
-	now := j.opt.Now()
-	files, n, err := restoreArchive(ar)
-	if err != nil {
-		return Report{}, err
-	}
-	rep := &Report{Time: now.UTC(), Warnings: []Warning{}, Actions: []Action{}}
-	p := &pass{j: j, ctx: ctx, now: now, jr: newJournal(j.cfg.StateDir, false), rep: rep}
-	if err := removeQuiet(ar.Path); err != nil {
-		p.fail("remove restored archive "+ar.Path, err)
-	} else if err := indexer.SyncDir(filepath.Dir(ar.Path)); err != nil {
-		p.fail("remove restored archive "+ar.Path, err)
-	}
-	pins := loadPins(j.cfg.StateDir)
-	pins[ar.Meta.File] = now
-	if err := savePins(j.cfg.StateDir, pins); err != nil {
-		p.fail("record restore", err)
-	}
-	m := ar.Meta
-	p.record(Action{Kind: KindRestore, Source: m.Source, ID: m.ID, Project: m.Project, File: m.File, Bytes: n,
-		Archive: ar.Path, Paths: files, Reason: "restored from the archive"})
-	if err := p.jr.close(); err != nil {
-		p.fail("journal", err)
-	}
-	if ix := j.group.Indexer(m.Source); ix != nil {
-		if err := ix.Update(files); err != nil {
-			p.fail("update catalog", err)
-		}
-	}
-	j.log.Info("session restored", "source", m.Source, "id", m.ID, "file", m.File, "archive", ar.Path)
-	return *rep, nil
-}
-
-// pinsName is the state file recording restored sessions (file → restore time).
-const pinsName = "restored.json"
-
-func loadPins(stateDir string) map[string]time.Time {
-	out := map[string]time.Time{}
-	data, err := os.ReadFile(filepath.Join(stateDir, pinsName))
-	if err != nil {
-		return out
-	}
-	var raw map[string]string
-	if json.Unmarshal(data, &raw) != nil {
-		return out
-	}
-	for f, ts := range raw {
-		if t := indexer.ParseTime(ts); !t.IsZero() {
-			out[f] = t
-		}
-	}
-	return out
-}
-
-func savePins(stateDir string, pins map[string]time.Time) error {
-	path := filepath.Join(stateDir, pinsName)
-	if len(pins) == 0 {
-		return removeQuiet(path)
-	}
-	raw := map[string]string{}
-	for f, t := range pins {
-		raw[f] = indexer.FormatTime(t)
-	}
-	data, err := json.MarshalIndent(raw, "", "  ")
-	if err != nil {
-		return err
-	}
-	return indexer.WriteFileAtomic(path, append(data, '\n'))
-}
-
-// prunePins forgets restored sessions whose file is gone (records: whose
-// store no longer holds them).
-func prunePins(stateDir string, pins map[string]time.Time) {
-	changed := false
-	stores := map[string]map[string]bool{}
-	for f := range pins {
-		if pinGone(f, stores) {
-			delete(pins, f)
-			changed = true
-		}
-	}
-	if changed {
-		savePins(stateDir, pins)
-	}
 }

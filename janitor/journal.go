@@ -18,20 +18,41 @@ import (
 // JournalName is the journal file in the state directory.
 const JournalName = "journal.jsonl"
 
-// JournalEntry is one line of <state_dir>/journal.jsonl (SPEC §5).
+// JournalEntry is one line of <state_dir>/journal.jsonl (SPEC §5.6).
+//
+// An action that changes the disk in steps (archive, delete by retention,
+// restore) writes two lines with the same actionId: its intent (phase
+// "intent", fsync'd before anything is touched) and its completion (no phase),
+// or, when it is undone, a "rollback" line. Start-up recovery (recover.go)
+// finishes or rolls back every intent left without either.
 type JournalEntry struct {
-	Time    string `json:"time"`
-	Action  string `json:"action"`
-	Source  string `json:"source"`
-	ID      string `json:"id"`
-	File    string `json:"file"`
-	Bytes   int64  `json:"bytes"`
-	Reason  string `json:"reason"`
-	Project string `json:"project,omitempty"`
-	Archive string `json:"archive,omitempty"`
-	PID     int    `json:"pid,omitempty"`
-	Error   string `json:"error,omitempty"` // the action failed part-way (see archive)
+	Time     string `json:"time"`
+	Action   string `json:"action"`
+	ActionID string `json:"actionId,omitempty"`
+	Phase    string `json:"phase,omitempty"` // PhaseIntent, PhaseRollback, or "" for a completed action
+	Source   string `json:"source"`
+	ID       string `json:"id"`
+	File     string `json:"file"`
+	Bytes    int64  `json:"bytes"`
+	Reason   string `json:"reason"`
+	Project  string `json:"project,omitempty"`
+	Archive  string `json:"archive,omitempty"`
+	PID      int    `json:"pid,omitempty"`
+	Error    string `json:"error,omitempty"` // the action failed part-way (see archive)
+	// Paths are the session paths a retirement moves (an intent) or a
+	// restore creates.
+	Paths []string `json:"paths,omitempty"`
+	// Staged are the names Paths are moved to during a retirement, in order.
+	Staged []string `json:"staged,omitempty"`
+	// ArchiveDir is where a retirement writes its archive.
+	ArchiveDir string `json:"archiveDir,omitempty"`
 }
+
+// Journal phases.
+const (
+	PhaseIntent   = "intent"
+	PhaseRollback = "rollback"
+)
 
 // journal appends entries to the journal file, opened on first use. A dry-run
 // journal writes nothing (and creates nothing).
@@ -49,6 +70,18 @@ func newJournal(stateDir string, dry bool) *journal {
 // add appends one action as one line, in a single write(2) on an O_APPEND file
 // so concurrent writers (the daemon and a CLI) never interleave within a line.
 func (j *journal) add(now time.Time, a Action) error {
+	return j.write(JournalEntry{Time: indexer.FormatTime(now), Action: a.Kind, ActionID: a.ActionID, Source: a.Source, ID: a.ID, File: a.File,
+		Bytes: a.Bytes, Reason: a.Reason, Project: a.Project, Archive: a.Archive, PID: a.PID, Error: a.Error}, false)
+}
+
+// intent journals what an action is about to do and makes it durable before
+// the caller touches anything.
+func (j *journal) intent(e JournalEntry) error {
+	e.Phase = PhaseIntent
+	return j.write(e, true)
+}
+
+func (j *journal) write(e JournalEntry, sync bool) error {
 	if j.dry {
 		return nil
 	}
@@ -62,14 +95,17 @@ func (j *journal) add(now time.Time, a Action) error {
 	if j.err != nil {
 		return j.err
 	}
-	e := JournalEntry{Time: indexer.FormatTime(now), Action: a.Kind, Source: a.Source, ID: a.ID, File: a.File,
-		Bytes: a.Bytes, Reason: a.Reason, Project: a.Project, Archive: a.Archive, PID: a.PID, Error: a.Error}
 	line, err := json.Marshal(e)
 	if err != nil {
 		return err
 	}
 	if _, err := j.f.Write(append(line, '\n')); err != nil {
 		return fmt.Errorf("write journal: %w", err)
+	}
+	if sync {
+		if err := j.f.Sync(); err != nil {
+			return fmt.Errorf("sync journal: %w", err)
+		}
 	}
 	return nil
 }
@@ -90,9 +126,22 @@ func (j *journal) close() error {
 	return nil
 }
 
-// ReadJournal parses a journal file (for tests and tools); malformed lines are
-// an error naming the line.
+// ReadJournal parses a journal file and returns the actions carried out (the
+// completion lines: intents and rollbacks left out); malformed lines are an
+// error naming the line.
 func ReadJournal(path string) ([]JournalEntry, error) {
+	all, err := ReadJournalAll(path)
+	var out []JournalEntry
+	for _, e := range all {
+		if e.Phase == "" {
+			out = append(out, e)
+		}
+	}
+	return out, err
+}
+
+// ReadJournalAll parses every line of a journal file, intents included.
+func ReadJournalAll(path string) ([]JournalEntry, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err

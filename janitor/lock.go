@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -38,15 +39,30 @@ type LockVerdict struct {
 	Reason string // why, for messages and the journal
 }
 
-// JudgeLock decides whether a lock holds its session (SPEC §3.5). A flocked
-// file is held. A readable lock with a pid > 0 is held while the pid is alive
-// and its timestamp (the file mtime when it has none) is younger than
-// staleAfter; it is stale once the pid is dead or the timestamp that old. An
+// Proc is what JudgeLock knows about a lock's process.
+type Proc struct {
+	Alive bool
+	// Start is when the process started; zero when unknown (no /proc). A
+	// process that started after its lock was written is not the one that
+	// wrote it: its pid was reused.
+	Start time.Time
+}
+
+// startSlack absorbs the rounding of a process start time read from /proc
+// (boot time in whole seconds, clock ticks of 10 ms) and of file mtimes.
+const startSlack = 2 * time.Second
+
+// JudgeLock decides whether a lock holds its session (SPEC §3.5, §5.2). A
+// flocked file is held. A readable lock with a pid > 0 is held while that pid
+// is alive and the process started before the lock was written (its mtime):
+// age alone never releases a live owner's lock. A live pid whose process
+// started after the lock was written was reused: the lock is stale. Where the
+// start time is unknown (no /proc), the age rule stands in: the lock's
+// timestamp (its mtime when it has none) must be younger than staleAfter. An
 // unreadable lock, or one naming pid 0 or less (kill(0,0) would probe our own
 // process group), is judged by its age alone. staleAfter <= 0 means locks never
-// go stale by age: only a dead pid makes one stale, and an unreadable lock then
-// stays held. alive reports whether a pid runs.
-func JudgeLock(now time.Time, l LockInfo, staleAfter time.Duration, alive func(pid int) bool) LockVerdict {
+// go stale by age. proc describes a pid.
+func JudgeLock(now time.Time, l LockInfo, staleAfter time.Duration, proc func(pid int) Proc) LockVerdict {
 	if l.Flocked {
 		return LockVerdict{Held: true, PID: l.PID, Reason: "flock held on " + l.Path}
 	}
@@ -66,13 +82,92 @@ func JudgeLock(now time.Time, l LockInfo, staleAfter time.Duration, alive func(p
 		}
 		return LockVerdict{Reason: fmt.Sprintf("%s, %s old (stale after %s)", what, ageString(age), staleString(staleAfter))}
 	}
-	if !alive(l.PID) {
+	p := proc(l.PID)
+	if !p.Alive {
 		return LockVerdict{PID: l.PID, Reason: fmt.Sprintf("lock %s names pid %d, which is not running", l.Path, l.PID)}
+	}
+	if !p.Start.IsZero() && !l.Mtime.IsZero() {
+		if p.Start.After(l.Mtime.Add(startSlack)) {
+			return LockVerdict{PID: l.PID, Reason: fmt.Sprintf("lock %s names pid %d, reused: that process started %s, after the lock was written %s",
+				l.Path, l.PID, p.Start.UTC().Format(time.RFC3339), l.Mtime.UTC().Format(time.RFC3339))}
+		}
+		return LockVerdict{Held: true, PID: l.PID, Reason: "lock " + l.Path + " held"}
 	}
 	if young {
 		return LockVerdict{Held: true, PID: l.PID, Reason: "lock " + l.Path + " held"}
 	}
-	return LockVerdict{PID: l.PID, Reason: fmt.Sprintf("lock %s of running pid %d is %s old (stale after %s)", l.Path, l.PID, ageString(age), staleString(staleAfter))}
+	return LockVerdict{PID: l.PID, Reason: fmt.Sprintf("lock %s of running pid %d is %s old (stale after %s; the process start time is unknown)", l.Path, l.PID, ageString(age), staleString(staleAfter))}
+}
+
+// ProcInfo describes a pid from the system: alive per kill(pid, 0), and its
+// start time from /proc on Linux (zero elsewhere).
+func ProcInfo(pid int) Proc {
+	if !PIDAlive(pid) {
+		return Proc{}
+	}
+	return Proc{Alive: true, Start: procStart(pid)}
+}
+
+// clockTicks is sysconf(_SC_CLK_TCK), the unit of /proc/<pid>/stat's
+// starttime; it is 100 on every Linux architecture Go supports.
+const clockTicks = 100
+
+// procStart reads when a process started: /proc/stat's btime (boot, in unix
+// seconds) plus field 22 of /proc/<pid>/stat (clock ticks after boot). Zero
+// when either cannot be read.
+func procStart(pid int) time.Time {
+	boot := bootTime()
+	if boot.IsZero() {
+		return time.Time{}
+	}
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return time.Time{}
+	}
+	ticks, ok := statStartTicks(string(data))
+	if !ok {
+		return time.Time{}
+	}
+	return boot.Add(time.Duration(ticks) * time.Second / clockTicks)
+}
+
+// statStartTicks parses field 22 (starttime) of a /proc/<pid>/stat line. The
+// command name (field 2) is in parentheses and may hold spaces and ')', so the
+// fields are counted from the last ')'.
+func statStartTicks(line string) (uint64, bool) {
+	i := strings.LastIndexByte(line, ')')
+	if i < 0 {
+		return 0, false
+	}
+	f := strings.Fields(line[i+1:]) // f[0] is field 3 (state)
+	if len(f) < 20 {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(f[19], 10, 64)
+	return n, err == nil
+}
+
+var (
+	bootOnce sync.Once
+	bootAt   time.Time
+)
+
+// bootTime reads btime from /proc/stat once.
+func bootTime() time.Time {
+	bootOnce.Do(func() {
+		data, err := os.ReadFile("/proc/stat")
+		if err != nil {
+			return
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			if v, ok := strings.CutPrefix(line, "btime "); ok {
+				if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil {
+					bootAt = time.Unix(n, 0)
+				}
+			}
+		}
+	})
+	return bootAt
 }
 
 func staleString(d time.Duration) string {

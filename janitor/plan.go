@@ -28,10 +28,13 @@ const (
 
 // Action is one thing a pass does (or, in a dry run, would do).
 type Action struct {
-	Kind    string `json:"action"`
-	Source  string `json:"source"`
-	ID      string `json:"id,omitempty"`
-	Project string `json:"project,omitempty"`
+	Kind string `json:"action"`
+	// ActionID identifies the action in the journal (a UUID), for the
+	// actions that change the disk in steps: archive, delete, restore.
+	ActionID string `json:"actionId,omitempty"`
+	Source   string `json:"source"`
+	ID       string `json:"id,omitempty"`
+	Project  string `json:"project,omitempty"`
 	// File is the session's transcript (or the lock file, directory or archive the
 	// action is about).
 	File string `json:"file,omitempty"`

@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/sessionwatch/sessionwatch/indexer"
+	"github.com/sessionwatch/sessionwatch/janitor"
 )
 
 // inotifyDir is where the kernel's inotify limits are read; tests point it at a
@@ -84,6 +85,12 @@ func cmdDoctor(e *env, args []string) error {
 		} else {
 			r.ok("%s %s", dir.name, dir.path)
 		}
+	}
+	// Temp files an interrupted janitor left: the next janitor run (daemon
+	// start, clean, restore) finishes or undoes the action and removes them.
+	if temps := janitor.ArchiveTemps(cfg.ArchiveDir); len(temps) > 0 {
+		r.problem("start the daemon (or run a janitor command such as 'sessionwatch clean'): its recovery finishes or undoes the interrupted action and removes them",
+			"archive_dir holds %d temp file(s) left by an interrupted janitor, e.g. %s", len(temps), quoteIfOdd(temps[0]))
 	}
 	dirs, present := 0, 0
 	var looked []string

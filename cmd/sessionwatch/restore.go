@@ -5,14 +5,17 @@ import (
 	"errors"
 	"fmt"
 	iofs "io/fs"
+	"path/filepath"
+	"strings"
 
+	"github.com/google/uuid"
 	"github.com/sessionwatch/sessionwatch/indexer"
 	"github.com/sessionwatch/sessionwatch/janitor"
 )
 
 func cmdRestore(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "restore", "sessionwatch restore REF [--all] [--source S] [--type main|subagent|all]   (example: sessionwatch restore 1)\n"+
-		summaries["restore"]+" REF is read among the rows 'sessionwatch list --archived' prints with the same flags: an id, a row number, a unique id prefix or an archive path.")
+	fs := newFlags(e, "restore", "sessionwatch restore REF|ACTION-ID [--all] [--source S] [--type main|subagent|all]   (example: sessionwatch restore 1)\n"+
+		summaries["restore"]+" REF is read among the rows 'sessionwatch list --archived' prints with the same flags: an id, a row number, a unique id prefix or an archive path. A journal action id (a UUID, shown when one session has several archives) picks one archive.")
 	all := fs.Bool("all", false, "look among the archived sessions of every project, not only the current directory's")
 	source := fs.String("source", "", "only this source's archives")
 	typ := fs.String("type", "all", "main, subagent or all")
@@ -27,25 +30,10 @@ func cmdRestore(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	// Archives older versions left outside their project's directory.
-	janitor.AdoptArchives(cfg.ArchiveDir)
-	var sources []string
-	if *source != "" {
-		sources = []string{*source}
-	}
 	switch *typ {
 	case "main", "subagent", "all":
 	default:
 		return usageErr("use --type main, subagent or all", "restore: invalid --type %q", *typ)
-	}
-	// The rows of `list --archived` with the same flags, in the same order.
-	archives, err := archivesOf(cfg, scope{all: *all, sources: sources, typ: *typ})
-	if err != nil {
-		return failErr("", "restore: %v", err)
-	}
-	ar, _, err := resolveArchive(archives, pos[0], *all, true)
-	if err != nil {
-		return err
 	}
 	logger := quietLogger(cfg, e.stderr)
 	g, err := loadGroup(cfg, logger, false, false)
@@ -58,6 +46,35 @@ func cmdRestore(ctx context.Context, e *env, args []string) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, passLockWait)
 	defer cancel()
+	// A restore or retirement killed half-way is finished or undone first, so
+	// the archives listed are the ones that stand.
+	if _, err := j.Recover(ctx); err != nil {
+		return janitorErr("restore", err)
+	}
+	// Archives older versions left outside their project's directory.
+	janitor.AdoptArchives(cfg.ArchiveDir)
+	// A journal action id picks one archive wherever it is (it names exactly
+	// one); anything else (session ids are UUIDs too) resolves as a REF among
+	// the rows of `list --archived` with the same flags, in the same order.
+	everything, err := janitor.ListArchives(cfg.ArchiveDir, nil)
+	if err != nil {
+		return failErr("", "restore: %v", err)
+	}
+	ar, err := archiveByAction(everything, cfg.StateDir, pos[0])
+	if errors.Is(err, errNoAction) {
+		var sources []string
+		if *source != "" {
+			sources = []string{*source}
+		}
+		archives, lerr := archivesOf(cfg, scope{all: *all, sources: sources, typ: *typ})
+		if lerr != nil {
+			return failErr("", "restore: %v", lerr)
+		}
+		ar, _, err = resolveArchive(archives, pos[0], *all, true)
+	}
+	if err != nil {
+		return err
+	}
 	rep, err := j.Restore(ctx, ar)
 	if err != nil && ar.Record != nil && errors.Is(err, janitor.ErrExists) {
 		return failErr("the store holds a record with that key again; 'sessionwatch delete "+ar.Meta.ID+"' first if the archived one should replace it",
@@ -82,6 +99,43 @@ func cmdRestore(ctx context.Context, e *env, args []string) error {
 	return reportErrors(e, "restore", rep)
 }
 
+// isActionID reports whether ref is a journal action id (a UUID, 36 characters).
+func isActionID(ref string) bool {
+	if len(ref) != 36 {
+		return false
+	}
+	_, err := uuid.Parse(ref)
+	return err == nil
+}
+
+// archiveByAction finds the archive a journal action wrote: by the action id
+// in its metadata, else by the archive path the journal recorded for it.
+func archiveByAction(archives []janitor.Archived, stateDir, id string) (janitor.Archived, error) {
+	if !isActionID(id) {
+		return janitor.Archived{}, errNoAction
+	}
+	for _, a := range archives {
+		if strings.EqualFold(a.Meta.ActionID, id) {
+			return a, nil
+		}
+	}
+	js, _ := janitor.ReadJournal(filepath.Join(stateDir, janitor.JournalName))
+	for i := len(js) - 1; i >= 0; i-- {
+		if !strings.EqualFold(js[i].ActionID, id) || js[i].Archive == "" {
+			continue
+		}
+		for _, a := range archives {
+			if a.Path == js[i].Archive && a.Meta.ID == js[i].ID {
+				return a, nil
+			}
+		}
+	}
+	return janitor.Archived{}, errNoAction
+}
+
+// errNoAction: REF names no journal action that wrote an archive.
+var errNoAction = errors.New("no archive written by that action")
+
 // resolveArchive finds the archive REF names among the archives of the scope
 // (archivesOf: as `list --archived` numbers them) by the shared REF rules (an
 // exact id, a row number, a unique id prefix, or an archive file path), and
@@ -92,6 +146,9 @@ func resolveArchive(archives []janitor.Archived, ref string, all, destructive bo
 	rows := make([]indexer.RefRow, len(archives))
 	for i, a := range archives {
 		rows[i] = indexer.RefRow{ID: a.Meta.ID, File: a.Path}
+		if a.Meta.ActionID != "" {
+			rows[i].Note = "(restore " + a.Meta.ActionID + ")"
+		}
 	}
 	o := indexer.RefOptions{Numbers: true, Destructive: destructive}
 	if all {

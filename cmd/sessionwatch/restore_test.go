@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -85,4 +87,77 @@ func TestListShowsInUse(t *testing.T) {
 	if !strings.Contains(out, `"inUse": true`) {
 		t.Errorf("show --json of a locked session:\n%s", out)
 	}
+}
+
+// TestRestoreByActionID: a session archived twice is ambiguous by id; the
+// journal action id of one archive picks it (§5 of issue 11).
+func TestRestoreByActionID(t *testing.T) {
+	e := newEnv(t)
+	work := filepath.Join(e.home, "code", "aproj")
+	os.MkdirAll(work, 0o700)
+	old := e.agedSession(work, idOld, 20*24*time.Hour)
+	first, _ := os.ReadFile(old)
+	if _, errs, code := e.cli("clean"); code != 0 || fileExists(old) {
+		t.Fatalf("clean: %d %s", code, errs)
+	}
+	// The agent writes the session again; it is archived a second time.
+	e.agedSession(work, idOld, 30*24*time.Hour)
+	appendTo(t, old, `{"timestamp":"2026-01-01T00:00:00Z","id":"m9","role":"user","blocks":[{"type":"text","content":"again"}]}`+"\n")
+	past := time.Now().Add(-30 * 24 * time.Hour)
+	os.Chtimes(old, past, past)
+	second, _ := os.ReadFile(old)
+	if _, errs, code := e.cli("clean"); code != 0 || fileExists(old) {
+		t.Fatalf("second clean: %d %s", code, errs)
+	}
+	t.Chdir(work)
+	_, errs, code := e.cli("restore", idOld)
+	if code != 1 || !strings.Contains(errs, "action ") {
+		t.Fatalf("restore of a twice-archived id = %d, %q, want ambiguous naming action ids", code, errs)
+	}
+	js, _ := janitor.ReadJournal(filepath.Join(e.state, janitor.JournalName))
+	var ids []string
+	for _, j := range js {
+		if j.Action == janitor.KindArchive && j.ID == idOld {
+			if j.ActionID == "" {
+				t.Errorf("journal archive line without an action id: %+v", j)
+			}
+			ids = append(ids, j.ActionID)
+		}
+	}
+	if len(ids) != 2 {
+		t.Fatalf("journal archive lines for %s: %d, want 2", idOld, len(ids))
+	}
+	out, errs, code := e.cli("restore", ids[0])
+	if code != 0 || !strings.Contains(out, "restored wave session "+idOld) {
+		t.Fatalf("restore %s = %d, %q %q", ids[0], code, out, errs)
+	}
+	if got, _ := os.ReadFile(old); !bytes.Equal(got, first) {
+		t.Errorf("restore by action id brought back the wrong archive")
+	}
+	if ars, _ := janitor.ListArchives(e.archiveDir(), nil); len(ars) != 1 {
+		t.Errorf("archives left: %d, want 1", len(ars))
+	} else if got := gunzipFile(t, ars[0].Path); !bytes.Equal(got, second) {
+		t.Errorf("the archive left is not the second one")
+	}
+	if _, errs, code := e.cli("restore", "0f0f0f0f-0000-4000-8000-000000000000"); code != 1 || !strings.Contains(errs, "no archive written by action 0f0f0f0f") {
+		t.Errorf("restore of an unknown action = %d, %q", code, errs)
+	}
+}
+
+func gunzipFile(t *testing.T, path string) []byte {
+	t.Helper()
+	fh, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	zr, err := gzip.NewReader(fh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
 }

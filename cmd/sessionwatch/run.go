@@ -157,6 +157,13 @@ func (d *daemon) serve(ctx context.Context, cfg *config.Config, once bool, hup <
 	if err != nil {
 		return false, err
 	}
+	// Finish or undo what a killed janitor left half-done, before the first
+	// index pass sees the stores.
+	if rec, err := j.Recover(ctx); err != nil {
+		d.log.Error("janitor recovery", "err", err)
+	} else if len(rec.Errors) > 0 {
+		d.log.Error("janitor recovery left actions open", "errors", rec.Errors)
+	}
 	if once {
 		start := time.Now()
 		err := g.ReconcileAll()

@@ -1,0 +1,152 @@
+package janitor
+
+import (
+	"bytes"
+	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sessionwatch/sessionwatch/indexer"
+)
+
+// TestRecoverInterruptedRetirement stops a retirement dead at every step, as a
+// SIGKILL would, then lets a new janitor start: the session must be exactly
+// once in the store or in the archive, byte-identical, restorable, with no
+// temp or staging file left and no second archive after another pass, and
+// the journal must close the action (§5 of issue 11).
+func TestRecoverInterruptedRetirement(t *testing.T) {
+	for _, step := range []string{"intent", "staged", "archived", "removed"} {
+		t.Run(step, func(t *testing.T) {
+			f := newFixture(t, `{"active_grace":"off"}`, `"retention":"1d"`)
+			const id = "bbbbbbbb-0000-4000-8000-000000000001"
+			path := f.session("/w/rec", id, 5*24*time.Hour)
+			orig, _ := os.ReadFile(path)
+			f.index()
+			crashHook = func(s string) bool { return s == step }
+			f.janitor().RunOnce(context.Background(), Overrides{})
+			crashHook = nil
+
+			// The next start: a new janitor recovers before its first pass.
+			f.index()
+			j := f.janitor()
+			rec, err := j.Recover(context.Background())
+			if err != nil || len(rec.Errors) > 0 {
+				t.Fatalf("Recover = %+v, %v", rec, err)
+			}
+			if rec.Finished+rec.RolledBack != 1 {
+				t.Errorf("Recover = %+v, want one action resolved", rec)
+			}
+			archives, _ := ListArchives(f.archive, nil)
+			_, serr := os.Stat(path)
+			inStore := serr == nil
+			switch {
+			case inStore && len(archives) > 0:
+				t.Fatalf("session both in the store and archived (%d)", len(archives))
+			case !inStore && len(archives) != 1:
+				t.Fatalf("session not in the store, %d archives", len(archives))
+			}
+			if inStore {
+				if got, _ := os.ReadFile(path); !bytes.Equal(got, orig) {
+					t.Errorf("put-back session differs")
+				}
+			}
+			noTemps(t, f.root, f.archive)
+			// A pass then archives it (again): one archive, never X.jsonl.1.gz.
+			if _, err := j.RunOnce(context.Background(), Overrides{}); err != nil {
+				t.Fatal(err)
+			}
+			archives, _ = ListArchives(f.archive, nil)
+			if len(archives) != 1 || exists(path) || strings.Contains(archives[0].Path, ".1.gz") {
+				t.Fatalf("after the next pass: archives %v, store %v", archives, exists(path))
+			}
+			if got := gunzip(t, archives[0].Path); !bytes.Equal(got, orig) {
+				t.Errorf("archive differs from the session")
+			}
+			if _, err := j.Restore(context.Background(), archives[0]); err != nil {
+				t.Fatal(err)
+			}
+			if got, _ := os.ReadFile(path); !bytes.Equal(got, orig) {
+				t.Errorf("restored session differs")
+			}
+			if open, _ := openIntents(filepath.Join(f.state, JournalName)); len(open) != 0 {
+				t.Errorf("journal leaves %d intents open: %+v", len(open), open)
+			}
+			noTemps(t, f.root, f.archive)
+		})
+	}
+}
+
+// TestRecoverInterruptedRestore: a restore killed after its files are in
+// place but before the archive went is finished at the next start; one killed
+// while writing its temp file is rolled back with the temp removed, and
+// restore then succeeds (it used to say "already exists" or leave the temp).
+func TestRecoverInterruptedRestore(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		finish bool
+	}{{"files in place", true}, {"temp file only", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, `{"active_grace":"off"}`, `"retention":"1d"`)
+			const id = "cccccccc-0000-4000-8000-000000000001"
+			path := f.session("/w/rec", id, 5*24*time.Hour)
+			orig, _ := os.ReadFile(path)
+			f.index()
+			j := f.janitor()
+			if rep, err := j.RunOnce(context.Background(), Overrides{}); err != nil || rep.Archived != 1 {
+				t.Fatalf("pass = %+v, %v", rep, err)
+			}
+			archives, _ := ListArchives(f.archive, nil)
+			if tc.finish {
+				crashHook = func(s string) bool { return s == "restored" }
+				j.Restore(context.Background(), archives[0])
+				crashHook = nil
+			} else {
+				// Killed while writing: the intent is journaled, a partial temp exists.
+				jr := newJournal(f.state, false)
+				jr.intent(JournalEntry{Time: indexer.FormatTime(time.Now()), Action: KindRestore, ActionID: "0f0f0f0f-0000-4000-8000-000000000001",
+					Source: "wave", ID: id, File: path, Archive: archives[0].Path, Paths: []string{path}})
+				jr.close()
+				tmp := filepath.Join(filepath.Dir(path), indexer.TempPrefix+"restore-0f0f0f0f-0000-4000-8000-000000000001-123")
+				os.WriteFile(tmp, orig[:10], 0o600)
+			}
+			j2 := f.janitor()
+			rec, err := j2.Recover(context.Background())
+			if err != nil || len(rec.Errors) > 0 {
+				t.Fatalf("Recover = %+v, %v", rec, err)
+			}
+			noTemps(t, f.root, f.archive)
+			left, _ := ListArchives(f.archive, nil)
+			if tc.finish {
+				if len(left) != 0 || !exists(path) {
+					t.Fatalf("finished restore: archives %d, store %v", len(left), exists(path))
+				}
+			} else {
+				if len(left) != 1 || exists(path) {
+					t.Fatalf("rolled-back restore: archives %d, store %v", len(left), exists(path))
+				}
+				if _, err := j2.Restore(context.Background(), left[0]); err != nil {
+					t.Fatalf("restore after a killed restore: %v", err)
+				}
+			}
+			if got, _ := os.ReadFile(path); !bytes.Equal(got, orig) {
+				t.Errorf("restored session differs")
+			}
+		})
+	}
+}
+
+func noTemps(t *testing.T, dirs ...string) {
+	t.Helper()
+	for _, d := range dirs {
+		filepath.WalkDir(d, func(p string, e fs.DirEntry, err error) error {
+			if err == nil && strings.HasPrefix(e.Name(), indexer.TempPrefix) {
+				t.Errorf("temp file left: %s", p)
+			}
+			return nil
+		})
+	}
+}
