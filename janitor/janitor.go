@@ -207,6 +207,8 @@ type pass struct {
 	roots    []string       // the roots of the pass's sources
 	open     map[string]int // files held open, scanned on first need
 	restored map[string]time.Time
+	// forceOpen retires a file another process holds open (delete --force).
+	forceOpen bool
 }
 
 // openFiles scans /proc once per pass, the first time a session due for

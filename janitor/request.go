@@ -106,7 +106,8 @@ func (j *Janitor) Delete(ctx context.Context, en indexer.Entry, o DeleteOptions)
 		reason += " (--force)"
 	}
 	rep := &Report{Time: now.UTC(), DryRun: o.DryRun, Warnings: []Warning{}, Actions: []Action{}}
-	p := &pass{j: j, ctx: ctx, now: now, dry: o.DryRun, jr: newJournal(j.cfg.StateDir, o.DryRun), rep: rep}
+	p := &pass{j: j, ctx: ctx, now: now, dry: o.DryRun, jr: newJournal(j.cfg.StateDir, o.DryRun), rep: rep,
+		forceOpen: o.Force && c.Hold.Held()}
 	// A stale lock goes first, so nothing can mistake the session for held
 	// while its files disappear.
 	for _, l := range c.StaleLocks {

@@ -58,13 +58,17 @@ type retirement struct {
 	staged  []string // staging name of each top path
 	moved   int      // how many tops are staged
 	noLease bool     // some file is not leased: /proc is checked instead
+	// forced (delete --force): a file another process holds open is retired
+	// anyway; its size and mtime are still checked, so a write that lands
+	// before the last check puts the session back.
+	forced bool
 }
 
 // openRetirement opens and leases every regular file of es. It fails with
 // errHeldOpen when a file stays open elsewhere, errChanged when one changed
 // since it was collected.
-func openRetirement(es []entry) (*retirement, error) {
-	r := &retirement{id: uuid.NewString(), es: append([]entry(nil), es...)}
+func openRetirement(es []entry, forced bool) (*retirement, error) {
+	r := &retirement{id: uuid.NewString(), es: append([]entry(nil), es...), forced: forced}
 	for i := range r.es {
 		e := &r.es[i]
 		if e.top {
@@ -97,6 +101,8 @@ func openRetirement(es []entry) (*retirement, error) {
 			e.leased = true
 		case lerr != nil:
 			r.noLease = true
+		case forced:
+			// Held open elsewhere: no lease, and no /proc veto either.
 		default:
 			r.close()
 			return nil, fmt.Errorf("%s: %w", e.abs, errHeldOpen)
@@ -227,7 +233,7 @@ func (r *retirement) quiet() error {
 		if err := sameFile(e.f, e); err != nil {
 			return err
 		}
-		if !e.leased {
+		if !e.leased && !r.forced {
 			dev, ino := identity(e.info)
 			inodes[[2]uint64{dev, ino}] = true
 		}
@@ -326,7 +332,7 @@ func openedBy(inodes map[[2]uint64]bool) int {
 // them into dir (archive != nil) or delete them. kept is set (and the error
 // nil) when the session turned out busy or changed and stays in the store.
 func (p *pass) retireFiles(a *Action, es []entry, archive *ArchiveMeta, dir string) (kept string, err error) {
-	r, err := openRetirement(es)
+	r, err := openRetirement(es, p.forceOpen)
 	switch {
 	case errors.Is(err, errHeldOpen):
 		return "held open by another process", nil

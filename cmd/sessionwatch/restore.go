@@ -6,6 +6,7 @@ import (
 	"fmt"
 	iofs "io/fs"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/google/uuid"
@@ -71,6 +72,10 @@ func cmdRestore(ctx context.Context, e *env, args []string) error {
 			return failErr("", "restore: %v", lerr)
 		}
 		ar, _, err = resolveArchive(archives, pos[0], *all, true)
+		if err != nil && isActionID(pos[0]) && !slices.ContainsFunc(archives, func(a janitor.Archived) bool { return a.Meta.ID == pos[0] }) {
+			err = failErr("run 'sessionwatch list --archived' to see the archived sessions; the journal (<state_dir>/journal.jsonl) holds the action ids",
+				"session not found: no archived session and no archive written by action %s", pos[0])
+		}
 	}
 	if err != nil {
 		return err
@@ -147,7 +152,7 @@ func resolveArchive(archives []janitor.Archived, ref string, all, destructive bo
 	for i, a := range archives {
 		rows[i] = indexer.RefRow{ID: a.Meta.ID, File: a.Path}
 		if a.Meta.ActionID != "" {
-			rows[i].Note = "(restore " + a.Meta.ActionID + ")"
+			rows[i].Note = "(action " + a.Meta.ActionID + ")"
 		}
 	}
 	o := indexer.RefOptions{Numbers: true, Destructive: destructive}
