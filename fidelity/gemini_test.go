@@ -153,6 +153,11 @@ func geminiTrickySessions(project string, t0 time.Time) []geminiTricky {
 		l := turn(at, 1, "keep going")
 		return append(cat([]string{header(id, at(0), nil)}, l), model("m2", at(60), "half written")[:40])
 	})
+	add("complete last line without its newline", func(at func(int) string, id string) []string {
+		l := cat([]string{header(id, at(0), nil)}, turn(at, 1, "almost done"))
+		return append(l, model("m2", at(60), "the last words"))
+	})
+	out[len(out)-1].data = strings.TrimSuffix(out[len(out)-1].data, "\n")
 	add("model message only", func(at func(int) string, id string) []string {
 		return []string{header(id, at(0), nil), model("m1", at(1), "Resumed from a checkpoint."), upd(at(1))}
 	})
@@ -235,23 +240,24 @@ func geminiExpected(ts []geminiTricky, tricky string) map[string]string {
 		byName[c.name] = c.id
 	}
 	return map[string]string{
-		byName["rewound first prompt"] + " firstPrompt":                 "Gemini keeps the first prompt it read even after a $rewindTo removed it; sessionwatch shows the first prompt still in the history",
-		byName["rewound first prompt"] + " displayName":                 "the first prompt (see firstPrompt)",
-		byName["model message rewritten in place"] + " messageCount":    "Gemini counts a message rewritten in place (same id) once per record; sessionwatch counts it once",
-		byName["first prompt rewritten in place"] + " messageCount":     "Gemini counts a message rewritten in place (same id) once per record; sessionwatch counts it once",
-		byName["first prompt rewritten in place"] + " firstPrompt":      "Gemini keeps the prompt as first written; sessionwatch shows the message as it now is",
-		byName["first prompt rewritten in place"] + " displayName":      "the first prompt (see firstPrompt)",
-		byName["header without startTime"] + " createdAt":               "Gemini dates a chat without startTime \"now\" (each listing anew); sessionwatch takes the first message's time",
-		byName["model message only"] + " firstPrompt":                   "Gemini shows the placeholder \"Empty conversation\"; sessionwatch leaves it empty (list shows \"No prompt\")",
-		byName["model message only"] + " displayName":                   "the first prompt (see firstPrompt)",
-		byName["resumable prompt rewritten into a command"] + " listed": "sessionwatch keeps a chat listed once it had resumable content, even if that message is later rewritten into a command (bounded state); Gemini re-derives it",
-		byName["image-only prompt"] + " firstPrompt":                    "Gemini shows the placeholder \"Empty conversation\"; sessionwatch leaves it empty (list shows \"No prompt\")",
-		byName["image-only prompt"] + " displayName":                    "the first prompt (see firstPrompt)",
-		byName["content as a single part object"] + " firstPrompt":      "Gemini takes a first prompt only from string or list content and shows \"Empty conversation\"; sessionwatch reads a single part's text too",
-		byName["content as a single part object"] + " displayName":      "the first prompt (see firstPrompt)",
-		byName["compressed history"] + " firstPrompt":                   "Gemini keeps the first prompt it read before /compress rewrote the history; sessionwatch shows the first person's prompt still in it (the <state_snapshot> turn is the model's)",
-		byName["compressed history"] + " displayName":                   "the first prompt (see firstPrompt)",
-		tricky + " numbering":                                           "Gemini numbers sessions by start time, oldest first; sessionwatch lists (and `show N` counts) by last activity, newest first",
+		byName["rewound first prompt"] + " firstPrompt":                    "Gemini keeps the first prompt it read even after a $rewindTo removed it; sessionwatch shows the first prompt still in the history",
+		byName["rewound first prompt"] + " displayName":                    "the first prompt (see firstPrompt)",
+		byName["model message rewritten in place"] + " messageCount":       "Gemini counts a message rewritten in place (same id) once per record; sessionwatch counts it once",
+		byName["first prompt rewritten in place"] + " messageCount":        "Gemini counts a message rewritten in place (same id) once per record; sessionwatch counts it once",
+		byName["first prompt rewritten in place"] + " firstPrompt":         "Gemini keeps the prompt as first written; sessionwatch shows the message as it now is",
+		byName["first prompt rewritten in place"] + " displayName":         "the first prompt (see firstPrompt)",
+		byName["header without startTime"] + " createdAt":                  "Gemini dates a chat without startTime \"now\" (each listing anew); sessionwatch takes the first message's time",
+		byName["complete last line without its newline"] + " messageCount": "Gemini parses a last line before its newline is written; sessionwatch indexes a line once its newline arrives",
+		byName["model message only"] + " firstPrompt":                      "Gemini shows the placeholder \"Empty conversation\"; sessionwatch leaves it empty (list shows \"No prompt\")",
+		byName["model message only"] + " displayName":                      "the first prompt (see firstPrompt)",
+		byName["resumable prompt rewritten into a command"] + " listed":    "sessionwatch keeps a chat listed once it had resumable content, even if that message is later rewritten into a command (bounded state); Gemini re-derives it",
+		byName["image-only prompt"] + " firstPrompt":                       "Gemini shows the placeholder \"Empty conversation\"; sessionwatch leaves it empty (list shows \"No prompt\")",
+		byName["image-only prompt"] + " displayName":                       "the first prompt (see firstPrompt)",
+		byName["content as a single part object"] + " firstPrompt":         "Gemini takes a first prompt only from string or list content and shows \"Empty conversation\"; sessionwatch reads a single part's text too",
+		byName["content as a single part object"] + " displayName":         "the first prompt (see firstPrompt)",
+		byName["compressed history"] + " firstPrompt":                      "Gemini keeps the first prompt it read before /compress rewrote the history; sessionwatch shows the first person's prompt still in it (the <state_snapshot> turn is the model's)",
+		byName["compressed history"] + " displayName":                      "the first prompt (see firstPrompt)",
+		tricky + " numbering":                                              "Gemini numbers sessions by start time, oldest first; sessionwatch lists (and `show N` counts) by last activity, newest first",
 	}
 }
 
