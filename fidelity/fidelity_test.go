@@ -139,6 +139,7 @@ type report struct {
 	t     *testing.T
 	name  string
 	lines []string
+	notes []string // printed after the findings, not counted
 	fails int
 }
 
@@ -169,7 +170,7 @@ func (r *report) check(id, field string, ours, theirs any, expected map[string]s
 func (r *report) done(compared int) {
 	r.t.Helper()
 	head := fmt.Sprintf("== %s: %d sessions compared, %d unexpected differences, %d known (%s/%s)", r.name, compared, r.fails, len(r.lines)-r.fails, runtime.GOOS, runtime.GOARCH)
-	text := head + "\n" + strings.Join(r.lines, "\n") + "\n"
+	text := head + "\n" + strings.Join(append(r.lines, r.notes...), "\n") + "\n"
 	r.t.Log("\n" + text)
 	if p := os.Getenv("SESSIONWATCH_FIDELITY_REPORT"); p != "" {
 		f, err := os.OpenFile(p, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)

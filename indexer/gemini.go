@@ -375,11 +375,13 @@ func (a *geminiAcc) Summarize(s *Session, f FileFacts) {
 var geminiUserIgnored = []string{"/", "?", "<session_context>", "<hook_context>"}
 
 // geminiResumable is Gemini's isResumableMessageRecord: a user message with
-// content it does not ignore, or a model message with text, tool calls or thoughts.
+// content it does not ignore, or a model message with content, tool calls or
+// thoughts. Content is rendered as Gemini renders it there (geminiVerboseText), so
+// an image or a function response alone is content.
 func geminiResumable(typ string, rec map[string]json.RawMessage) bool {
 	switch typ {
 	case "user":
-		text := geminiText(rec["content"])
+		text := geminiVerboseText(rec["content"])
 		if text == "" {
 			return false
 		}
@@ -390,9 +392,59 @@ func geminiResumable(typ string, rec map[string]json.RawMessage) bool {
 		}
 		return true
 	case "gemini":
-		return geminiText(rec["content"]) != "" || jsNonEmptyArray(rec["toolCalls"]) || jsNonEmptyArray(rec["thoughts"])
+		return geminiVerboseText(rec["content"]) != "" || jsNonEmptyArray(rec["toolCalls"]) || jsNonEmptyArray(rec["thoughts"])
 	}
 	return false
+}
+
+// geminiMarkedParts are the part fields Gemini's partToString (verbose) renders as
+// a bracketed marker ("[Image: image/png, 1.2 KB]", "[Function Call: ls]", …),
+// in its order of precedence.
+var geminiMarkedParts = []string{"videoMetadata", "thought", "codeExecutionResult", "executableCode", "fileData", "functionCall", "functionResponse", "inlineData"}
+
+// geminiMaxPartDepth bounds how deep geminiVerboseText looks into nested lists.
+const geminiMaxPartDepth = 8
+
+// geminiVerboseText is Gemini's partListUnionToString, trimmed: strings as they
+// are, a part with a marked field as "[field]" (Gemini's marker says more; only
+// whether the text is empty and how it starts matter here), any other part as its
+// text, lists joined (Gemini joins them at any depth; this stops at
+// geminiMaxPartDepth, which no chat reaches, so that a line costs O(its length)).
+func geminiVerboseText(raw json.RawMessage) string {
+	var b strings.Builder
+	var add func(raw json.RawMessage, depth int)
+	add = func(raw json.RawMessage, depth int) {
+		raw = bytes.TrimSpace(raw)
+		if len(raw) == 0 || depth > geminiMaxPartDepth {
+			return
+		}
+		switch raw[0] {
+		case '"':
+			s, _ := jsString(raw)
+			b.WriteString(s)
+		case '{':
+			part, err := jsObject(raw)
+			if err != nil {
+				return
+			}
+			for _, k := range geminiMarkedParts {
+				if _, ok := part[k]; ok {
+					b.WriteString("[" + k + "]")
+					return
+				}
+			}
+			b.WriteString(jsStr(part["text"]))
+		case '[':
+			var parts []json.RawMessage
+			if json.Unmarshal(raw, &parts) == nil {
+				for _, p := range parts {
+					add(p, depth+1)
+				}
+			}
+		}
+	}
+	add(raw, 0)
+	return strings.TrimSpace(b.String())
 }
 
 // jsNonEmptyArray reports whether raw is a JSON array with at least one element.
