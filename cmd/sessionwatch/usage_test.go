@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sessionwatch/sessionwatch/usage"
 )
 
 func waveAssistant(ts, model string, prompt, completion int) string {
@@ -77,7 +79,7 @@ func TestUsageCommand(t *testing.T) {
 		t.Errorf("reindex --check = %d\n%s%s", code, out, errOut)
 	}
 	// The ledger tampered with: reindex --check says so.
-	shards, _ := filepath.Glob(filepath.Join(e.state, "usage", "units-*.json"))
+	shards, _ := filepath.Glob(filepath.Join(e.state, "usage", usage.UnitsName))
 	for _, p := range shards {
 		data, _ := os.ReadFile(p)
 		os.WriteFile(p, []byte(strings.ReplaceAll(string(data), "1000000,", "1000001,")), 0o600)
