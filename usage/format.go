@@ -190,4 +190,3 @@ func qModelTokens(a []any, intern func(string) string) (q int32, model string, t
 	}
 	return int32(n[0]), intern(m), Tokens{n[1], n[2], n[3], n[4]}, nil
 }
-

@@ -30,9 +30,9 @@ type Ledger struct {
 	models  map[string]string
 	now     func() time.Time
 
-	rows    map[rowKey]Tokens               // the summary's B rows
-	members map[groupKey]map[*unitRec]bool  // the units (live and retired) filed under each session
-	sess    map[groupKey][]SessionRow       // the summary's S rows, as last written
+	rows    map[rowKey]Tokens              // the summary's B rows
+	members map[groupKey]map[*unitRec]bool // the units (live and retired) filed under each session
+	sess    map[groupKey][]SessionRow      // the summary's S rows, as last written
 
 	dirtyUnits  map[ukey]bool     // units whose records changed since the last Sync
 	dirtyRows   map[rowKey]bool   // rows that changed

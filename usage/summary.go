@@ -69,7 +69,9 @@ func (k rowKey) less(o rowKey) bool {
 
 type sessKey struct{ sid, src, proj, typ, model string }
 
-func sessKeyOf(r *SessionRow) sessKey { return sessKey{r.Session, r.Source, r.Project, r.Type, r.Model} }
+func sessKeyOf(r *SessionRow) sessKey {
+	return sessKey{r.Session, r.Source, r.Project, r.Type, r.Model}
+}
 
 func (k sessKey) less(o sessKey) bool {
 	if k.sid != o.sid {
