@@ -18,6 +18,14 @@ import (
 // unit, then the batches appended since (docs/usage.md).
 const UnitsName = "units.jsonl"
 
+// The batches appended to a file are folded into a rewritten base once they are
+// larger than the base divided by the ratio and than the minimum (variables so
+// tests can make compaction frequent).
+var (
+	unitsRatio, unitsMin     int64 = 1, 1 << 20
+	summaryRatio, summaryMin int64 = 2, 256 << 10
+)
+
 // logFile is one of the ledger's two files: a base written whole (atomically), then
 // batches appended, each closed by a commit line.
 type logFile struct {
@@ -118,12 +126,12 @@ func sortedKeys(m map[ukey]bool) []ukey {
 // it is due.
 func (l *Ledger) writeUnits() error {
 	f := &l.unitsFile
-	if !f.due(1, 1<<20) && len(l.dirtyUnits) == 0 {
+	if !f.due(unitsRatio, unitsMin) && len(l.dirtyUnits) == 0 {
 		return nil
 	}
 	var b bytes.Buffer
 	keys := l.dirtyUnits
-	rewrite := f.due(1, 1<<20)
+	rewrite := f.due(unitsRatio, unitsMin)
 	if rewrite {
 		keys = map[ukey]bool{}
 		for k := range l.units {
@@ -151,7 +159,7 @@ func (l *Ledger) writeUnits() error {
 		err = f.rewrite(b.Bytes())
 	} else {
 		err = f.appendBatch(b.Bytes())
-		if err == nil && f.due(1, 1<<20) {
+		if err == nil && f.due(unitsRatio, unitsMin) {
 			return l.writeUnits()
 		}
 	}

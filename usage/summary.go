@@ -240,7 +240,7 @@ func (l *Ledger) renderSummary() []byte {
 func (l *Ledger) writeSummary() error {
 	f := &l.summaryFile
 	changed := l.settleGroups(true)
-	if f.due(2, 256<<10) {
+	if f.due(summaryRatio, summaryMin) {
 		if err := f.rewrite(l.renderSummary()); err != nil {
 			return err
 		}
@@ -267,7 +267,7 @@ func (l *Ledger) writeSummary() error {
 		return err
 	}
 	clear(l.dirtyRows)
-	if f.due(2, 256<<10) {
+	if f.due(summaryRatio, summaryMin) {
 		return f.rewrite(l.renderSummary())
 	}
 	return nil
