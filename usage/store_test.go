@@ -263,7 +263,9 @@ func TestParseSummaryPartsEqualWhole(t *testing.T) {
 				wantS = append(wantS, r)
 			}
 		}
-		key := func(rs []SessionRow) { sort.Slice(rs, func(i, j int) bool { return sessKeyOf(&rs[i]).less(sessKeyOf(&rs[j])) }) }
+		key := func(rs []SessionRow) {
+			sort.Slice(rs, func(i, j int) bool { return sessKeyOf(&rs[i]).less(sessKeyOf(&rs[j])) })
+		}
 		key(wantS)
 		key(one.Sessions)
 		if !reflect.DeepEqual(one.Sessions, wantS) || one.Rows != nil {
