@@ -117,7 +117,9 @@ func cmdUsage(e *env, args []string) error {
 }
 
 // refreshLedger brings the ledger up to date when no daemon holds the state dir
-// (as a writer, under the daemon's lock); while a daemon runs it only reads.
+// (as a writer, under the daemon's lock); while a daemon runs it only reads. When
+// the stamp of the last such pass still holds (no file under a root changed, no
+// other writer touched the ledger) there is nothing to read, and no pass runs.
 func refreshLedger(cfg *config.Config) error {
 	lock, err := lockDaemon(cfg.StateDir)
 	if err != nil {
@@ -128,6 +130,16 @@ func refreshLedger(cfg *config.Config) error {
 		return err
 	}
 	defer lock.Close()
+	var roots []string
+	for _, s := range cfg.Sources {
+		if s.Enabled {
+			roots = append(roots, s.Root)
+		}
+	}
+	if usage.Fresh(cfg.StateDir, roots) {
+		return nil
+	}
+	stamp := usage.TakeStamp(roots) // before the pass: what changes during it is seen next time
 	g, err := indexer.NewGroup(cfg, nil, false)
 	if err != nil {
 		return err
@@ -140,9 +152,12 @@ func refreshLedger(cfg *config.Config) error {
 	if err := g.Load(); err != nil {
 		return err
 	}
-	// A source that fails to read (a half-written file) still leaves the others counted.
-	_ = g.ReconcileAll()
-	return nil
+	// A source that fails to read (a half-written file) still leaves the others
+	// counted, but no stamp vouches for them.
+	if g.ReconcileAll() != nil {
+		return nil
+	}
+	return stamp.Write(cfg.StateDir)
 }
 
 func normDay(s string) (string, error) {

@@ -88,3 +88,56 @@ func TestUsageCommand(t *testing.T) {
 		t.Errorf("reindex --check of a tampered ledger = %d %q, want 1 naming the usage", code, out)
 	}
 }
+
+// Without a daemon, `usage` runs an index pass only when something under a root
+// changed since its last pass (the stamp); an append, a new session and a new
+// project are each seen.
+func TestUsageSkipsPassWhileNothingChanged(t *testing.T) {
+	e := newEnv(t)
+	dir := e.project("/w/p")
+	file := filepath.Join(dir, "11111111-1111-4111-8111-111111111111.jsonl")
+	appendTo(t, file, header("/w/p")+waveAssistant("2026-03-01T10:00:00Z", "claude-sonnet-4-5", 100, 1))
+	total := func() int64 {
+		t.Helper()
+		out, errOut, code := e.cli("usage", "daily", "--all", "--json", "--utc")
+		if code != 0 {
+			t.Fatalf("usage = %d: %s", code, errOut)
+		}
+		var rep struct {
+			Totals struct {
+				Total int64 `json:"totalTokens"`
+			} `json:"totals"`
+		}
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatal(err)
+		}
+		return rep.Totals.Total
+	}
+	if got := total(); got != 101 {
+		t.Fatalf("total %d, want 101", got)
+	}
+	total() // a second pass settles what the first wrote into the store (native indexes)
+	index := filepath.Join(e.state, "index")
+	if err := os.RemoveAll(index); err != nil {
+		t.Fatal(err)
+	}
+	if got := total(); got != 101 {
+		t.Errorf("total %d with nothing changed, want 101", got)
+	}
+	if _, err := os.Stat(index); err == nil {
+		t.Errorf("usage ran an index pass although nothing under the roots changed")
+	}
+	appendTo(t, file, waveAssistant("2026-03-01T11:00:00Z", "claude-sonnet-4-5", 10, 0))
+	if got := total(); got != 111 {
+		t.Errorf("after an append the total is %d, want 111", got)
+	}
+	appendTo(t, filepath.Join(dir, "22222222-2222-4222-8222-222222222222.jsonl"), header("/w/p")+waveAssistant("2026-03-01T12:00:00Z", "claude-sonnet-4-5", 5, 0))
+	if got := total(); got != 116 {
+		t.Errorf("after a new session the total is %d, want 116", got)
+	}
+	other := e.project("/w/q")
+	appendTo(t, filepath.Join(other, "33333333-3333-4333-8333-333333333333.jsonl"), header("/w/q")+waveAssistant("2026-03-01T12:00:00Z", "claude-sonnet-4-5", 4, 0))
+	if got := total(); got != 120 {
+		t.Errorf("after a new project the total is %d, want 120", got)
+	}
+}
