@@ -52,6 +52,7 @@ type benchOpts struct {
 	dir          string
 	keep         bool
 	sessionwatch string
+	usage        usageOpts
 }
 
 type intList []int
@@ -98,7 +99,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	o := benchOpts{sizes: intList{1000, 10000, 50000}, growthLines: intList{8, 64, 512}, rates: intList{10, 100, 1000}, rssSizes: intList{1000, 10000, 100000}}
 	fs := newFlags("bench", strings.TrimSpace(benchUsage), stderr)
 	fs.StringVar(&o.layout, "layout", "wave", "store layout")
-	fs.StringVar(&o.sections, "sections", "list,growth,cold,inc,rss", "sections to run")
+	fs.StringVar(&o.sections, "sections", "list,growth,cold,inc,rss,usage", "sections to run")
 	fs.Var(&o.sizes, "sizes", "session counts for list and cold")
 	fs.IntVar(&o.perProject, "per-project", 100, "sessions per project")
 	fs.IntVar(&o.lines, "lines", 8, "mean message lines per session")
@@ -124,6 +125,11 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.StringVar(&o.dir, "dir", "", "work directory (default: a new temp dir, removed afterwards)")
 	fs.BoolVar(&o.keep, "keep", false, "keep the work directory")
 	fs.StringVar(&o.sessionwatch, "sessionwatch", "", "sessionwatch binary (default: go build it)")
+	fs.IntVar(&o.usage.sessions, "usage-sessions", 20000, "usage: sessions of the Claude store reported on")
+	fs.IntVar(&o.usage.lines, "usage-lines", 75, "usage: mean lines per session")
+	fs.IntVar(&o.usage.lineSize, "usage-line-size", 2048, "usage: mean bytes per line")
+	fs.IntVar(&o.usage.rssSessions, "usage-rss-sessions", 10000, "usage: sessions of the store the daemon's footprint is measured on")
+	fs.StringVar(&o.usage.ccusage, "ccusage", "", "usage: the ccusage binary (default: ccusage on PATH; skipped if none)")
 	if _, err := parse(fs, args, 0); err != nil {
 		return err
 	}
@@ -222,6 +228,7 @@ func (b *bench) run(ctx context.Context) error {
 		{"cold", b.benchCold},
 		{"inc", b.benchInc},
 		{"rss", b.benchRSS},
+		{"usage", b.benchUsage},
 	}
 	for _, st := range steps {
 		if !b.section(st.name) {
@@ -675,6 +682,11 @@ func (b *bench) startDaemon(s *benchStore) (*daemon, time.Duration, error) {
 	if err := os.RemoveAll(s.state); err != nil {
 		return nil, 0, err
 	}
+	return b.startDaemonIn(s)
+}
+
+// startDaemonIn starts the daemon on the store's state dir as it is.
+func (b *bench) startDaemonIn(s *benchStore) (*daemon, time.Duration, error) {
 	logf, err := os.Create(filepath.Join(s.home, "daemon.log"))
 	if err != nil {
 		return nil, 0, err
