@@ -228,7 +228,7 @@ func ccVersion(bin string) string {
 	if err != nil {
 		return "ccusage"
 	}
-	return "ccusage " + strings.TrimSpace(string(out))
+	return "ccusage " + strings.TrimPrefix(strings.TrimSpace(string(out)), "ccusage ")
 }
 
 func dirSize(dir string) int64 {
