@@ -241,4 +241,3 @@ func dirSize(dir string) int64 {
 	}
 	return n
 }
-

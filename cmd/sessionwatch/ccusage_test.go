@@ -189,7 +189,9 @@ func TestCcusageCodexDifferential(t *testing.T) {
 		usage := func(in, cached, out, reasoning int) string {
 			return fmt.Sprintf(`{"input_tokens":%d,"cached_input_tokens":%d,"output_tokens":%d,"reasoning_output_tokens":%d,"total_tokens":%d}`, in, cached, out, reasoning, in+out)
 		}
-		count := func(ts, info string) string { return ev(ts, "event_msg", `{"type":"token_count","info":`+info+`,"rate_limits":null}`) }
+		count := func(ts, info string) string {
+			return ev(ts, "event_msg", `{"type":"token_count","info":`+info+`,"rate_limits":null}`)
+		}
 		meta := func(id string) string {
 			return ev("2026-03-01T22:00:00.000Z", "session_meta", `{"id":"`+id+`","timestamp":"2026-03-01T22:00:00.000Z","cwd":"/w/p","originator":"codex_cli_rs","cli_version":"0.63.0"}`)
 		}
