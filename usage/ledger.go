@@ -38,6 +38,7 @@ type Ledger struct {
 	dirtyRows   map[rowKey]bool   // rows that changed
 	dirtyGroups map[groupKey]bool // sessions whose units or usage changed
 
+	reading                int // units with a read in progress
 	unitsFile, summaryFile logFile
 	v1                     []string // files of a first-version ledger, removed once rewritten
 }
@@ -65,6 +66,13 @@ type unitRec struct {
 	Seen                       *Tokens // Mogzi: the running total last seen
 	Retired                    string  // when the unit left the store ("" while it is there)
 	acc                        account
+
+	// In memory only: a read of the unit in progress (lines handed over, Done not
+	// yet called) is not written, since its position would lag what it counted; fed
+	// is one past the offset of the last line counted, so a read that failed half
+	// way and is handed over again from Off counts nothing twice.
+	reading bool
+	fed     int64
 }
 
 func (r *unitRec) group() groupKey {
@@ -235,6 +243,7 @@ func (l *Ledger) Reset(u indexer.UnitRef) {
 	n := &unitRec{Source: u.Source, Unit: u.Unit, Layout: u.Layout, Path: u.Path, Dev: u.Dev, Ino: u.Ino}
 	if r != nil {
 		n.Session, n.Type, n.Project = r.Session, r.Type, r.Project
+		l.endRead(r)
 		l.file(r, -1)
 	}
 	l.units[k] = n
@@ -264,8 +273,13 @@ func (l *Ledger) Line(u indexer.UnitRef, off int64, line []byte) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	r := l.recLocked(u)
-	if off < r.Off {
+	if off < r.Off || off < r.fed {
 		return
+	}
+	r.fed = off + 1
+	if !r.reading {
+		r.reading = true
+		l.reading++
 	}
 	ev, ok := ParseLine(u.Layout, &r.St, line)
 	if !ok {
@@ -283,11 +297,19 @@ func (l *Ledger) Done(u indexer.UnitRef, offset int64, fp string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	r := l.recLocked(u)
+	l.endRead(r)
 	if r.Off == offset && r.Fp == fp && r.Dev == u.Dev && r.Ino == u.Ino && r.Path == u.Path {
 		return
 	}
 	r.Off, r.Fp, r.Dev, r.Ino, r.Path = offset, fp, u.Dev, u.Ino, u.Path
 	l.touch(keyOf(u))
+}
+
+func (l *Ledger) endRead(r *unitRec) {
+	if r.reading {
+		r.reading = false
+		l.reading--
+	}
 }
 
 // Document counts a changed document unit (indexer.Consumer). Mogzi's usageMetrics
@@ -351,6 +373,7 @@ func (l *Ledger) Remove(u indexer.UnitRef) {
 
 func (l *Ledger) retireLocked(k ukey, r *unitRec, now string) {
 	delete(l.units, k)
+	l.endRead(r)
 	if len(r.acc.Buckets) > 0 {
 		r.Retired = now
 		r.acc.Win, r.St, r.Dev, r.Ino, r.Off, r.Fp = nil, ParseState{}, 0, 0, 0, ""

@@ -131,7 +131,8 @@ func (l *Ledger) writeUnits() error {
 	}
 	var b bytes.Buffer
 	keys := l.dirtyUnits
-	rewrite := f.due(unitsRatio, unitsMin)
+	// A compaction waits for the reads in progress (it writes every record).
+	rewrite := f.due(unitsRatio, unitsMin) && (l.reading == 0 || f.base == 0 || f.compact)
 	if rewrite {
 		keys = map[ukey]bool{}
 		for k := range l.units {
@@ -142,8 +143,13 @@ func (l *Ledger) writeUnits() error {
 		}
 		json.NewEncoder(&b).Encode(unitsHeader{Version: LedgerVersion, Generator: "sessionwatch"})
 	}
+	var later []ukey
 	for _, k := range sortedKeys(keys) {
 		if rewrite && l.units[k] == nil && len(l.retired[k]) == 0 {
+			continue
+		}
+		if r := l.units[k]; r != nil && r.reading && !rewrite {
+			later = append(later, k) // written once its read is done
 			continue
 		}
 		if err := l.appendKey(&b, k); err != nil {
@@ -159,12 +165,16 @@ func (l *Ledger) writeUnits() error {
 		err = f.rewrite(b.Bytes())
 	} else {
 		err = f.appendBatch(b.Bytes())
-		if err == nil && f.due(unitsRatio, unitsMin) {
+		if err == nil && f.due(unitsRatio, unitsMin) && l.reading == 0 {
+			clear(l.dirtyUnits)
 			return l.writeUnits()
 		}
 	}
 	if err == nil {
 		clear(l.dirtyUnits)
+		for _, k := range later {
+			l.dirtyUnits[k] = true
+		}
 		if rewrite {
 			for _, p := range l.v1 {
 				os.Remove(p)

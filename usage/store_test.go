@@ -273,3 +273,59 @@ func TestParseSummaryPartsEqualWhole(t *testing.T) {
 		}
 	}
 }
+
+// A flush (another source's) in the middle of a read of a unit does not write that
+// unit: after a crash it is read again from its last position and counts once. A
+// read that failed half way and is handed over again counts nothing twice.
+func TestLedgerReadInProgress(t *testing.T) {
+	state := t.TempDir()
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	os.WriteFile(path, nil, 0o600)
+	// Codex: no dedupe to hide a line counted twice.
+	u := indexer.UnitRef{Source: "codex", Layout: "codex", Unit: "2026/03/01/s.jsonl", Path: path, Dev: 1, Ino: 2}
+	line := func(k int) []byte {
+		return []byte(fmt.Sprintf(`{"timestamp":"2026-03-01T10:00:%02dZ","type":"event_msg","payload":{"type":"token_count","info":{"last_token_usage":{"input_tokens":1,"cached_input_tokens":0,"output_tokens":0}}}}`, k))
+	}
+	l, err := Open(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Reset(u)
+	l.Line(u, 0, line(0))
+	l.Line(u, 100, line(1))
+	l.Done(u, 200, "fp200")
+	if err := l.Sync(nil); err != nil {
+		t.Fatal(err)
+	}
+	l.Line(u, 200, line(2))
+	if err := l.Sync(nil); err != nil { // another indexer's flush, mid-read
+		t.Fatal(err)
+	}
+	// The crash: a new writer reads the ledger; the unit is where its last read ended.
+	l2, err := Open(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if off, fp, ok := l2.Resume(u); !ok || off != 200 || fp != "fp200" {
+		t.Fatalf("after the crash the ledger resumes at %d %q %v, want 200 fp200", off, fp, ok)
+	}
+	l2.Line(u, 200, line(2))
+	l2.Done(u, 300, "fp300")
+	l2.Sync(nil)
+	s, _ := ReadSummary(state, Want{})
+	if len(s.Rows) != 1 || s.Rows[0].T.Input != 3 {
+		t.Errorf("after the crash the summary holds %+v, want 3 input tokens", s.Rows)
+	}
+	// A read that failed half way (no Done), handed over again from the position.
+	l2.Line(u, 300, line(3))
+	l2.Line(u, 400, line(4))
+	l2.Line(u, 300, line(3))
+	l2.Line(u, 400, line(4))
+	l2.Line(u, 500, line(5))
+	l2.Done(u, 600, "fp600")
+	l2.Sync(nil)
+	s, _ = ReadSummary(state, Want{})
+	if len(s.Rows) != 1 || s.Rows[0].T.Input != 6 {
+		t.Errorf("after a read handed over twice the summary holds %+v, want 6 input tokens", s.Rows)
+	}
+}
