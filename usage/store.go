@@ -23,7 +23,7 @@ const UnitsName = "units.jsonl"
 // tests can make compaction frequent).
 var (
 	unitsRatio, unitsMin     int64 = 1, 1 << 20
-	summaryRatio, summaryMin int64 = 2, 256 << 10
+	summaryRatio, summaryMin int64 = 4, 256 << 10
 )
 
 // logFile is one of the ledger's two files: a base written whole (atomically), then

@@ -462,6 +462,15 @@ func rowQ(line []byte) (int32, bool) {
 	return int32(q), ok
 }
 
+// sessPrefix is how the S rows of a session start.
+func sessPrefix(sid string) []byte { return append(appendField([]byte("S"), sid), '\t') }
+
+// rowBefore reports whether a well-formed B row is of a quarter hour before from.
+func rowBefore(line []byte, from int32) bool {
+	q, ok := rowQ(line)
+	return ok && q < from
+}
+
 // lineAt is the line that starts at or after offset i of sec (sec ends with '\n').
 func lineStart(sec []byte, i int) int {
 	if i == 0 {
@@ -520,6 +529,9 @@ func parseSummary(data []byte, w Want) (*Summary, parsed, error) {
 				tailB[rowKey{r.Q, r.Source, r.Project, r.Model}] = r.T
 			}
 			pendS, pendB = pendS[:0], pendB[:0]
+		case len(line) > 0 && line[0] == 'S' && (w.NoSessions || w.Session != "" && !bytes.HasPrefix(line, sessPrefix(w.Session))):
+			// Not asked for: skipped unparsed.
+		case len(line) > 0 && line[0] == 'B' && (w.NoRows || w.From != 0 && rowBefore(line, w.From)):
 		case len(line) > 0 && line[0] == 'S':
 			r, ok := rd.session(line)
 			if !ok {
