@@ -634,6 +634,7 @@ func parseSummary(data []byte, w Want) (*Summary, parsed, error) {
 			}
 			sec = sec[lo:]
 		}
+		s.Rows = make([]Row, 0, bytes.Count(sec, []byte{'\n'})+len(tailB))
 		for rest := sec; len(rest) > 0; {
 			end := bytes.IndexByte(rest, '\n')
 			if end < 0 {
@@ -651,17 +652,34 @@ func parseSummary(data []byte, w Want) (*Summary, parsed, error) {
 				s.Rows = append(s.Rows, r)
 			}
 		}
-		n := len(s.Rows)
+		// The batches' rows, sorted, merged into the base's (sorted by quarter hour).
+		var extra []Row
 		for k, t := range tailB {
 			if !t.IsZero() && k.q >= w.From {
-				s.Rows = append(s.Rows, Row{k.q, k.src, k.proj, k.model, t})
+				extra = append(extra, Row{k.q, k.src, k.proj, k.model, t})
 			}
 		}
-		if len(s.Rows) > n {
-			sort.Slice(s.Rows, func(i, j int) bool {
-				a, b := s.Rows[i], s.Rows[j]
+		if len(extra) > 0 {
+			less := func(a, b *Row) bool {
 				return rowKey{a.Q, a.Source, a.Project, a.Model}.less(rowKey{b.Q, b.Source, b.Project, b.Model})
-			})
+			}
+			sort.Slice(extra, func(i, j int) bool { return less(&extra[i], &extra[j]) })
+			base := s.Rows
+			merged := make([]Row, 0, len(base)+len(extra))
+			i, j := 0, 0
+			for i < len(base) || j < len(extra) {
+				if j == len(extra) || i < len(base) && less(&base[i], &extra[j]) {
+					merged = append(merged, base[i])
+					i++
+				} else {
+					merged = append(merged, extra[j])
+					j++
+				}
+			}
+			s.Rows = merged
+		}
+		if len(s.Rows) == 0 {
+			s.Rows = nil
 		}
 	}
 	return s, p, nil

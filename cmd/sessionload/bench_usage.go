@@ -7,8 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/sessionwatch/sessionwatch/cmd/sessionload/gen"
@@ -29,7 +29,24 @@ type rusage struct {
 	maxRSS int64
 }
 
+// timeRSS runs a command and measures it with its peak RSS. The peak is taken by
+// GNU time (/usr/bin/time -f %M), which forks: the rusage of a child this process
+// starts itself would include this process's own RSS (Go starts children with
+// CLONE_VM, and exec records the old address space's high-water mark). Without
+// GNU time the peak is left at -1.
 func timeRSS(env []string, name string, args ...string) (rusage, error) {
+	rssFile := ""
+	if _, err := os.Stat("/usr/bin/time"); err == nil {
+		f, err := os.CreateTemp("", "sessionload-rss-")
+		if err != nil {
+			return rusage{}, err
+		}
+		f.Close()
+		rssFile = f.Name()
+		defer os.Remove(rssFile)
+		args = append([]string{"-f", "%M", "-o", rssFile, name}, args...)
+		name = "/usr/bin/time"
+	}
 	cmd := exec.Command(name, args...)
 	cmd.Env = env
 	var lc lineCounter
@@ -37,17 +54,30 @@ func timeRSS(env []string, name string, args ...string) (rusage, error) {
 	cmd.Stdout, cmd.Stderr = &lc, &errb
 	start := time.Now()
 	err := cmd.Run()
-	r := rusage{meas: meas{wall: time.Since(start), lines: lc.n}}
+	r := rusage{meas: meas{wall: time.Since(start), lines: lc.n}, maxRSS: -1}
 	if cmd.ProcessState != nil {
 		r.cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
-		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-			r.maxRSS = ru.Maxrss << 10
+	}
+	if rssFile != "" {
+		data, _ := os.ReadFile(rssFile)
+		f := strings.Fields(string(data))
+		if len(f) > 0 {
+			if kb, perr := strconv.ParseInt(f[len(f)-1], 10, 64); perr == nil {
+				r.maxRSS = kb << 10
+			}
 		}
 	}
 	if err != nil {
 		return r, fmt.Errorf("%s %s: %v: %s", name, strings.Join(args, " "), err, strings.TrimSpace(errb.String()))
 	}
 	return r, nil
+}
+
+func humanRSS(n int64) string {
+	if n < 0 {
+		return "n/a (no /usr/bin/time)"
+	}
+	return human(n)
 }
 
 // medianRSS is bench.median with the largest peak RSS of the runs.
@@ -76,6 +106,9 @@ func (b *bench) benchUsage(ctx context.Context) error {
 		return err
 	}
 	b.logf("usage %s: %s generated in %s; building the ledger", s.name, human(s.bytes), s.genDur.Round(time.Second))
+	if err := os.RemoveAll(s.state); err != nil { // a kept store's earlier ledger
+		return err
+	}
 	build, err := timeRSS(s.env(), b.bin, "reindex")
 	if err != nil {
 		return err
@@ -202,8 +235,8 @@ func (b *bench) benchUsage(ctx context.Context) error {
 	}
 
 	fmt.Fprintf(b.out, "### 6. Usage: `sessionwatch usage` against ccusage\n\n")
-	fmt.Fprintf(b.out, "Claude Code store of %d sessions (%d main), %s, %d lines of %d B ±50%% per session; the ledger was built by `sessionwatch reindex` in %s (%s CPU, peak RSS %s). ccusage re-reads every transcript on each run (`CLAUDE_CONFIG_DIR` set to the store). Peak RSS is the process's `ru_maxrss`.\n\n",
-		len(s.files), s.mains, human(s.bytes), uo.lines, uo.lineSize, ms(build.wall), ms(build.cpu), human(build.maxRSS))
+	fmt.Fprintf(b.out, "Claude Code store of %d sessions (%d main), %s, %d lines of %d B ±50%% per session; the ledger was built by `sessionwatch reindex` in %s (%s CPU, peak RSS %s). ccusage re-reads every transcript on each run (`CLAUDE_CONFIG_DIR` set to the store). Peak RSS is the process's, from GNU time (`%%M`).\n\n",
+		len(s.files), s.mains, human(s.bytes), uo.lines, uo.lineSize, ms(build.wall), ms(build.cpu), humanRSS(build.maxRSS))
 	fmt.Fprintln(b.out, "| command | case | wall | CPU | peak RSS | ccusage wall ÷ this |")
 	fmt.Fprintln(b.out, "|---|---|---:|---:|---:|---:|")
 	for _, r := range rows {
@@ -211,10 +244,10 @@ func (b *bench) benchUsage(ctx context.Context) error {
 		if skip == "" && strings.Contains(r.cmd, "daily") {
 			x = ratio(ccr.wall, r.r.wall)
 		}
-		fmt.Fprintf(b.out, "| `%s` | %s | %s | %s | %s | %s |\n", r.cmd, r.what, ms(r.r.wall), ms(r.r.cpu), human(r.r.maxRSS), x)
+		fmt.Fprintf(b.out, "| `%s` | %s | %s | %s | %s | %s |\n", r.cmd, r.what, ms(r.r.wall), ms(r.r.cpu), humanRSS(r.r.maxRSS), x)
 	}
 	if skip == "" {
-		fmt.Fprintf(b.out, "| `ccusage daily --json --offline` | %s | %s | %s | %s | 1.0× |\n", ccVersion(cc), ms(ccr.wall), ms(ccr.cpu), human(ccr.maxRSS))
+		fmt.Fprintf(b.out, "| `ccusage daily --json --offline` | %s | %s | %s | %s | 1.0× |\n", ccVersion(cc), ms(ccr.wall), ms(ccr.cpu), humanRSS(ccr.maxRSS))
 	} else {
 		fmt.Fprintf(b.out, "\nccusage skipped: %s.\n", skip)
 	}
