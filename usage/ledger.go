@@ -30,9 +30,9 @@ type Ledger struct {
 	models  map[string]string
 	now     func() time.Time
 
-	rows    map[rowKey]Tokens              // the summary's B rows
-	members map[groupKey]map[*unitRec]bool // the units (live and retired) filed under each session
-	sess    map[groupKey][]SessionRow      // the summary's S rows, as last written
+	rows    map[rowKey]Tokens         // the summary's B rows
+	members map[groupKey][]*unitRec   // the units (live and retired) filed under each session
+	sess    map[groupKey][]SessionRow // the summary's S rows, as last written
 
 	dirtyUnits  map[ukey]bool     // units whose records changed since the last Sync
 	dirtyRows   map[rowKey]bool   // rows that changed
@@ -129,7 +129,7 @@ func NewRebuild(stateDir string) (*Ledger, error) {
 
 func newLedger(dir string) *Ledger {
 	return &Ledger{dir: dir, units: map[ukey]*unitRec{}, retired: map[ukey][]*unitRec{}, models: map[string]string{}, now: time.Now,
-		rows: map[rowKey]Tokens{}, members: map[groupKey]map[*unitRec]bool{}, sess: map[groupKey][]SessionRow{},
+		rows: map[rowKey]Tokens{}, members: map[groupKey][]*unitRec{}, sess: map[groupKey][]SessionRow{},
 		dirtyUnits: map[ukey]bool{}, dirtyRows: map[rowKey]bool{}, dirtyGroups: map[groupKey]bool{},
 		unitsFile: logFile{path: filepath.Join(dir, UnitsName)}, summaryFile: logFile{path: filepath.Join(dir, SummaryName)}}
 }
@@ -168,15 +168,19 @@ func (l *Ledger) file(r *unitRec, sign int) {
 	g := r.group()
 	m := l.members[g]
 	if sign > 0 {
-		if m == nil {
-			m = map[*unitRec]bool{}
-			l.members[g] = m
-		}
-		m[r] = true
+		l.members[g] = append(m, r)
 	} else {
-		delete(m, r)
+		for i, x := range m {
+			if x == r {
+				m[i] = m[len(m)-1]
+				m = m[:len(m)-1]
+				break
+			}
+		}
 		if len(m) == 0 {
 			delete(l.members, g)
+		} else {
+			l.members[g] = m
 		}
 	}
 	for _, b := range r.acc.Buckets {

@@ -65,11 +65,62 @@ func (f *logFile) appendBatch(data []byte) error {
 }
 
 func (f *logFile) rewrite(data []byte) error {
-	if err := indexer.WriteFileAtomic(f.path, data); err != nil {
+	return f.rewriteWith(func(w *bufio.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// rewriteWith writes the file whole, atomically (temp file, fsync, rename,
+// directory fsync), streaming what fill writes rather than building it in memory.
+func (f *logFile) rewriteWith(fill func(w *bufio.Writer) error) error {
+	dir := filepath.Dir(f.path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("create %s: %w", dir, err)
+	}
+	h, err := os.CreateTemp(dir, indexer.TempPrefix+filepath.Base(f.path)+"-*")
+	if err != nil {
 		return fmt.Errorf("write usage ledger: %w", err)
 	}
-	f.base, f.tail, f.compact = int64(len(data)), 0, false
+	tmp := h.Name()
+	cw := &countWriter{w: h}
+	w := bufio.NewWriterSize(cw, 256<<10)
+	err = h.Chmod(0o600)
+	if err == nil {
+		err = fill(w)
+	}
+	if err == nil {
+		err = w.Flush()
+	}
+	if err == nil {
+		err = h.Sync()
+	}
+	if cerr := h.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, f.path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write usage ledger %s: %w", f.path, err)
+	}
+	if err := indexer.SyncDir(dir); err != nil {
+		return err
+	}
+	f.base, f.tail, f.compact = cw.n, 0, false
 	return nil
+}
+
+type countWriter struct {
+	w interface{ Write([]byte) (int, error) }
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // ---- units file ----
@@ -129,26 +180,51 @@ func (l *Ledger) writeUnits() error {
 	if !f.due(unitsRatio, unitsMin) && len(l.dirtyUnits) == 0 {
 		return nil
 	}
-	var b bytes.Buffer
-	keys := l.dirtyUnits
 	// A compaction waits for the reads in progress (it writes every record).
-	rewrite := f.due(unitsRatio, unitsMin) && (l.reading == 0 || f.base == 0 || f.compact)
-	if rewrite {
-		keys = map[ukey]bool{}
-		for k := range l.units {
-			keys[k] = true
+	if f.due(unitsRatio, unitsMin) && (l.reading == 0 || f.base == 0 || f.compact) {
+		err := f.rewriteWith(func(w *bufio.Writer) error {
+			enc := json.NewEncoder(w)
+			enc.SetEscapeHTML(false)
+			if err := enc.Encode(unitsHeader{Version: LedgerVersion, Generator: "sessionwatch"}); err != nil {
+				return err
+			}
+			keys := map[ukey]bool{}
+			for k := range l.units {
+				keys[k] = true
+			}
+			for k := range l.retired {
+				keys[k] = true
+			}
+			var b bytes.Buffer
+			for _, k := range sortedKeys(keys) {
+				b.Reset()
+				if err := l.appendKey(&b, k); err != nil {
+					return err
+				}
+				if _, err := w.Write(b.Bytes()); err != nil {
+					return err
+				}
+			}
+			_, err := w.Write(commitLine)
+			return err
+		})
+		if err != nil {
+			return err
 		}
-		for k := range l.retired {
-			keys[k] = true
+		clear(l.dirtyUnits)
+		for _, p := range l.v1 {
+			os.Remove(p)
 		}
-		json.NewEncoder(&b).Encode(unitsHeader{Version: LedgerVersion, Generator: "sessionwatch"})
+		l.v1 = nil
+		return nil
 	}
+	if len(l.dirtyUnits) == 0 {
+		return nil
+	}
+	var b bytes.Buffer
 	var later []ukey
-	for _, k := range sortedKeys(keys) {
-		if rewrite && l.units[k] == nil && len(l.retired[k]) == 0 {
-			continue
-		}
-		if r := l.units[k]; r != nil && r.reading && !rewrite {
+	for _, k := range sortedKeys(l.dirtyUnits) {
+		if r := l.units[k]; r != nil && r.reading {
 			later = append(later, k) // written once its read is done
 			continue
 		}
@@ -157,32 +233,17 @@ func (l *Ledger) writeUnits() error {
 		}
 	}
 	b.Write(commitLine)
-	if err := os.MkdirAll(l.dir, 0o700); err != nil {
-		return fmt.Errorf("create %s: %w", l.dir, err)
+	if err := f.appendBatch(b.Bytes()); err != nil {
+		return err
 	}
-	var err error
-	if rewrite {
-		err = f.rewrite(b.Bytes())
-	} else {
-		err = f.appendBatch(b.Bytes())
-		if err == nil && f.due(unitsRatio, unitsMin) && l.reading == 0 {
-			clear(l.dirtyUnits)
-			return l.writeUnits()
-		}
+	clear(l.dirtyUnits)
+	for _, k := range later {
+		l.dirtyUnits[k] = true
 	}
-	if err == nil {
-		clear(l.dirtyUnits)
-		for _, k := range later {
-			l.dirtyUnits[k] = true
-		}
-		if rewrite {
-			for _, p := range l.v1 {
-				os.Remove(p)
-			}
-			l.v1 = nil
-		}
+	if f.due(unitsRatio, unitsMin) && l.reading == 0 {
+		return l.writeUnits()
 	}
-	return err
+	return nil
 }
 
 // load reads the units file: its base and every complete batch (a torn last batch
@@ -190,13 +251,19 @@ func (l *Ledger) writeUnits() error {
 // (64 shards) is read and marked for a rewrite in this one. With live unset only
 // the retired part is kept.
 func (l *Ledger) load(live bool) error {
-	data, err := os.ReadFile(l.unitsFile.path)
+	fh, err := os.Open(l.unitsFile.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return l.loadV1(live)
 	}
 	if err != nil {
 		return fmt.Errorf("read usage ledger: %w", err)
 	}
+	defer fh.Close()
+	fi, err := fh.Stat()
+	if err != nil {
+		return fmt.Errorf("read usage ledger: %w", err)
+	}
+	size := fi.Size()
 	type state struct {
 		live    *unitRec
 		retired []*unitRec
@@ -204,7 +271,8 @@ func (l *Ledger) load(live bool) error {
 	keys := map[ukey]state{}
 	var pending []wireKey
 	good := int64(0) // bytes up to the last commit line
-	sc := bufio.NewScanner(bytes.NewReader(data))
+	// Streamed, not read whole: the file can be tens of megabytes.
+	sc := bufio.NewScanner(bufio.NewReaderSize(fh, 256<<10))
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<30)
 	lineNo, pos := 0, int64(0)
 	first := true
@@ -212,7 +280,7 @@ func (l *Ledger) load(live bool) error {
 		lineNo++
 		line := sc.Bytes()
 		pos += int64(len(line)) + 1
-		if pos > int64(len(data)) {
+		if pos > size {
 			break // no newline: a torn line
 		}
 		if first {
@@ -267,7 +335,7 @@ func (l *Ledger) load(live bool) error {
 		return fmt.Errorf("usage ledger %s: no complete base", l.unitsFile.path)
 	}
 	l.unitsFile.tail = good - l.unitsFile.base
-	if good != int64(len(data)) {
+	if good != size {
 		l.unitsFile.compact = true // a torn batch: the units it held are read again
 	}
 	for k, st := range keys {

@@ -92,7 +92,7 @@ func (k sessKey) less(o sessKey) bool {
 // groupRows adds up the units filed under session g, one row per model.
 func (l *Ledger) groupRows(g groupKey) []SessionRow {
 	var out []SessionRow
-	for r := range l.members[g] {
+	for _, r := range l.members[g] {
 		for _, b := range r.acc.Buckets {
 			i := sort.Search(len(out), func(i int) bool { return out[i].Model >= b.Model })
 			if i == len(out) || out[i].Model != b.Model {
