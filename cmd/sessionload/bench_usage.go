@@ -105,7 +105,7 @@ func (b *bench) benchUsage(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	b.logf("usage %s: %s generated in %s; building the ledger", s.name, human(s.bytes), s.genDur.Round(time.Second))
+	b.logf("usage %s: %s ready in %s; building the ledger", s.name, human(s.bytes), s.genDur.Round(time.Second))
 	if err := os.RemoveAll(s.state); err != nil { // a kept store's earlier ledger
 		return err
 	}
