@@ -60,8 +60,12 @@ func hashID(s string) uint64 {
 	return v
 }
 
+// observer is told every change credit makes to an account's buckets, so the
+// ledger can keep its totals without adding the buckets up again.
+type observer func(q int32, model string, t Tokens, sign int)
+
 // add counts one event.
-func (a *account) add(ev Event, intern func(string) string) {
+func (a *account) add(ev Event, intern func(string) string, obs observer) {
 	q := Quarter(ev.At)
 	model := intern(ev.Model)
 	switch ev.Dedupe {
@@ -74,28 +78,28 @@ func (a *account) add(ev Event, intern func(string) string) {
 		if i := a.claudeMatch(id, req, ev.HasReq, ev.Sidechain); i >= 0 {
 			e := &a.Win[i]
 			if claudeReplaces(ev.Sidechain, ev.T, e.Side, e.T) {
-				a.credit(e.Q, e.Model, e.T, -1)
-				a.credit(q, model, ev.T, 1)
+				a.credit(e.Q, e.Model, e.T, -1, obs)
+				a.credit(q, model, ev.T, 1, obs)
 				e.Req, e.Side, e.Q, e.Model, e.T = req, ev.Sidechain, q, model, ev.T
 			}
 			return
 		}
-		a.credit(q, model, ev.T, 1)
+		a.credit(q, model, ev.T, 1, obs)
 		a.remember(winEntry{ID: id, OrigReq: req, Req: req, Side: ev.Sidechain, Q: q, Model: model, T: ev.T})
 	case DedupeLast:
 		id := hashID(ev.ID)
 		for i := range a.Win {
 			if e := &a.Win[i]; e.ID == id {
-				a.credit(e.Q, e.Model, e.T, -1)
-				a.credit(q, model, ev.T, 1)
+				a.credit(e.Q, e.Model, e.T, -1, obs)
+				a.credit(q, model, ev.T, 1, obs)
 				e.Q, e.Model, e.T = q, model, ev.T
 				return
 			}
 		}
-		a.credit(q, model, ev.T, 1)
+		a.credit(q, model, ev.T, 1, obs)
 		a.remember(winEntry{ID: id, Q: q, Model: model, T: ev.T})
 	default:
-		a.credit(q, model, ev.T, 1)
+		a.credit(q, model, ev.T, 1, obs)
 	}
 }
 
@@ -137,10 +141,14 @@ func (a *account) remember(e winEntry) {
 }
 
 // credit adds (sign 1) or removes (sign -1) t at (q, model); a bucket that comes to
-// zero is dropped, so an account depends only on what it counts, not on how.
-func (a *account) credit(q int32, model string, t Tokens, sign int) {
+// zero is dropped, so an account depends only on what it counts, not on how. obs
+// (if not nil) is told.
+func (a *account) credit(q int32, model string, t Tokens, sign int, obs observer) {
 	if t.IsZero() {
 		return
+	}
+	if obs != nil {
+		obs(q, model, t, sign)
 	}
 	i := sort.Search(len(a.Buckets), func(i int) bool {
 		b := a.Buckets[i]

@@ -14,12 +14,14 @@ import (
 // of other sources are not compared). A line unit must hold the same usage per
 // quarter hour and model, filed under the same session and project; a document
 // unit (Mogzi) the same total, since a file keeps only its running total and not
-// when it grew. The summary must be what the units add up to. Nothing is written.
+// when it grew. The summary (its base and appended batches) must be what the units add up to. Nothing is written.
 func Compare(stateDir string, rebuilt *Ledger, sources map[string]bool) ([]string, error) {
 	disk := newLedger(filepath.Join(stateDir, DirName))
 	if err := disk.load(true); err != nil {
 		return nil, err
 	}
+	disk.fileAll()
+	disk.settleGroups(false)
 	rebuilt.mu.Lock()
 	defer rebuilt.mu.Unlock()
 	var diffs []string
@@ -44,13 +46,19 @@ func Compare(stateDir string, rebuilt *Ledger, sources map[string]bool) ([]strin
 			diffs = append(diffs, fmt.Sprintf("usage of %s/%s is in the ledger but its file is gone and it was not retired", k.source, k.unit))
 		}
 	}
-	want, err := disk.renderSummary()
-	if err != nil {
-		return nil, err
-	}
 	path := filepath.Join(disk.dir, SummaryName)
-	if have, err := os.ReadFile(path); (err != nil && len(disk.units)+len(disk.retired) > 0) || (err == nil && string(have) != string(want)) {
-		diffs = append(diffs, fmt.Sprintf("%s differs from the units it adds up", path))
+	if data, err := os.ReadFile(path); err == nil {
+		s, p, err := parseSummary(data, Want{})
+		switch {
+		case err != nil:
+			diffs = append(diffs, fmt.Sprintf("%s: %v", path, err))
+		case !disk.sameAsSummary(s):
+			diffs = append(diffs, fmt.Sprintf("%s differs from the units it adds up", path))
+		case !p.clean:
+			diffs = append(diffs, fmt.Sprintf("%s ends in a torn batch", path))
+		}
+	} else if len(disk.rows) > 0 {
+		diffs = append(diffs, fmt.Sprintf("%s differs from the units it adds up (%v)", path, err))
 	}
 	sort.Strings(diffs)
 	return diffs, nil

@@ -8,6 +8,7 @@ package usage
 import (
 	"bytes"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/sessionwatch/sessionwatch/indexer"
@@ -343,7 +344,7 @@ func parseCodex(st *ParseState, line []byte) (Event, bool) {
 	}
 	switch typ {
 	case "turn_context":
-		if m, ok := str(p["model"]); ok && m != "" {
+		if m := codexModel(p); m != "" {
 			st.Model = m
 		}
 		return Event{}, false
@@ -383,18 +384,40 @@ func parseCodex(st *ParseState, line []byte) (Event, bool) {
 	if raw[0] == 0 && raw[1] == 0 && raw[2] == 0 && raw[3] == 0 {
 		return Event{}, false
 	}
-	model, _ := str(p["model"])
-	if model == "" {
-		model, _ = str(info["model"])
-	}
-	if model == "" {
-		model = st.Model
-	}
-	if model == "" {
+	// A model named by the event holds for the events after it too (as in ccusage).
+	model := codexModel(p)
+	if model != "" {
+		st.Model = model
+	} else if model = st.Model; model == "" {
 		model = CodexFallbackModel
 	}
 	cached := min(raw[1], raw[0])
 	return Event{At: at, Model: model, T: Tokens{Input: raw[0] - cached, Output: raw[2], CacheRead: cached}}, true
+}
+
+// codexModel is the model a Codex payload names, looked for where ccusage looks:
+// info.model, info.model_name, info.metadata.model, then model, metadata.model
+// ("" if none; blanks trimmed).
+func codexModel(p map[string][]byte) string {
+	pick := func(m map[string][]byte, keys ...string) string {
+		for _, k := range keys {
+			if v, ok := str(m[k]); ok && strings.TrimSpace(v) != "" {
+				return strings.TrimSpace(v)
+			}
+		}
+		if md := fields(m["metadata"]); md != nil {
+			if v, ok := str(md["model"]); ok && strings.TrimSpace(v) != "" {
+				return strings.TrimSpace(v)
+			}
+		}
+		return ""
+	}
+	if info := fields(p["info"]); info != nil {
+		if m := pick(info, "model", "model_name"); m != "" {
+			return m
+		}
+	}
+	return pick(p, "model")
 }
 
 // CodexFallbackModel is the model of Codex usage recorded before any turn_context
@@ -408,8 +431,9 @@ func codexUsage(raw []byte) ([5]int64, bool) {
 		return v, false
 	}
 	v[0] = looseCount(m, "input_tokens")
-	v[1] = looseCount(m, "cached_input_tokens")
-	if v[1] == 0 {
+	if _, ok := m["cached_input_tokens"]; ok && string(m["cached_input_tokens"]) != "null" {
+		v[1] = looseCount(m, "cached_input_tokens")
+	} else {
 		v[1] = looseCount(m, "cache_read_input_tokens")
 	}
 	v[2] = looseCount(m, "output_tokens")

@@ -128,7 +128,7 @@ func feed(layout string, lines ...string) *account {
 	var st ParseState
 	for _, l := range lines {
 		if ev, ok := ParseLine(layout, &st, []byte(l)); ok {
-			a.add(ev, func(s string) string { return s })
+			a.add(ev, func(s string) string { return s }, nil)
 		}
 	}
 	return a

@@ -19,10 +19,10 @@ func fuzzLine(f *testing.F, layout string, seeds ...string) {
 		}
 		a := &account{}
 		id := func(s string) string { return s }
-		a.add(ev, id)
+		a.add(ev, id, nil)
 		once := append([]Bucket(nil), a.Buckets...)
 		if ev.Dedupe != DedupeNone {
-			a.add(ev, id)
+			a.add(ev, id, nil)
 			if len(a.Buckets) != len(once) || (len(once) > 0 && a.Buckets[0] != once[0]) {
 				t.Fatalf("the same line twice counted %+v, once %+v", a.Buckets, once)
 			}

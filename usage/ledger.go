@@ -2,8 +2,6 @@ package usage
 
 import (
 	"errors"
-	"fmt"
-	"hash/fnv"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -16,25 +14,45 @@ import (
 // DirName is the ledger's directory in the state dir.
 const DirName = "usage"
 
-// Shards is how many unit files the ledger is split into, so a flush rewrites only
-// the few that changed.
-const Shards = 64
-
 // Ledger is the usage ledger. It is an indexer.Consumer: attach it to every source
 // with Group.AddConsumer before the first Load or Reconcile. It is safe for use by
 // several indexers at once (it locks itself).
+//
+// Beside the units it keeps what the summary holds (the totals per quarter hour,
+// source, project and model, and the units filed under each session), changed as
+// each unit changes, so a flush writes only what changed since the last one
+// (docs/usage.md, "Files").
 type Ledger struct {
 	mu      sync.Mutex
 	dir     string // "" keeps the ledger in memory only (a rebuild for a check)
 	units   map[ukey]*unitRec
 	retired map[ukey][]*unitRec
-	dirty   [Shards]bool
-	changed bool // the summary is behind the units
 	models  map[string]string
 	now     func() time.Time
+
+	rows    map[rowKey]Tokens         // the summary's B rows
+	members map[groupKey][]*unitRec   // the units (live and retired) filed under each session
+	sess    map[groupKey][]SessionRow // the summary's S rows, as last written
+
+	dirtyUnits  map[ukey]bool     // units whose records changed since the last Sync
+	dirtyRows   map[rowKey]bool   // rows that changed
+	dirtyGroups map[groupKey]bool // sessions whose units or usage changed
+
+	reading                int // units with a read in progress
+	unitsFile, summaryFile logFile
+	v1                     []string // files of a first-version ledger, removed once rewritten
 }
 
 type ukey struct{ source, unit string }
+
+// rowKey is a B row's key: quarter hour, source, project, model.
+type rowKey struct {
+	q                int32
+	src, proj, model string
+}
+
+// groupKey is a session as the summary files it: source, project, id, type.
+type groupKey struct{ src, proj, sid, typ string }
 
 // unitRec is what the ledger holds of one unit: its position, the parser's state,
 // the session it belongs to, and the usage counted from it.
@@ -48,12 +66,28 @@ type unitRec struct {
 	Seen                       *Tokens // Mogzi: the running total last seen
 	Retired                    string  // when the unit left the store ("" while it is there)
 	acc                        account
+
+	// In memory only: a read of the unit in progress (lines handed over, Done not
+	// yet called) is not written, since its position would lag what it counted; fed
+	// is one past the offset of the last line counted, so a read that failed half
+	// way and is handed over again from Off counts nothing twice.
+	reading bool
+	fed     int64
+}
+
+func (r *unitRec) group() groupKey {
+	sid := r.Session
+	if sid == "" {
+		sid = r.Unit
+	}
+	return groupKey{r.Source, r.Project, sid, r.Type}
 }
 
 // Open loads the ledger of stateDir for writing (the caller is the state dir's one
 // writer). Units whose file is gone without the ledger having been told (a crash
-// before the catalog knew them) are retired, and the summary is rewritten if a
-// crash left it behind the units.
+// before the catalog knew them) are retired; a summary that is not what the units
+// add up to (a crash between the two appends of a flush) or a file with a torn
+// last batch is rewritten.
 func Open(stateDir string) (*Ledger, error) {
 	l := newLedger(filepath.Join(stateDir, DirName))
 	// A writer killed mid-write leaves a temp file; we are the writer now.
@@ -61,18 +95,17 @@ func Open(stateDir string) (*Ledger, error) {
 	if err := l.load(true); err != nil {
 		return nil, err
 	}
+	l.fileAll()
+	clear(l.dirtyRows) // what the files hold; summaryMatches checks the summary
 	now := indexer.FormatTime(l.now())
 	for k, r := range l.units {
 		if _, err := os.Lstat(r.Path); errors.Is(err, fs.ErrNotExist) {
 			l.retireLocked(k, r, now)
 		}
 	}
-	summary, err := l.renderSummary()
-	if err != nil {
-		return nil, err
-	}
-	if old, err := os.ReadFile(filepath.Join(l.dir, SummaryName)); err != nil || string(old) != string(summary) {
-		l.changed = true
+	l.settleGroups(false)
+	if !l.summaryMatches() {
+		l.summaryFile.compact = true
 	}
 	if err := l.Sync(nil); err != nil {
 		return nil, err
@@ -90,11 +123,15 @@ func NewRebuild(stateDir string) (*Ledger, error) {
 	}
 	l.units = map[ukey]*unitRec{}
 	l.dir = ""
+	l.fileAll()
 	return l, nil
 }
 
 func newLedger(dir string) *Ledger {
-	return &Ledger{dir: dir, units: map[ukey]*unitRec{}, retired: map[ukey][]*unitRec{}, models: map[string]string{}, now: time.Now}
+	return &Ledger{dir: dir, units: map[ukey]*unitRec{}, retired: map[ukey][]*unitRec{}, models: map[string]string{}, now: time.Now,
+		rows: map[rowKey]Tokens{}, members: map[groupKey][]*unitRec{}, sess: map[groupKey][]SessionRow{},
+		dirtyUnits: map[ukey]bool{}, dirtyRows: map[rowKey]bool{}, dirtyGroups: map[groupKey]bool{},
+		unitsFile: logFile{path: filepath.Join(dir, UnitsName)}, summaryFile: logFile{path: filepath.Join(dir, SummaryName)}}
 }
 
 func (l *Ledger) intern(s string) string {
@@ -105,17 +142,79 @@ func (l *Ledger) intern(s string) string {
 	return s
 }
 
-func shardOf(k ukey) int {
-	h := fnv.New32a()
-	h.Write([]byte(k.source))
-	h.Write([]byte{0})
-	h.Write([]byte(k.unit))
-	return int(h.Sum32() % Shards)
+func (l *Ledger) touch(k ukey) { l.dirtyUnits[k] = true }
+
+// addRow changes a B row by t (sign 1 or -1).
+func (l *Ledger) addRow(k rowKey, t Tokens, sign int) {
+	v := l.rows[k]
+	if sign > 0 {
+		v.Add(t)
+	} else {
+		v.Sub(t)
+	}
+	if v.IsZero() {
+		delete(l.rows, k)
+	} else {
+		l.rows[k] = v
+	}
+	l.dirtyRows[k] = true
 }
 
-func (l *Ledger) touch(k ukey) {
-	l.dirty[shardOf(k)] = true
-	l.changed = true
+// file adds (sign 1) or takes away (sign -1) a record's part in the totals: its
+// buckets in the B rows and its place among its session's units. Every change to
+// where a record is filed (source, project, session, type) or to its being in the
+// ledger at all goes through file(-1), the change, file(1).
+func (l *Ledger) file(r *unitRec, sign int) {
+	g := r.group()
+	m := l.members[g]
+	if sign > 0 {
+		l.members[g] = append(m, r)
+	} else {
+		for i, x := range m {
+			if x == r {
+				m[i] = m[len(m)-1]
+				m = m[:len(m)-1]
+				break
+			}
+		}
+		if len(m) == 0 {
+			delete(l.members, g)
+		} else {
+			l.members[g] = m
+		}
+	}
+	for _, b := range r.acc.Buckets {
+		l.addRow(rowKey{b.Q, r.Source, r.Project, b.Model}, b.T, sign)
+	}
+	l.dirtyGroups[g] = true
+}
+
+// fileAll files every record (after a load).
+func (l *Ledger) fileAll() {
+	for _, r := range l.units {
+		l.file(r, 1)
+	}
+	for _, rs := range l.retired {
+		for _, r := range rs {
+			l.file(r, 1)
+		}
+	}
+}
+
+// observe is the observer of a record's account: the B row of each bucket follows.
+func (l *Ledger) observe(r *unitRec) observer {
+	return func(q int32, model string, t Tokens, sign int) {
+		l.addRow(rowKey{q, r.Source, r.Project, model}, t, sign)
+		l.dirtyGroups[r.group()] = true
+	}
+}
+
+// dropRetired forgets the retired records of k (the file is counted again).
+func (l *Ledger) dropRetired(k ukey) {
+	for _, r := range l.retired[k] {
+		l.file(r, -1)
+	}
+	delete(l.retired, k)
 }
 
 func keyOf(u indexer.UnitRef) ukey { return ukey{u.Source, u.Unit} }
@@ -142,13 +241,18 @@ func (l *Ledger) Reset(u indexer.UnitRef) {
 	if r != nil && isDocument(r) {
 		// Documents are never reset by the indexer; a new identity keeps the total seen.
 		r.Dev, r.Ino = u.Dev, u.Ino
+		l.touch(k)
 		return
 	}
-	l.units[k] = &unitRec{Source: u.Source, Unit: u.Unit, Layout: u.Layout, Path: u.Path, Dev: u.Dev, Ino: u.Ino}
+	n := &unitRec{Source: u.Source, Unit: u.Unit, Layout: u.Layout, Path: u.Path, Dev: u.Dev, Ino: u.Ino}
 	if r != nil {
-		l.units[k].Session, l.units[k].Type, l.units[k].Project = r.Session, r.Type, r.Project
+		n.Session, n.Type, n.Project = r.Session, r.Type, r.Project
+		l.endRead(r)
+		l.file(r, -1)
 	}
-	delete(l.retired, k)
+	l.units[k] = n
+	l.file(n, 1)
+	l.dropRetired(k)
 	l.touch(k)
 }
 
@@ -160,7 +264,9 @@ func (l *Ledger) recLocked(u indexer.UnitRef) *unitRec {
 	if r == nil {
 		r = &unitRec{Source: u.Source, Unit: u.Unit, Layout: u.Layout, Path: u.Path, Dev: u.Dev, Ino: u.Ino}
 		l.units[k] = r
-		delete(l.retired, k)
+		l.file(r, 1)
+		l.dropRetired(k)
+		l.touch(k)
 	}
 	return r
 }
@@ -171,8 +277,13 @@ func (l *Ledger) Line(u indexer.UnitRef, off int64, line []byte) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	r := l.recLocked(u)
-	if off < r.Off {
+	if off < r.Off || off < r.fed {
 		return
+	}
+	r.fed = off + 1
+	if !r.reading {
+		r.reading = true
+		l.reading++
 	}
 	ev, ok := ParseLine(u.Layout, &r.St, line)
 	if !ok {
@@ -181,7 +292,7 @@ func (l *Ledger) Line(u indexer.UnitRef, off int64, line []byte) {
 		}
 		return
 	}
-	r.acc.add(ev, l.intern)
+	r.acc.add(ev, l.intern, l.observe(r))
 	l.touch(keyOf(u))
 }
 
@@ -190,11 +301,19 @@ func (l *Ledger) Done(u indexer.UnitRef, offset int64, fp string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	r := l.recLocked(u)
-	if r.Off == offset && r.Fp == fp && r.Dev == u.Dev && r.Ino == u.Ino {
+	l.endRead(r)
+	if r.Off == offset && r.Fp == fp && r.Dev == u.Dev && r.Ino == u.Ino && r.Path == u.Path {
 		return
 	}
 	r.Off, r.Fp, r.Dev, r.Ino, r.Path = offset, fp, u.Dev, u.Ino, u.Path
 	l.touch(keyOf(u))
+}
+
+func (l *Ledger) endRead(r *unitRec) {
+	if r.reading {
+		r.reading = false
+		l.reading--
+	}
 }
 
 // Document counts a changed document unit (indexer.Consumer). Mogzi's usageMetrics
@@ -210,6 +329,7 @@ func (l *Ledger) Document(u indexer.UnitRef, data []byte, sessions []*indexer.Se
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	k := keyOf(u)
 	r := l.recLocked(u)
 	var seen Tokens
 	if r.Seen != nil {
@@ -220,11 +340,14 @@ func (l *Ledger) Document(u indexer.UnitRef, data []byte, sessions []*indexer.Se
 		// the retired part; the unit counts from zero again, so its live usage is
 		// always its current total (what a rebuild finds).
 		if len(r.acc.Buckets) > 0 {
+			l.file(r, -1)
 			old := *r
 			old.Retired, old.Seen, old.acc.Win = indexer.FormatTime(l.now()), nil, nil
-			l.retired[keyOf(u)] = append(l.retired[keyOf(u)], &old)
+			l.retired[k] = append(l.retired[k], &old)
+			l.file(&old, 1)
+			r.acc = account{}
+			l.file(r, 1)
 		}
-		r.acc = account{}
 		seen = Tokens{}
 	}
 	d := t
@@ -237,8 +360,8 @@ func (l *Ledger) Document(u indexer.UnitRef, data []byte, sessions []*indexer.Se
 	if len(sessions) > 0 {
 		model = sessions[0].Model
 	}
-	r.acc.credit(Quarter(at), l.intern(model), d, 1)
-	l.touch(keyOf(u))
+	r.acc.credit(Quarter(at), l.intern(model), d, 1, l.observe(r))
+	l.touch(k)
 }
 
 // Remove moves the unit's usage to the retired part: its file left the store, the
@@ -254,18 +377,24 @@ func (l *Ledger) Remove(u indexer.UnitRef) {
 
 func (l *Ledger) retireLocked(k ukey, r *unitRec, now string) {
 	delete(l.units, k)
+	l.endRead(r)
 	if len(r.acc.Buckets) > 0 {
 		r.Retired = now
 		r.acc.Win, r.St, r.Dev, r.Ino, r.Off, r.Fp = nil, ParseState{}, 0, 0, 0, ""
 		l.retired[k] = append(l.retired[k], r)
+	} else {
+		l.file(r, -1)
 	}
 	l.touch(k)
 }
 
-// Sync files the units under their sessions' projects and writes what changed:
-// the unit shards (each atomically), then the summary the CLI reads
-// (indexer.Consumer). A crash between the two leaves the summary behind; Open
-// rewrites it from the shards.
+// Sync files the units under their sessions' projects and appends what changed
+// since the last Sync (indexer.Consumer): the changed units' records to the units
+// file, then the changed rows to the summary, each as one batch closed by a commit
+// line and fsynced. The cost is that of what changed; a file is compacted (rewritten
+// whole, atomically) once its appended batches outgrow its base, which keeps the
+// cost per change constant on average. A crash between the two appends leaves the
+// summary behind; Open rewrites it from the units.
 func (l *Ledger) Sync(sessions []indexer.SessionRef) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -276,89 +405,20 @@ func (l *Ledger) Sync(sessions []indexer.SessionRef) error {
 			continue
 		}
 		if r.Session != s.ID || r.Type != s.Type || r.Project != s.Project {
+			l.file(r, -1)
 			r.Session, r.Type, r.Project = s.ID, s.Type, s.Project
+			l.file(r, 1)
 			l.touch(k)
 		}
 	}
-	if l.dir == "" || !l.changed {
-		l.changed = false
+	if l.dir == "" {
+		l.settleGroups(false)
+		clear(l.dirtyUnits)
+		clear(l.dirtyRows)
 		return nil
 	}
-	if err := os.MkdirAll(l.dir, 0o700); err != nil {
-		return fmt.Errorf("create %s: %w", l.dir, err)
-	}
-	byShard := l.byShardLocked()
-	for i := range l.dirty {
-		if !l.dirty[i] {
-			continue
-		}
-		data, err := encodeShard(byShard[i].live, byShard[i].retired)
-		if err != nil {
-			return err
-		}
-		if err := indexer.WriteFileAtomic(filepath.Join(l.dir, shardName(i)), data); err != nil {
-			return fmt.Errorf("write usage ledger: %w", err)
-		}
-		l.dirty[i] = false
-	}
-	summary, err := l.renderSummary()
-	if err != nil {
+	if err := l.writeUnits(); err != nil {
 		return err
 	}
-	path := filepath.Join(l.dir, SummaryName)
-	if old, err := os.ReadFile(path); err != nil || string(old) != string(summary) {
-		if err := indexer.WriteFileAtomic(path, summary); err != nil {
-			return fmt.Errorf("write usage summary: %w", err)
-		}
-	}
-	l.changed = false
-	return nil
-}
-
-type shardUnits struct{ live, retired []*unitRec }
-
-func (l *Ledger) byShardLocked() [Shards]shardUnits {
-	var out [Shards]shardUnits
-	for k, r := range l.units {
-		i := shardOf(k)
-		out[i].live = append(out[i].live, r)
-	}
-	for k, rs := range l.retired {
-		i := shardOf(k)
-		out[i].retired = append(out[i].retired, rs...)
-	}
-	return out
-}
-
-func shardName(i int) string { return fmt.Sprintf("units-%02d.json", i) }
-
-// load reads every shard (a missing ledger is empty). With live unset only the
-// retired part is kept.
-func (l *Ledger) load(live bool) error {
-	for i := 0; i < Shards; i++ {
-		path := filepath.Join(l.dir, shardName(i))
-		data, err := os.ReadFile(path)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("read usage ledger: %w", err)
-		}
-		lv, rt, err := decodeShard(data, l.intern)
-		if err != nil {
-			// A shard that does not parse is rebuilt from the files (its retired
-			// part is lost): say so rather than stop.
-			return fmt.Errorf("usage ledger %s: %w", path, err)
-		}
-		if live {
-			for _, r := range lv {
-				l.units[ukey{r.Source, r.Unit}] = r
-			}
-		}
-		for _, r := range rt {
-			k := ukey{r.Source, r.Unit}
-			l.retired[k] = append(l.retired[k], r)
-		}
-	}
-	return nil
+	return l.writeSummary()
 }

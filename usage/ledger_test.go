@@ -77,7 +77,7 @@ func (f *fixture) check() []string {
 
 func (f *fixture) total() Tokens {
 	f.t.Helper()
-	s, err := ReadSummary(f.state, 0)
+	s, err := ReadSummary(f.state, Want{})
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func TestLedgerFollowsAppendsAcrossRestarts(t *testing.T) {
 	if got, want := f.total(), (Tokens{11, 9, 103, 1004}); got != want {
 		t.Fatalf("after the restart the ledger holds %+v, want %+v", got, want)
 	}
-	s, _ := ReadSummary(f.state, 0)
+	s, _ := ReadSummary(f.state, Want{})
 	if len(s.Sessions) != 2 || s.Sessions[0].Session != sessA || s.Sessions[0].Project != "/w/p" {
 		t.Errorf("session rows %+v, want two models of %s in /w/p", s.Sessions, sessA)
 	}
@@ -236,7 +236,7 @@ func TestLedgerCheckFindsADifference(t *testing.T) {
 	file := filepath.Join(f.root, "-w-p", sessA+".jsonl")
 	appendTo(t, file, claudeUser("2026-03-01T10:00:00Z")+claudeLine("2026-03-01T10:00:01Z", "m1", "r1", "opus", 4, 4, 0, 0, "")+"\n")
 	f.pass()
-	shards, _ := filepath.Glob(filepath.Join(f.state, DirName, "units-*.json"))
+	shards, _ := filepath.Glob(filepath.Join(f.state, DirName, UnitsName))
 	tampered := 0
 	for _, p := range shards {
 		data, _ := os.ReadFile(p)
@@ -246,7 +246,7 @@ func TestLedgerCheckFindsADifference(t *testing.T) {
 		}
 	}
 	if tampered != 1 {
-		t.Fatalf("tampered with %d shards, want 1", tampered)
+		t.Fatalf("tampered with %d unit files, want 1", tampered)
 	}
 	if d := f.check(); len(d) == 0 {
 		t.Errorf("check found no difference in a tampered ledger")
@@ -267,7 +267,7 @@ func TestLedgerMogziCountsIncreases(t *testing.T) {
 	f.pass()
 	write(150, 30, "2026-03-02T00:20:00Z")
 	f.pass()
-	s, _ := ReadSummary(f.state, 0)
+	s, _ := ReadSummary(f.state, Want{})
 	if len(s.Rows) != 2 || s.Rows[0].T != (Tokens{Input: 100, Output: 10}) || s.Rows[1].T != (Tokens{Input: 50, Output: 20}) {
 		t.Fatalf("mogzi rows %+v, want the increases 100/10 then 50/20 on two days", s.Rows)
 	}

@@ -3,6 +3,8 @@ package usage
 import (
 	"sort"
 	"time"
+
+	"github.com/sessionwatch/sessionwatch/config"
 )
 
 // Periods a report groups by.
@@ -79,6 +81,19 @@ func BuildReport(s *Summary, q Query, prices *Prices) Report {
 	rep := Report{Period: q.Period, TimeZone: q.Loc.String(), PricesDate: DefaultPrices().Date, Rows: []ReportRow{}, Unpriced: []string{}}
 	groups := map[[3]string]*acc{}
 	unpriced := map[string]bool{}
+	// A model's price and a quarter hour's day are looked up once, not per row.
+	type lookup struct {
+		pr config.Price
+		ok bool
+	}
+	priced := map[string]lookup{}
+	lastQ, lastDay, lastKey := int32(0), "", ""
+	dayKey := func(quarter int32) (string, string) {
+		if quarter != lastQ || lastDay == "" {
+			lastQ, lastDay, lastKey = quarter, DayOf(quarter, q.Loc), periodKey(q.Period, quarter, q.Loc)
+		}
+		return lastDay, lastKey
+	}
 	inRange := func(day string) bool {
 		return (q.Since == "" || day >= q.Since) && (q.Until == "" || day <= q.Until)
 	}
@@ -95,8 +110,13 @@ func BuildReport(s *Summary, q Query, prices *Prices) Report {
 		a.t.Add(t)
 		a.models[model] = true
 		a.last = max(a.last, last)
-		if pr, ok := prices.Lookup(model); ok {
-			a.cost += Cost(pr, t)
+		pl, seen := priced[model]
+		if !seen {
+			pl.pr, pl.ok = prices.Lookup(model)
+			priced[model] = pl
+		}
+		if pl.ok {
+			a.cost += Cost(pl.pr, t)
 		} else {
 			a.priced = false
 			unpriced[model] = true
@@ -114,13 +134,16 @@ func BuildReport(s *Summary, q Query, prices *Prices) Report {
 		}
 	} else {
 		for _, r := range s.Rows {
-			if !keep(r.Source, r.Project) || !inRange(DayOf(r.Q, q.Loc)) {
+			if !keep(r.Source, r.Project) {
+				continue
+			}
+			day, k := dayKey(r.Q)
+			if !inRange(day) {
 				continue
 			}
 			if q.Period == "project" {
 				add([3]string{r.Project}, ReportRow{Key: r.Project}, r.Model, r.T, r.Q)
 			} else {
-				k := periodKey(q.Period, r.Q, q.Loc)
 				add([3]string{k}, ReportRow{Key: k}, r.Model, r.T, r.Q)
 			}
 		}

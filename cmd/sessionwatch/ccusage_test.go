@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sessionwatch/sessionwatch/cmd/sessionload/gen"
 )
@@ -114,7 +115,14 @@ func compareCcusage(t *testing.T, e *testEnv, bin string) {
 			want[dayModel{d.Date, b.Model}] = [4]int64{b.Input, b.Output, b.CacheWrite, b.CacheRead}
 		}
 	}
-	sout, serr, code := e.cli("usage", "daily", "--all", "--by", "model", "--json", "--utc")
+	compareWith(t, e, want, "ccusage")
+}
+
+// compareWith compares sessionwatch's daily report per day and model with want,
+// what the other tool (named) reported, and logs the comparison.
+func compareWith(t *testing.T, e *testEnv, want map[dayModel][4]int64, other string, args ...string) {
+	t.Helper()
+	sout, serr, code := e.cli(append([]string{"usage", "daily", "--all", "--by", "model", "--json", "--utc"}, args...)...)
 	if code != 0 {
 		t.Fatalf("sessionwatch usage = %d: %s", code, serr)
 	}
@@ -150,9 +158,129 @@ func compareCcusage(t *testing.T, e *testEnv, bin string) {
 		mark := "equal"
 		if got[k] != want[k] {
 			mark = "DIFFERS"
-			t.Errorf("%s %s: sessionwatch %v, ccusage %v (input, output, cache write, cache read)", k.day, k.model, got[k], want[k])
+			t.Errorf("%s %s: sessionwatch %v, %s %v (input, output, cache write, cache read)", k.day, k.model, got[k], other, want[k])
 		}
-		report = append(report, fmt.Sprintf("%s %-28s sessionwatch %v ccusage %v %s", k.day, k.model, got[k], want[k], mark))
+		report = append(report, fmt.Sprintf("%s %-28s sessionwatch %v %s %v %s", k.day, k.model, got[k], other, want[k], mark))
 	}
 	t.Logf("%d day×model rows:\n%s", len(keys), strings.Join(report, "\n"))
+}
+
+// TestCcusageCodexDifferential runs @ccusage/codex's `daily --json --offline` and
+// `sessionwatch usage daily --json --source codex` on the same Codex stores and
+// compares the tokens per day and model. Opt-in like TestCcusageDifferential
+// (npm install --prefix DIR @ccusage/codex).
+func TestCcusageCodexDifferential(t *testing.T) {
+	dir := os.Getenv("SESSIONWATCH_CCUSAGE")
+	bin := filepath.Join(dir, "node_modules", ".bin", "ccusage-codex")
+	if dir == "" {
+		t.Skip("SESSIONWATCH_CCUSAGE not set (npm install --prefix DIR @ccusage/codex)")
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node not on PATH")
+	}
+	if _, err := os.Stat(bin); err != nil {
+		t.Skipf("no ccusage-codex in %s: %v", dir, err)
+	}
+	t.Run("hand-made", func(t *testing.T) {
+		e := newCodexEnv(t)
+		ev := func(ts, typ string, payload string) string {
+			return `{"timestamp":"` + ts + `","type":"` + typ + `","payload":` + payload + "}\n"
+		}
+		usage := func(in, cached, out, reasoning int) string {
+			return fmt.Sprintf(`{"input_tokens":%d,"cached_input_tokens":%d,"output_tokens":%d,"reasoning_output_tokens":%d,"total_tokens":%d}`, in, cached, out, reasoning, in+out)
+		}
+		count := func(ts, info string) string {
+			return ev(ts, "event_msg", `{"type":"token_count","info":`+info+`,"rate_limits":null}`)
+		}
+		meta := func(id string) string {
+			return ev("2026-03-01T22:00:00.000Z", "session_meta", `{"id":"`+id+`","timestamp":"2026-03-01T22:00:00.000Z","cwd":"/w/p","originator":"codex_cli_rs","cli_version":"0.63.0"}`)
+		}
+		a := "019a0000-0000-7000-8000-00000000000a"
+		bodyA := meta(a) +
+			ev("2026-03-01T22:00:01.000Z", "turn_context", `{"cwd":"/w/p","model":"gpt-5-codex"}`) +
+			// last_token_usage is what a turn used; total_token_usage runs on.
+			count("2026-03-01T22:01:00.000Z", `{"total_token_usage":`+usage(1000, 200, 50, 10)+`,"last_token_usage":`+usage(1000, 200, 50, 10)+`}`) +
+			count("2026-03-01T22:02:00.000Z", `{"total_token_usage":`+usage(3000, 1200, 80, 10)+`,"last_token_usage":`+usage(2000, 1000, 30, 0)+`}`) +
+			// A repeat of the same totals with no last usage: nothing new.
+			count("2026-03-01T22:02:01.000Z", `{"total_token_usage":`+usage(3000, 1200, 80, 10)+`}`) +
+			// Another model from the next turn on; usage given only as a running total.
+			ev("2026-03-01T23:00:00.000Z", "turn_context", `{"cwd":"/w/p","model":"gpt-5.1-codex-max"}`) +
+			count("2026-03-01T23:59:59.000Z", `{"total_token_usage":`+usage(4000, 1500, 100, 20)+`}`) +
+			// Across midnight UTC.
+			count("2026-03-02T00:00:30.000Z", `{"total_token_usage":`+usage(4500, 1500, 130, 20)+`}`) +
+			// An event naming its own model: it holds for the next event too.
+			count("2026-03-02T00:10:00.000Z", `{"model":"o3","total_token_usage":`+usage(4600, 1500, 140, 20)+`,"last_token_usage":`+usage(100, 0, 10, 0)+`}`) +
+			count("2026-03-02T00:11:00.000Z", `{"last_token_usage":`+usage(7, 0, 1, 0)+`}`) +
+			// More cached than input: cached is capped at the input.
+			count("2026-03-02T00:12:00.000Z", `{"last_token_usage":`+usage(5, 9, 1, 0)+`}`) +
+			// All zeros: skipped; no info: skipped.
+			count("2026-03-02T00:13:00.000Z", `{"last_token_usage":`+usage(0, 0, 0, 0)+`}`) +
+			ev("2026-03-02T00:14:00.000Z", "event_msg", `{"type":"token_count","info":null}`)
+		b := "019a0000-0000-7000-8000-00000000000b"
+		// No turn_context at all (an old session): the fallback model; a running
+		// total that goes down counts nothing.
+		bodyB := meta(b) +
+			count("2026-03-01T10:00:00.000Z", `{"total_token_usage":`+usage(100, 0, 10, 0)+`}`) +
+			count("2026-03-01T10:05:00.000Z", `{"total_token_usage":`+usage(50, 0, 5, 0)+`}`) +
+			count("2026-03-01T10:06:00.000Z", `{"total_token_usage":`+usage(80, 0, 9, 0)+`}`)
+		day := filepath.Join(e.root, "2026", "03", "01")
+		os.MkdirAll(day, 0o700)
+		os.WriteFile(filepath.Join(day, "rollout-2026-03-01T22-00-00-"+a+".jsonl"), []byte(bodyA), 0o600)
+		os.WriteFile(filepath.Join(day, "rollout-2026-03-01T10-00-00-"+b+".jsonl"), []byte(bodyB), 0o600)
+		compareCcusageCodex(t, e, bin)
+	})
+	t.Run("generated", func(t *testing.T) {
+		e := newCodexEnv(t)
+		st, err := gen.Plan(e.root, gen.Spec{Layout: "codex", Projects: 5, Sessions: 60, Lines: 40, Subagents: 0.2, Seed: 7})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Write(); err != nil {
+			t.Fatal(err)
+		}
+		compareCcusageCodex(t, e, bin)
+	})
+}
+
+func newCodexEnv(t *testing.T) *testEnv {
+	e := newEnv(t)
+	e.root = filepath.Join(e.home, ".codex", "sessions")
+	os.MkdirAll(e.root, 0o700)
+	e.writeConfig(`{"state_dir":%q,"archive_dir":%q,"janitor":{"run_at_start":false,"schedule":"off"},
+	 "sources":[{"name":"codex","layout":"codex","root":%q}]}`, e.state, filepath.Join(e.home, "archive"), e.root)
+	return e
+}
+
+func compareCcusageCodex(t *testing.T, e *testEnv, bin string) {
+	t.Helper()
+	cmd := exec.Command(bin, "daily", "--json", "--offline", "--timezone", "UTC")
+	cmd.Env = append(os.Environ(), "HOME="+e.home, "CODEX_HOME="+filepath.Dir(e.root))
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("ccusage-codex: %v\n%s", err, out)
+	}
+	var cc struct {
+		Daily []struct {
+			Date   string `json:"date"`
+			Models map[string]struct {
+				Input  int64 `json:"inputTokens"` // cached included
+				Cached int64 `json:"cachedInputTokens"`
+				Output int64 `json:"outputTokens"`
+			} `json:"models"`
+		} `json:"daily"`
+	}
+	if err := json.Unmarshal(out, &cc); err != nil {
+		t.Fatalf("ccusage-codex output %q: %v", out, err)
+	}
+	want := map[dayModel][4]int64{}
+	for _, d := range cc.Daily {
+		day, err := time.Parse("Jan 02, 2006", d.Date)
+		if err != nil {
+			t.Fatalf("ccusage-codex date %q: %v", d.Date, err)
+		}
+		for m, u := range d.Models {
+			want[dayModel{day.Format(time.DateOnly), m}] = [4]int64{u.Input - u.Cached, u.Output, 0, u.Cached}
+		}
+	}
+	compareWith(t, e, want, "ccusage-codex", "--source", "codex")
 }

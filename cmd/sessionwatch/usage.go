@@ -88,7 +88,7 @@ func cmdUsage(e *env, args []string) error {
 		}
 	}
 	refreshCatalogs(e, cfg, nil)
-	sum, err := usage.ReadSummary(cfg.StateDir, 0)
+	sum, err := usage.ReadSummary(cfg.StateDir, usage.Want{NoSessions: period != "session"})
 	if err != nil {
 		return failErr("run 'sessionwatch reindex' to rebuild it", "%v", err)
 	}
@@ -263,20 +263,14 @@ func usageStatusline(e *env, cfg *config.Config, prices *usage.Prices, loc *time
 	now := time.Now().In(loc)
 	midnight := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, loc)
 	from := usage.Quarter(midnight.UnixMilli())
-	sum, err := usage.ReadSummary(cfg.StateDir, from)
+	sum, err := usage.ReadSummary(cfg.StateDir, usage.Want{From: from, Session: session, NoSessions: session == ""})
 	if err != nil {
 		return failErr("run 'sessionwatch reindex' to rebuild it", "%v", err)
 	}
 	today := usage.BuildReport(sum, usage.Query{Period: "daily", Since: midnight.Format(time.DateOnly), Loc: loc}, prices)
 	line := fmt.Sprintf("today %s · %s tok", costText(today.Totals.Cost), compactTokens(today.Totals.Total))
 	if session != "" {
-		sess := &usage.Summary{}
-		for _, r := range sum.Sessions {
-			if r.Session == session {
-				sess.Sessions = append(sess.Sessions, r)
-			}
-		}
-		rep := usage.BuildReport(sess, usage.Query{Period: "session", Loc: loc}, prices)
+		rep := usage.BuildReport(&usage.Summary{Sessions: sum.Sessions}, usage.Query{Period: "session", Loc: loc}, prices)
 		line += fmt.Sprintf(" | session %s · %s tok", costText(rep.Totals.Cost), compactTokens(rep.Totals.Total))
 	}
 	fmt.Fprintln(e.stdout, line)

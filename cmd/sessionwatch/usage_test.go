@@ -2,10 +2,13 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sessionwatch/sessionwatch/usage"
 )
 
 func waveAssistant(ts, model string, prompt, completion int) string {
@@ -77,7 +80,7 @@ func TestUsageCommand(t *testing.T) {
 		t.Errorf("reindex --check = %d\n%s%s", code, out, errOut)
 	}
 	// The ledger tampered with: reindex --check says so.
-	shards, _ := filepath.Glob(filepath.Join(e.state, "usage", "units-*.json"))
+	shards, _ := filepath.Glob(filepath.Join(e.state, "usage", usage.UnitsName))
 	for _, p := range shards {
 		data, _ := os.ReadFile(p)
 		os.WriteFile(p, []byte(strings.ReplaceAll(string(data), "1000000,", "1000001,")), 0o600)
@@ -85,4 +88,73 @@ func TestUsageCommand(t *testing.T) {
 	if out, _, code := e.cli("reindex", "--check"); code != 1 || !strings.Contains(out, "usage of") {
 		t.Errorf("reindex --check of a tampered ledger = %d %q, want 1 naming the usage", code, out)
 	}
+}
+
+// Without a daemon, `usage` runs an index pass only when something under a root
+// changed since its last pass (the stamp); an append, a new session and a new
+// project are each seen.
+func TestUsageSkipsPassWhileNothingChanged(t *testing.T) {
+	e := newEnv(t)
+	dir := e.project("/w/p")
+	file := filepath.Join(dir, "11111111-1111-4111-8111-111111111111.jsonl")
+	appendTo(t, file, header("/w/p")+waveAssistant("2026-03-01T10:00:00Z", "claude-sonnet-4-5", 100, 1))
+	total := func() int64 {
+		t.Helper()
+		out, errOut, code := e.cli("usage", "daily", "--all", "--json", "--utc")
+		if code != 0 {
+			t.Fatalf("usage = %d: %s", code, errOut)
+		}
+		var rep struct {
+			Totals struct {
+				Total int64 `json:"totalTokens"`
+			} `json:"totals"`
+		}
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatal(err)
+		}
+		return rep.Totals.Total
+	}
+	if got := total(); got != 101 {
+		t.Fatalf("total %d, want 101", got)
+	}
+	total() // a second pass settles what the first wrote into the store (native indexes)
+	// Nothing changed: a third look (the stat-only refresh of every command
+	// without a daemon) rewrites nothing in the state dir.
+	before := stateFiles(t, e.state)
+	if got := total(); got != 101 {
+		t.Errorf("total %d with nothing changed, want 101", got)
+	}
+	if after := stateFiles(t, e.state); after != before {
+		t.Errorf("usage with nothing changed rewrote the state dir:\nbefore %s\nafter  %s", before, after)
+	}
+	appendTo(t, file, waveAssistant("2026-03-01T11:00:00Z", "claude-sonnet-4-5", 10, 0))
+	if got := total(); got != 111 {
+		t.Errorf("after an append the total is %d, want 111", got)
+	}
+	appendTo(t, filepath.Join(dir, "22222222-2222-4222-8222-222222222222.jsonl"), header("/w/p")+waveAssistant("2026-03-01T12:00:00Z", "claude-sonnet-4-5", 5, 0))
+	if got := total(); got != 116 {
+		t.Errorf("after a new session the total is %d, want 116", got)
+	}
+	other := e.project("/w/q")
+	appendTo(t, filepath.Join(other, "33333333-3333-4333-8333-333333333333.jsonl"), header("/w/q")+waveAssistant("2026-03-01T12:00:00Z", "claude-sonnet-4-5", 4, 0))
+	if got := total(); got != 120 {
+		t.Errorf("after a new project the total is %d, want 120", got)
+	}
+}
+
+// stateFiles describes every file of the state dir by name, size and mtime, but
+// the writer lock (taken, and stamped, by every refresh).
+func stateFiles(t *testing.T, state string) string {
+	t.Helper()
+	var b strings.Builder
+	filepath.WalkDir(state, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || d.Name() == "writer.lock" {
+			return nil
+		}
+		if fi, err := d.Info(); err == nil {
+			fmt.Fprintf(&b, "%s %d %d; ", strings.TrimPrefix(p, state), fi.Size(), fi.ModTime().UnixNano())
+		}
+		return nil
+	})
+	return b.String()
 }

@@ -1,0 +1,377 @@
+package usage
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/sessionwatch/sessionwatch/indexer"
+)
+
+// UnitsName is the file the writer keeps the units in: a base of one record per
+// unit, then the batches appended since (docs/usage.md).
+const UnitsName = "units.jsonl"
+
+// The batches appended to a file are folded into a rewritten base once they are
+// larger than the base divided by the ratio and than the minimum (variables so
+// tests can make compaction frequent).
+var (
+	unitsRatio, unitsMin     int64 = 1, 1 << 20
+	summaryRatio, summaryMin int64 = 4, 256 << 10
+)
+
+// logFile is one of the ledger's two files: a base written whole (atomically), then
+// batches appended, each closed by a commit line.
+type logFile struct {
+	path    string
+	base    int64 // bytes of the base (0: no file yet)
+	tail    int64 // bytes appended after it
+	compact bool  // rewrite it whole at the next Sync
+}
+
+// due says whether the appended batches have outgrown the base (or min): the file
+// is then rewritten whole. Rewriting once the tail is as large as the base keeps
+// the bytes written per change within a constant factor of the change.
+func (f *logFile) due(ratio, min int64) bool {
+	return f.compact || f.base == 0 || f.tail > max(f.base/ratio, min)
+}
+
+// appendBatch appends data (a batch closed by its commit line) and fsyncs it.
+func (f *logFile) appendBatch(data []byte) error {
+	h, err := os.OpenFile(f.path, os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return fmt.Errorf("append to %s: %w", f.path, err)
+	}
+	_, err = h.Write(data)
+	if err == nil {
+		err = h.Sync()
+	}
+	if cerr := h.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		// The batch may be half there: the next Sync rewrites the file whole.
+		f.compact = true
+		return fmt.Errorf("append to %s: %w", f.path, err)
+	}
+	f.tail += int64(len(data))
+	return nil
+}
+
+func (f *logFile) rewrite(data []byte) error {
+	return f.rewriteWith(func(w *bufio.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// rewriteWith writes the file whole, atomically (temp file, fsync, rename,
+// directory fsync), streaming what fill writes rather than building it in memory.
+func (f *logFile) rewriteWith(fill func(w *bufio.Writer) error) error {
+	dir := filepath.Dir(f.path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("create %s: %w", dir, err)
+	}
+	h, err := os.CreateTemp(dir, indexer.TempPrefix+filepath.Base(f.path)+"-*")
+	if err != nil {
+		return fmt.Errorf("write usage ledger: %w", err)
+	}
+	tmp := h.Name()
+	cw := &countWriter{w: h}
+	w := bufio.NewWriterSize(cw, 256<<10)
+	err = h.Chmod(0o600)
+	if err == nil {
+		err = fill(w)
+	}
+	if err == nil {
+		err = w.Flush()
+	}
+	if err == nil {
+		err = h.Sync()
+	}
+	if cerr := h.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, f.path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write usage ledger %s: %w", f.path, err)
+	}
+	if err := indexer.SyncDir(dir); err != nil {
+		return err
+	}
+	f.base, f.tail, f.compact = cw.n, 0, false
+	return nil
+}
+
+type countWriter struct {
+	w interface{ Write([]byte) (int, error) }
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// ---- units file ----
+
+type unitsHeader struct {
+	Version   int    `json:"version"`
+	Generator string `json:"generator"`
+}
+
+// wireKey is the state of one (source, unit): its live record and what it left
+// retired. A batch's wireKey replaces the key's earlier state; one with neither
+// drops the key.
+type wireKey struct {
+	K       [2]string  `json:"k"`
+	Live    *wireUnit  `json:"live,omitempty"`
+	Retired []wireUnit `json:"retired,omitempty"`
+	Commit  bool       `json:"commit,omitempty"`
+}
+
+var commitLine = []byte("{\"commit\":true}\n")
+
+func (l *Ledger) appendKey(b *bytes.Buffer, k ukey) error {
+	w := wireKey{K: [2]string{k.source, k.unit}}
+	if r := l.units[k]; r != nil {
+		u := toWire(r)
+		w.Live = &u
+	}
+	for _, r := range l.retired[k] {
+		w.Retired = append(w.Retired, toWire(r))
+	}
+	enc := json.NewEncoder(b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(w); err != nil {
+		return fmt.Errorf("encode usage ledger: %w", err)
+	}
+	return nil
+}
+
+func sortedKeys(m map[ukey]bool) []ukey {
+	ks := make([]ukey, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Slice(ks, func(i, j int) bool {
+		if ks[i].source != ks[j].source {
+			return ks[i].source < ks[j].source
+		}
+		return ks[i].unit < ks[j].unit
+	})
+	return ks
+}
+
+// writeUnits appends the changed units' records, or rewrites the file whole when
+// it is due.
+func (l *Ledger) writeUnits() error {
+	f := &l.unitsFile
+	if !f.due(unitsRatio, unitsMin) && len(l.dirtyUnits) == 0 {
+		return nil
+	}
+	// A compaction waits for the reads in progress (it writes every record).
+	if f.due(unitsRatio, unitsMin) && (l.reading == 0 || f.base == 0 || f.compact) {
+		err := f.rewriteWith(func(w *bufio.Writer) error {
+			enc := json.NewEncoder(w)
+			enc.SetEscapeHTML(false)
+			if err := enc.Encode(unitsHeader{Version: LedgerVersion, Generator: "sessionwatch"}); err != nil {
+				return err
+			}
+			keys := map[ukey]bool{}
+			for k := range l.units {
+				keys[k] = true
+			}
+			for k := range l.retired {
+				keys[k] = true
+			}
+			var b bytes.Buffer
+			for _, k := range sortedKeys(keys) {
+				b.Reset()
+				if err := l.appendKey(&b, k); err != nil {
+					return err
+				}
+				if _, err := w.Write(b.Bytes()); err != nil {
+					return err
+				}
+			}
+			_, err := w.Write(commitLine)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		clear(l.dirtyUnits)
+		for _, p := range l.v1 {
+			os.Remove(p)
+		}
+		l.v1 = nil
+		return nil
+	}
+	if len(l.dirtyUnits) == 0 {
+		return nil
+	}
+	var b bytes.Buffer
+	var later []ukey
+	for _, k := range sortedKeys(l.dirtyUnits) {
+		if r := l.units[k]; r != nil && r.reading {
+			later = append(later, k) // written once its read is done
+			continue
+		}
+		if err := l.appendKey(&b, k); err != nil {
+			return err
+		}
+	}
+	b.Write(commitLine)
+	if err := f.appendBatch(b.Bytes()); err != nil {
+		return err
+	}
+	clear(l.dirtyUnits)
+	for _, k := range later {
+		l.dirtyUnits[k] = true
+	}
+	if f.due(unitsRatio, unitsMin) && l.reading == 0 {
+		return l.writeUnits()
+	}
+	return nil
+}
+
+// load reads the units file: its base and every complete batch (a torn last batch
+// is left out and the file marked for a rewrite). A ledger of the first version
+// (64 shards) is read and marked for a rewrite in this one. With live unset only
+// the retired part is kept.
+func (l *Ledger) load(live bool) error {
+	fh, err := os.Open(l.unitsFile.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return l.loadV1(live)
+	}
+	if err != nil {
+		return fmt.Errorf("read usage ledger: %w", err)
+	}
+	defer fh.Close()
+	fi, err := fh.Stat()
+	if err != nil {
+		return fmt.Errorf("read usage ledger: %w", err)
+	}
+	size := fi.Size()
+	type state struct {
+		live    *unitRec
+		retired []*unitRec
+	}
+	keys := map[ukey]state{}
+	var pending []wireKey
+	good := int64(0) // bytes up to the last commit line
+	// Streamed, not read whole: the file can be tens of megabytes.
+	sc := bufio.NewScanner(bufio.NewReaderSize(fh, 256<<10))
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<30)
+	lineNo, pos := 0, int64(0)
+	first := true
+	for sc.Scan() {
+		lineNo++
+		line := sc.Bytes()
+		pos += int64(len(line)) + 1
+		if pos > size {
+			break // no newline: a torn line
+		}
+		if first {
+			first = false
+			var h unitsHeader
+			if err := json.Unmarshal(line, &h); err != nil || h.Version != LedgerVersion {
+				return fmt.Errorf("usage ledger %s: line 1: not a version %d header", l.unitsFile.path, LedgerVersion)
+			}
+			continue
+		}
+		var w wireKey
+		d := json.NewDecoder(bytes.NewReader(line))
+		d.UseNumber()
+		if err := d.Decode(&w); err != nil {
+			if sc.Scan() { // not the last line: the file is damaged, not torn
+				return fmt.Errorf("usage ledger %s: line %d: %w", l.unitsFile.path, lineNo, err)
+			}
+			break
+		}
+		if !w.Commit {
+			pending = append(pending, w)
+			continue
+		}
+		for _, w := range pending {
+			var st state
+			if w.Live != nil {
+				r, err := fromWire(*w.Live, l.intern)
+				if err != nil {
+					return fmt.Errorf("usage ledger %s: unit %s: %w", l.unitsFile.path, w.K[1], err)
+				}
+				st.live = r
+			}
+			for _, wu := range w.Retired {
+				r, err := fromWire(wu, l.intern)
+				if err != nil {
+					return fmt.Errorf("usage ledger %s: unit %s: %w", l.unitsFile.path, w.K[1], err)
+				}
+				st.retired = append(st.retired, r)
+			}
+			keys[ukey{w.K[0], w.K[1]}] = st
+		}
+		pending = pending[:0]
+		if l.unitsFile.base == 0 {
+			l.unitsFile.base = pos
+		}
+		good = pos
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("read usage ledger %s: %w", l.unitsFile.path, err)
+	}
+	if l.unitsFile.base == 0 {
+		return fmt.Errorf("usage ledger %s: no complete base", l.unitsFile.path)
+	}
+	l.unitsFile.tail = good - l.unitsFile.base
+	if good != size {
+		l.unitsFile.compact = true // a torn batch: the units it held are read again
+	}
+	for k, st := range keys {
+		if st.live != nil && live {
+			l.units[k] = st.live
+		}
+		if len(st.retired) > 0 {
+			l.retired[k] = st.retired
+		}
+	}
+	return nil
+}
+
+// loadV1 reads a ledger of the first version (units-00.json … units-63.json), to
+// be rewritten in this one; the old files are removed once it is.
+func (l *Ledger) loadV1(live bool) error {
+	paths, _ := filepath.Glob(filepath.Join(l.dir, "units-[0-9][0-9].json"))
+	for _, path := range paths {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return fmt.Errorf("read usage ledger: %w", err)
+		}
+		lv, rt, err := decodeShard(data, l.intern)
+		if err != nil {
+			return fmt.Errorf("usage ledger %s: %w", path, err)
+		}
+		if live {
+			for _, r := range lv {
+				l.units[ukey{r.Source, r.Unit}] = r
+			}
+		}
+		for _, r := range rt {
+			k := ukey{r.Source, r.Unit}
+			l.retired[k] = append(l.retired[k], r)
+		}
+	}
+	l.v1 = paths
+	return nil
+}
