@@ -9,7 +9,6 @@ import (
 	"os"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/sessionwatch/sessionwatch/config"
 	"github.com/sessionwatch/sessionwatch/indexer"
@@ -251,7 +250,7 @@ func printSearch(w io.Writer, rows []searchRow, q search.Query, color bool) {
 		if r.Archived {
 			last = "archived " + last
 		}
-		fmt.Fprintf(&b, "%d  %s  %s  %s  %s  %s\n", r.N, short(r.ID, 8), escapeTerminal(r.Source), last, escapeTerminal(dash(r.Project)), escapeTerminal(cell(title, 60)))
+		fmt.Fprintf(&b, "%d  %s  %s  %s  %s  %s\n", r.N, short(r.ID, 8), termSafe(r.Source), last, termSafe(dash(r.Project)), termSafe(cell(title, 60)))
 		for _, m := range r.Matches {
 			snip, spans := search.Snippet(m.Snippet, q, 160)
 			fmt.Fprintf(&b, "    %-9s %s  %s\n", m.Role, localTime(m.Time), highlight(snip, spans, color))
@@ -269,47 +268,15 @@ func highlight(s string, spans [][2]int, color bool) string {
 		if sp[0] < at || sp[1] > len(s) {
 			continue
 		}
-		b.WriteString(escapeTerminal(s[at:sp[0]]))
+		b.WriteString(termSafe(s[at:sp[0]]))
 		if color {
-			b.WriteString("\x1b[1;33m" + escapeTerminal(s[sp[0]:sp[1]]) + "\x1b[0m")
+			b.WriteString("\x1b[1;33m" + termSafe(s[sp[0]:sp[1]]) + "\x1b[0m")
 		} else {
-			b.WriteString(escapeTerminal(s[sp[0]:sp[1]]))
+			b.WriteString(termSafe(s[sp[0]:sp[1]]))
 		}
 		at = sp[1]
 	}
-	b.WriteString(escapeTerminal(s[at:]))
-	return b.String()
-}
-
-// escapeTerminal makes transcript text safe to print: control characters (C0,
-// DEL, C1) and invalid UTF-8 become visible escapes such as \x1b, so nothing in a
-// transcript can move the cursor, change colors or retitle the terminal.
-func escapeTerminal(s string) string {
-	clean := true
-	for _, r := range s {
-		if r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0 || r == utf8.RuneError {
-			clean = false
-			break
-		}
-	}
-	if clean {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && n <= 1:
-			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(&b, `\x%02x`, r)
-		case r >= 0x80 && r < 0xa0:
-			fmt.Fprintf(&b, `\u%04x`, r)
-		default:
-			b.WriteString(s[i : i+n])
-		}
-		i += n
-	}
+	b.WriteString(termSafe(s[at:]))
 	return b.String()
 }
 
