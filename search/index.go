@@ -89,11 +89,10 @@ type memBuf struct {
 	terms  map[string]*termList
 	tokens uint64
 	bytes  int
-	tf     map[string]uint32 // scratch: one message's term frequencies
 }
 
 func newMemBuf() *memBuf {
-	return &memBuf{terms: map[string]*termList{}, tf: map[string]uint32{}}
+	return &memBuf{terms: map[string]*termList{}}
 }
 
 // Open opens (or creates) the index in opt.Dir as its writer: files the manifest
@@ -322,14 +321,20 @@ func (x *Index) Remove(u indexer.UnitRef) {
 	x.endLocked(u, unitRemoved)
 }
 
-// addLocked indexes one message.
+// addLocked indexes one message: each of its terms is counted in the term's list
+// directly (one map lookup per term, no allocation for a term seen before).
 func (x *Index) addLocked(unit uint32, sess uint16, m *Message) {
 	b := x.buf
 	doc := uint32(len(b.docs))
-	clear(b.tf)
 	n := 0
 	x.termBuf = Terms(m.Text, x.termBuf, func(t []byte) {
-		b.tf[string(t)]++
+		tl := b.terms[string(t)]
+		if tl == nil {
+			tl = &termList{}
+			b.terms[string(t)] = tl
+			b.bytes += len(t) + 64
+		}
+		b.bytes += tl.count(doc)
 		n++
 	})
 	if n == 0 {
@@ -342,17 +347,6 @@ func (x *Index) addLocked(unit uint32, sess uint16, m *Message) {
 	b.docs = append(b.docs, docRec{Unit: unit, Sess: sess, Part: m.Part, Role: roleCode(m.Role), Offset: m.Offset, Time: uint32(t), Len: uint16(min(n, 1<<16-1))})
 	b.tokens += uint64(n)
 	b.bytes += docSize
-	for term, tf := range b.tf {
-		tl := b.terms[term]
-		if tl == nil {
-			tl = &termList{}
-			b.terms[term] = tl
-			b.bytes += len(term) + 64
-		}
-		before := len(tl.buf)
-		tl.add(doc, tf)
-		b.bytes += len(tl.buf) - before
-	}
 	x.stats.Docs++
 }
 
@@ -395,6 +389,7 @@ func (x *Index) writeBufLocked(units []*unitRec) (*segment, error) {
 	sort.Strings(terms)
 	for _, t := range terms {
 		tl := x.buf.terms[t]
+		tl.flush()
 		w.term(t, tl.n, tl.buf)
 	}
 	if err := w.finish(); err != nil {

@@ -107,6 +107,30 @@ type termList struct {
 	buf  []byte
 	last uint32
 	n    uint32 // doc frequency
+	// While a buffer is filled, the doc being counted and its count so far (count
+	// adds it to buf when the next doc starts; flush at the end).
+	cur, curTF uint32
+}
+
+// count counts one occurrence of the term in doc (docs come in ascending order)
+// and returns how many bytes buf grew by.
+func (t *termList) count(doc uint32) int {
+	if t.curTF > 0 && t.cur == doc {
+		t.curTF++
+		return 0
+	}
+	before := len(t.buf)
+	t.flush()
+	t.cur, t.curTF = doc, 1
+	return len(t.buf) - before + 2 // + the pending entry, about
+}
+
+// flush adds the pending doc to buf.
+func (t *termList) flush() {
+	if t.curTF > 0 {
+		t.add(t.cur, t.curTF)
+		t.curTF = 0
+	}
 }
 
 func (t *termList) add(doc uint32, tf uint32) {
