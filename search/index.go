@@ -52,7 +52,7 @@ type manifest struct {
 	Segments   []string `json:"segments"`
 }
 
-const manifestVersion = 1
+const manifestVersion = 2 // 1: segments without unit tables and projects
 
 // Index is the search index as the daemon (or a CLI writer) maintains it: an
 // indexer.Consumer. Committed segments are on disk and never change; what was
@@ -141,43 +141,55 @@ func Open(opt Options) (*Index, error) {
 
 // load reads the manifest and opens its segments, folding their unit records.
 func load(dir string) (manifest, []*segment, map[uint32]*unitRec, error) {
-	var man manifest
-	units := map[uint32]*unitRec{}
-	data, err := os.ReadFile(filepath.Join(dir, ManifestName))
-	if errors.Is(err, os.ErrNotExist) {
-		return manifest{Version: manifestVersion}, nil, units, nil
-	}
+	man, segs, err := openSegments(dir, false)
 	if err != nil {
 		return man, nil, nil, err
 	}
-	if err := json.Unmarshal(data, &man); err != nil || man.Version != manifestVersion {
-		return man, nil, nil, fmt.Errorf("read %s: not a version %d manifest", ManifestName, manifestVersion)
-	}
-	var segs []*segment
-	for _, name := range man.Segments {
-		if name != filepath.Base(name) {
-			return man, nil, nil, fmt.Errorf("manifest names %q", name)
-		}
-		s, err := openSegment(filepath.Join(dir, name))
-		if err == nil {
-			var us []*unitRec
-			us, err = s.readUnits()
-			for _, u := range us {
-				units[u.ID] = u
-			}
-		}
+	units := map[uint32]*unitRec{}
+	for _, s := range segs {
+		us, err := s.readUnits()
 		if err != nil {
 			for _, o := range segs {
 				o.close()
 			}
-			if s != nil {
-				s.close()
-			}
 			return man, nil, nil, err
+		}
+		for _, u := range us {
+			units[u.ID] = u
+		}
+	}
+	return man, segs, units, nil
+}
+
+// openSegments reads the manifest and opens the segments it names (mapped for a
+// reader).
+func openSegments(dir string, mapped bool) (manifest, []*segment, error) {
+	var man manifest
+	data, err := os.ReadFile(filepath.Join(dir, ManifestName))
+	if errors.Is(err, os.ErrNotExist) {
+		return manifest{Version: manifestVersion}, nil, nil
+	}
+	if err != nil {
+		return man, nil, err
+	}
+	if err := json.Unmarshal(data, &man); err != nil || man.Version != manifestVersion {
+		return man, nil, fmt.Errorf("read %s: not a version %d manifest", ManifestName, manifestVersion)
+	}
+	var segs []*segment
+	for _, name := range man.Segments {
+		if name != filepath.Base(name) {
+			return man, nil, fmt.Errorf("manifest names %q", name)
+		}
+		s, err := openSegment(filepath.Join(dir, name), mapped)
+		if err != nil {
+			for _, o := range segs {
+				o.close()
+			}
+			return man, nil, err
 		}
 		segs = append(segs, s)
 	}
-	return man, segs, units, nil
+	return man, segs, nil
 }
 
 // removeStray deletes files of the directory the manifest does not name.
@@ -396,14 +408,49 @@ func (x *Index) writeBufLocked(units []*unitRec) (*segment, error) {
 		return nil, err
 	}
 	x.buf = newMemBuf()
-	return openSegment(path)
+	return openSegment(path, false)
 }
 
-// Sync implements indexer.Consumer: it commits what was handed over.
-func (x *Index) Sync([]indexer.SessionRef) error {
+// Sync implements indexer.Consumer: it commits what was handed over, with the
+// projects the sessions are filed under.
+func (x *Index) Sync(sessions []indexer.SessionRef) error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	x.setProjectsLocked(sessions)
 	return x.commitLocked()
+}
+
+// setProjectsLocked records the project of each session in its unit's record: a
+// hint that lets a search over every project read only the catalogs of its
+// results. It may lag (a session that takes its project from a sibling later is
+// not handed over again), so a reader checks it against the catalogs; it is not
+// part of the rebuild check.
+func (x *Index) setProjectsLocked(sessions []indexer.SessionRef) {
+	for _, s := range sessions {
+		id, ok := x.live[key(s.UnitRef)]
+		if !ok {
+			continue
+		}
+		r := x.units[id]
+		i, n := 0, 1
+		if len(r.Sids) > 0 {
+			n = len(r.Sids)
+			if i = slices.Index(r.Sids, s.ID); i < 0 {
+				if len(r.Sids) != 1 {
+					continue
+				}
+				i = 0 // one session per document (Mogzi): its id may be the directory's
+			}
+		}
+		if len(r.Projs) == n && r.Projs[i] == s.Project {
+			continue
+		}
+		projs := make([]string, n)
+		copy(projs, r.Projs)
+		projs[i] = s.Project
+		r.Projs = projs
+		x.dirty[id] = true
+	}
 }
 
 func (x *Index) commitLocked() error {

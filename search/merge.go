@@ -201,7 +201,7 @@ func (x *Index) mergeLocked(from int) error {
 	if err := w.finish(); err != nil {
 		return err
 	}
-	s, err := openSegment(path)
+	s, err := openSegment(path, false)
 	if err != nil {
 		return err
 	}
@@ -229,10 +229,17 @@ func (x *Index) mergeLocked(from int) error {
 
 // dictIter reads a segment's dictionary in order.
 type dictIter struct {
-	r    *bufio.Reader
+	r    byteReader
 	prev []byte
 	e    dictEntry
 	ok   bool
+}
+
+// byteReader is what a dictionary is read through: a bufio.Reader on the file, or
+// a bytes.Reader on its mapping.
+type byteReader interface {
+	io.Reader
+	io.ByteReader
 }
 
 func newDictIter(s *segment) *dictIter {
@@ -253,7 +260,7 @@ func (it *dictIter) next() error {
 		return errCorrupt
 	}
 	if shared > uint64(len(it.prev)) {
-		// A sparse-index boundary restarts prefix sharing at 0; anything else is damage.
+		// A block boundary restarts prefix sharing at 0; anything else is damage.
 		return errCorrupt
 	}
 	term := append(it.prev[:shared:shared], make([]byte, l)...)
