@@ -111,7 +111,7 @@ type Unit struct {
 
 // Filter narrows a search.
 type Filter struct {
-	Sources  []string // only units of these sources (nil: all)
+	Sources      []string  // only units of these sources (nil: all)
 	Since, Until time.Time // message time (a message without one passes)
 	Role         string    // "", RoleUser or RoleAssistant (RoleTool for tool text)
 	Archived     bool      // include units that left the store

@@ -105,13 +105,13 @@ func roleCode(r string) uint8 {
 
 // footer locates the sections of a segment.
 type footer struct {
-	unitsOff, unitsLen  uint64
-	unitTabOff, nunits  uint64
-	docsOff, ndocs      uint64
-	postOff, postLen    uint64
-	dictOff, dictLen    uint64
-	blocksOff, nblocks  uint64
-	nterms, tokens      uint64
+	unitsOff, unitsLen uint64
+	unitTabOff, nunits uint64
+	docsOff, ndocs     uint64
+	postOff, postLen   uint64
+	dictOff, dictLen   uint64
+	blocksOff, nblocks uint64
+	nterms, tokens     uint64
 }
 
 func (f *footer) fields() []*uint64 {
