@@ -35,6 +35,7 @@ type Options struct {
 	ToolOutput  bool   // index tool inputs and outputs (config search.tool_output)
 	SpillBytes  int    // 0: DefaultSpillBytes
 	MaxSegments int    // 0: DefaultMaxSegments
+	MergeBudget int64  // 0: DefaultMergeBudget; larger merges run in the background
 	// KeepRemoved reports whether the docs of a unit whose file left the store are
 	// kept when segments are merged (its session was archived: searchable with
 	// --archived). nil keeps none.
@@ -75,6 +76,11 @@ type Index struct {
 	msgs     []Message
 	stats    Stats
 	resetAll bool // the options changed: everything is read again
+
+	merging   int            // background merges running (0 or 1)
+	mergeHeld int            // segs[:mergeHeld] may be inputs of the background merge
+	mergeWG   sync.WaitGroup // the background merge
+	mergeGate chan struct{}  // tests: a background merge waits for it to close
 }
 
 // Stats are counters of an index's work.
@@ -104,6 +110,9 @@ func Open(opt Options) (*Index, error) {
 	}
 	if opt.MaxSegments <= 0 {
 		opt.MaxSegments = DefaultMaxSegments
+	}
+	if opt.MergeBudget <= 0 {
+		opt.MergeBudget = DefaultMergeBudget
 	}
 	if opt.Now == nil {
 		opt.Now = time.Now
@@ -205,6 +214,7 @@ func (x *Index) removeStray() {
 
 // Close releases the segment files (uncommitted data is dropped, as after a crash).
 func (x *Index) Close() error {
+	x.mergeWG.Wait()
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	for _, s := range append(x.segs, x.spilled...) {
