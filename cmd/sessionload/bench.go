@@ -52,6 +52,9 @@ type benchOpts struct {
 	dir          string
 	keep         bool
 	sessionwatch string
+	// search section
+	searchSessions, searchLines, searchLineSize int
+	searchWords, searchRare                     string
 }
 
 type intList []int
@@ -87,6 +90,7 @@ Measures, in one run and side by side on the same generated stores:
   cold     sessionwatch reindex on a fresh state dir vs cat of the same files
   inc      bytes read per appended line and append-to-index latency at several rates
   rss      daemon RSS, CPU and inotify watches at idle and under load
+  search   sessionwatch search: cold build vs cat, index size, queries vs grep, append latency, RSS
 and prints Markdown tables (with this machine and the exact command) on stdout.
 
 example (the BENCHMARKS.md run):
@@ -98,7 +102,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	o := benchOpts{sizes: intList{1000, 10000, 50000}, growthLines: intList{8, 64, 512}, rates: intList{10, 100, 1000}, rssSizes: intList{1000, 10000, 100000}}
 	fs := newFlags("bench", strings.TrimSpace(benchUsage), stderr)
 	fs.StringVar(&o.layout, "layout", "wave", "store layout")
-	fs.StringVar(&o.sections, "sections", "list,growth,cold,inc,rss", "sections to run")
+	fs.StringVar(&o.sections, "sections", "list,growth,cold,inc,rss,search", "sections to run")
 	fs.Var(&o.sizes, "sizes", "session counts for list and cold")
 	fs.IntVar(&o.perProject, "per-project", 100, "sessions per project")
 	fs.IntVar(&o.lines, "lines", 8, "mean message lines per session")
@@ -124,6 +128,11 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.StringVar(&o.dir, "dir", "", "work directory (default: a new temp dir, removed afterwards)")
 	fs.BoolVar(&o.keep, "keep", false, "keep the work directory")
 	fs.StringVar(&o.sessionwatch, "sessionwatch", "", "sessionwatch binary (default: go build it)")
+	fs.IntVar(&o.searchSessions, "search-sessions", 20000, "search: sessions of the store, spread over every line layout")
+	fs.IntVar(&o.searchLines, "search-lines", 40, "search: mean lines per session")
+	fs.IntVar(&o.searchLineSize, "search-line-size", 6144, "search: mean bytes per line")
+	fs.StringVar(&o.searchWords, "search-words", "parser config", "search: the words of the multi-word query")
+	fs.StringVar(&o.searchRare, "search-rare", "zzyzx", "search: the rare word")
 	if _, err := parse(fs, args, 0); err != nil {
 		return err
 	}
@@ -222,6 +231,7 @@ func (b *bench) run(ctx context.Context) error {
 		{"cold", b.benchCold},
 		{"inc", b.benchInc},
 		{"rss", b.benchRSS},
+		{"search", b.benchSearch},
 	}
 	for _, st := range steps {
 		if !b.section(st.name) {
