@@ -35,8 +35,12 @@ func Digest(dir string) (map[string]UnitDigest, error) {
 		return nil, err
 	}
 	defer r.Close()
+	units, err := r.allUnits()
+	if err != nil {
+		return nil, err
+	}
 	out := map[string]UnitDigest{}
-	for _, u := range r.units {
+	for _, u := range units {
 		if u.State == unitLive {
 			out[u.Source+"/"+u.Rel] = UnitDigest{Dev: u.Dev, Ino: u.Ino, Offset: u.Offset, Fp: u.Fp}
 		}
@@ -68,7 +72,7 @@ func Digest(dir string) (map[string]UnitDigest, error) {
 			return nil, err
 		}
 		for i, d := range docs {
-			u := r.units[d.Unit]
+			u := units[d.Unit]
 			if u == nil || u.State != unitLive {
 				continue
 			}

@@ -173,10 +173,8 @@ func parseMillis(s string) int64 {
 	return t.UnixMilli()
 }
 
-func jstr(v []byte) string {
-	s, _ := indexer.JSONString(v)
-	return s
-}
+// jstr decodes a JSON string value ("" for anything else).
+func jstr(v []byte) string { return unquote(v) }
 
 // joinText appends s to b on a new line.
 func joinText(b *strings.Builder, s string) {

@@ -35,6 +35,7 @@ type Options struct {
 	ToolOutput  bool   // index tool inputs and outputs (config search.tool_output)
 	SpillBytes  int    // 0: DefaultSpillBytes
 	MaxSegments int    // 0: DefaultMaxSegments
+	MergeBudget int64  // 0: DefaultMergeBudget; larger merges run in the background
 	// KeepRemoved reports whether the docs of a unit whose file left the store are
 	// kept when segments are merged (its session was archived: searchable with
 	// --archived). nil keeps none.
@@ -52,7 +53,7 @@ type manifest struct {
 	Segments   []string `json:"segments"`
 }
 
-const manifestVersion = 1
+const manifestVersion = 2 // 1: segments without unit tables and projects
 
 // Index is the search index as the daemon (or a CLI writer) maintains it: an
 // indexer.Consumer. Committed segments are on disk and never change; what was
@@ -75,6 +76,11 @@ type Index struct {
 	msgs     []Message
 	stats    Stats
 	resetAll bool // the options changed: everything is read again
+
+	merging   int            // background merges running (0 or 1)
+	mergeHeld int            // segs[:mergeHeld] may be inputs of the background merge
+	mergeWG   sync.WaitGroup // the background merge
+	mergeGate chan struct{}  // tests: a background merge waits for it to close
 }
 
 // Stats are counters of an index's work.
@@ -89,11 +95,10 @@ type memBuf struct {
 	terms  map[string]*termList
 	tokens uint64
 	bytes  int
-	tf     map[string]uint32 // scratch: one message's term frequencies
 }
 
 func newMemBuf() *memBuf {
-	return &memBuf{terms: map[string]*termList{}, tf: map[string]uint32{}}
+	return &memBuf{terms: map[string]*termList{}}
 }
 
 // Open opens (or creates) the index in opt.Dir as its writer: files the manifest
@@ -105,6 +110,9 @@ func Open(opt Options) (*Index, error) {
 	}
 	if opt.MaxSegments <= 0 {
 		opt.MaxSegments = DefaultMaxSegments
+	}
+	if opt.MergeBudget <= 0 {
+		opt.MergeBudget = DefaultMergeBudget
 	}
 	if opt.Now == nil {
 		opt.Now = time.Now
@@ -142,43 +150,55 @@ func Open(opt Options) (*Index, error) {
 
 // load reads the manifest and opens its segments, folding their unit records.
 func load(dir string) (manifest, []*segment, map[uint32]*unitRec, error) {
-	var man manifest
-	units := map[uint32]*unitRec{}
-	data, err := os.ReadFile(filepath.Join(dir, ManifestName))
-	if errors.Is(err, os.ErrNotExist) {
-		return manifest{Version: manifestVersion}, nil, units, nil
-	}
+	man, segs, err := openSegments(dir, false)
 	if err != nil {
 		return man, nil, nil, err
 	}
-	if err := json.Unmarshal(data, &man); err != nil || man.Version != manifestVersion {
-		return man, nil, nil, fmt.Errorf("read %s: not a version %d manifest", ManifestName, manifestVersion)
-	}
-	var segs []*segment
-	for _, name := range man.Segments {
-		if name != filepath.Base(name) {
-			return man, nil, nil, fmt.Errorf("manifest names %q", name)
-		}
-		s, err := openSegment(filepath.Join(dir, name))
-		if err == nil {
-			var us []*unitRec
-			us, err = s.readUnits()
-			for _, u := range us {
-				units[u.ID] = u
-			}
-		}
+	units := map[uint32]*unitRec{}
+	for _, s := range segs {
+		us, err := s.readUnits()
 		if err != nil {
 			for _, o := range segs {
 				o.close()
 			}
-			if s != nil {
-				s.close()
-			}
 			return man, nil, nil, err
+		}
+		for _, u := range us {
+			units[u.ID] = u
+		}
+	}
+	return man, segs, units, nil
+}
+
+// openSegments reads the manifest and opens the segments it names (mapped for a
+// reader).
+func openSegments(dir string, mapped bool) (manifest, []*segment, error) {
+	var man manifest
+	data, err := os.ReadFile(filepath.Join(dir, ManifestName))
+	if errors.Is(err, os.ErrNotExist) {
+		return manifest{Version: manifestVersion}, nil, nil
+	}
+	if err != nil {
+		return man, nil, err
+	}
+	if err := json.Unmarshal(data, &man); err != nil || man.Version != manifestVersion {
+		return man, nil, fmt.Errorf("read %s: not a version %d manifest", ManifestName, manifestVersion)
+	}
+	var segs []*segment
+	for _, name := range man.Segments {
+		if name != filepath.Base(name) {
+			return man, nil, fmt.Errorf("manifest names %q", name)
+		}
+		s, err := openSegment(filepath.Join(dir, name), mapped)
+		if err != nil {
+			for _, o := range segs {
+				o.close()
+			}
+			return man, nil, err
 		}
 		segs = append(segs, s)
 	}
-	return man, segs, units, nil
+	return man, segs, nil
 }
 
 // removeStray deletes files of the directory the manifest does not name.
@@ -194,6 +214,7 @@ func (x *Index) removeStray() {
 
 // Close releases the segment files (uncommitted data is dropped, as after a crash).
 func (x *Index) Close() error {
+	x.mergeWG.Wait()
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	for _, s := range append(x.segs, x.spilled...) {
@@ -322,14 +343,20 @@ func (x *Index) Remove(u indexer.UnitRef) {
 	x.endLocked(u, unitRemoved)
 }
 
-// addLocked indexes one message.
+// addLocked indexes one message: each of its terms is counted in the term's list
+// directly (one map lookup per term, no allocation for a term seen before).
 func (x *Index) addLocked(unit uint32, sess uint16, m *Message) {
 	b := x.buf
 	doc := uint32(len(b.docs))
-	clear(b.tf)
 	n := 0
 	x.termBuf = Terms(m.Text, x.termBuf, func(t []byte) {
-		b.tf[string(t)]++
+		tl := b.terms[string(t)]
+		if tl == nil {
+			tl = &termList{}
+			b.terms[string(t)] = tl
+			b.bytes += len(t) + 64
+		}
+		b.bytes += tl.count(doc)
 		n++
 	})
 	if n == 0 {
@@ -342,17 +369,6 @@ func (x *Index) addLocked(unit uint32, sess uint16, m *Message) {
 	b.docs = append(b.docs, docRec{Unit: unit, Sess: sess, Part: m.Part, Role: roleCode(m.Role), Offset: m.Offset, Time: uint32(t), Len: uint16(min(n, 1<<16-1))})
 	b.tokens += uint64(n)
 	b.bytes += docSize
-	for term, tf := range b.tf {
-		tl := b.terms[term]
-		if tl == nil {
-			tl = &termList{}
-			b.terms[term] = tl
-			b.bytes += len(term) + 64
-		}
-		before := len(tl.buf)
-		tl.add(doc, tf)
-		b.bytes += len(tl.buf) - before
-	}
 	x.stats.Docs++
 }
 
@@ -395,20 +411,56 @@ func (x *Index) writeBufLocked(units []*unitRec) (*segment, error) {
 	sort.Strings(terms)
 	for _, t := range terms {
 		tl := x.buf.terms[t]
+		tl.flush()
 		w.term(t, tl.n, tl.buf)
 	}
 	if err := w.finish(); err != nil {
 		return nil, err
 	}
 	x.buf = newMemBuf()
-	return openSegment(path)
+	return openSegment(path, false)
 }
 
-// Sync implements indexer.Consumer: it commits what was handed over.
-func (x *Index) Sync([]indexer.SessionRef) error {
+// Sync implements indexer.Consumer: it commits what was handed over, with the
+// projects the sessions are filed under.
+func (x *Index) Sync(sessions []indexer.SessionRef) error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	x.setProjectsLocked(sessions)
 	return x.commitLocked()
+}
+
+// setProjectsLocked records the project of each session in its unit's record: a
+// hint that lets a search over every project read only the catalogs of its
+// results. It may lag (a session that takes its project from a sibling later is
+// not handed over again), so a reader checks it against the catalogs; it is not
+// part of the rebuild check.
+func (x *Index) setProjectsLocked(sessions []indexer.SessionRef) {
+	for _, s := range sessions {
+		id, ok := x.live[key(s.UnitRef)]
+		if !ok {
+			continue
+		}
+		r := x.units[id]
+		i, n := 0, 1
+		if len(r.Sids) > 0 {
+			n = len(r.Sids)
+			if i = slices.Index(r.Sids, s.ID); i < 0 {
+				if len(r.Sids) != 1 {
+					continue
+				}
+				i = 0 // one session per document (Mogzi): its id may be the directory's
+			}
+		}
+		if len(r.Projs) == n && r.Projs[i] == s.Project {
+			continue
+		}
+		projs := make([]string, n)
+		copy(projs, r.Projs)
+		projs[i] = s.Project
+		r.Projs = projs
+		x.dirty[id] = true
+	}
 }
 
 func (x *Index) commitLocked() error {

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sessionwatch/sessionwatch/config"
 	"github.com/sessionwatch/sessionwatch/indexer"
@@ -238,5 +239,64 @@ func TestCheckReportsDifferences(t *testing.T) {
 	diffs, _ = CheckAgainstRebuild(s.cfg)
 	if len(diffs) != 1 || !strings.Contains(diffs[0], "missing") {
 		t.Fatalf("without an index: diffs %q; want the unit missing", diffs)
+	}
+}
+
+// TestLargeMergeRunsInBackground: a merge above the budget does not run inside
+// Sync (the indexer's flush goes on while it is held back); once it finishes the
+// segments are merged and the index still equals a rebuild.
+func TestLargeMergeRunsInBackground(t *testing.T) {
+	s := newStore(t)
+	p := s.write("wave", "p/"+uuid1+".jsonl", waveMsg("2026-01-01T00:00:00Z", "user", "alpha0"))
+	dir := filepath.Join(s.state, DirName)
+	x, err := Open(Options{Dir: dir, MergeBudget: 1, MaxSegments: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gate := make(chan struct{})
+	x.mergeGate = gate
+	g, err := indexer.NewGroup(s.cfg, nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.AddConsumer(x)
+	if err := g.Load(); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.ReconcileAll(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 8; i++ {
+		s.write("wave", "p/"+uuid1+".jsonl", waveMsg("2026-01-01T00:00:00Z", "user", fmt.Sprintf("alpha%d", i)))
+		if err := g.Apply(batch(p)); err != nil { // returns although the merge is held back
+			t.Fatal(err)
+		}
+	}
+	if m := x.Stats().Merges; m != 0 {
+		t.Fatalf("merges before the gate opened = %d, want 0 (a large merge ran inside Sync)", m)
+	}
+	if n := x.Segments(); n <= 3 {
+		t.Fatalf("segments while the merge is held = %d, want more than 3", n)
+	}
+	close(gate)
+	deadline := time.Now().Add(10 * time.Second)
+	for x.Stats().Merges == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the background merge never finished")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := x.Compact(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i <= 8; i++ {
+		if got := hitNames(s.search(fmt.Sprintf("alpha%d", i), Filter{})); got != uuid1+".jsonl" {
+			t.Errorf("search alpha%d = %q, want a.jsonl", i, got)
+		}
+	}
+	x.Close()
+	diffs, err := CheckAgainstRebuild(s.cfg)
+	if err != nil || len(diffs) > 0 {
+		t.Fatalf("CheckAgainstRebuild = %v, %v; want no differences", diffs, err)
 	}
 }

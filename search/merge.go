@@ -24,40 +24,97 @@ func tier(size int64) int {
 	return t
 }
 
+// DefaultMergeBudget: a merge of at most this many input bytes runs inside the
+// Sync that calls for it; a larger one runs on its own goroutine, so that a Sync
+// (which the indexer calls with its lock held, before it writes the catalogs)
+// never waits for a large merge.
+const DefaultMergeBudget = 8 << 20
+
 // maybeMergeLocked merges the newest segments when a size tier holds mergeFanIn of
 // them (each byte is rewritten about once per tier), or everything when there are
-// more than MaxSegments. It runs right after a commit, when the units in memory
-// are exactly the committed ones.
+// more than MaxSegments. It runs right after a commit. Small merges run here; a
+// large one is handed to the background (one at a time; the segments it merges
+// are left alone meanwhile).
 func (x *Index) maybeMergeLocked() error {
 	for {
-		n := len(x.segs)
-		if n > x.opt.MaxSegments {
-			return x.mergeLocked(0)
-		}
-		k := 0
-		last := tier(x.segs[n-1].size)
-		for k < n && tier(x.segs[n-1-k].size) <= last {
-			k++
-		}
-		if k < mergeFanIn {
+		from, ok := x.mergeCandidateLocked()
+		if !ok {
 			return nil
 		}
-		if err := x.mergeLocked(n - k); err != nil {
+		var size int64
+		for _, s := range x.segs[from:] {
+			size += s.size
+		}
+		if size > x.opt.MergeBudget {
+			if x.merging == 0 {
+				x.mergeInBackgroundLocked(from)
+			}
+			return nil
+		}
+		if err := x.mergeLocked(from); err != nil {
 			return err
 		}
 	}
+}
+
+// mergeCandidateLocked picks the segments to merge next, segs[from:], if any:
+// only segments after those a background merge holds.
+func (x *Index) mergeCandidateLocked() (int, bool) {
+	n := len(x.segs)
+	lo := x.mergeHeld
+	if n-lo > x.opt.MaxSegments && n-lo > 1 {
+		return lo, true
+	}
+	if n == 0 {
+		return 0, false
+	}
+	k := 0
+	last := tier(x.segs[n-1].size)
+	for k < n-lo && tier(x.segs[n-1-k].size) <= last {
+		k++
+	}
+	return n - k, k >= mergeFanIn
+}
+
+// mergeInBackgroundLocked merges segs[from:] on a goroutine and installs the
+// result under the lock; commits go on meanwhile, appending newer segments.
+func (x *Index) mergeInBackgroundLocked(from int) {
+	job := x.planMergeLocked(from)
+	x.merging++
+	x.mergeHeld = len(x.segs)
+	x.mergeWG.Add(1)
+	go func() {
+		defer x.mergeWG.Done()
+		if x.mergeGate != nil {
+			<-x.mergeGate
+		}
+		s, err := job.build()
+		x.mu.Lock()
+		defer x.mu.Unlock()
+		x.merging--
+		x.mergeHeld = 0
+		if err == nil {
+			err = x.installMergeLocked(job, s)
+		}
+		if err != nil {
+			x.log.Warn("merge search segments", "err", err)
+		}
+	}()
 }
 
 // Compact merges every segment into one (dropping the docs of replaced and
 // removed units); it commits first what was handed over.
 func (x *Index) Compact() error {
 	x.mu.Lock()
-	defer x.mu.Unlock()
-	if err := x.commitLocked(); err != nil {
-		return err
+	err := x.commitLocked()
+	for err == nil && x.merging > 0 {
+		x.mu.Unlock()
+		x.mergeWG.Wait() // a merge the commit started
+		x.mu.Lock()
 	}
-	if len(x.segs) <= 1 && x.garbageLocked() == 0 {
-		return nil
+	defer x.mu.Unlock()
+	if err != nil || len(x.segs) <= 1 && x.garbageLocked() == 0 {
+		return err
 	}
 	return x.mergeLocked(0)
 }
@@ -77,21 +134,77 @@ func (x *Index) keepLocked(u *unitRec) bool {
 	return u.State == unitLive || u.State == unitRemoved && x.opt.KeepRemoved != nil && x.opt.KeepRemoved(u.Source, u.Path)
 }
 
-// mergeLocked replaces segs[from:] by one segment holding their live docs, then
-// commits the new manifest. Docs are renumbered in order, so postings stay sorted.
-func (x *Index) mergeLocked(from int) error {
-	in := x.segs[from:]
-	keep := map[uint32]bool{}
+// mergeJob is a merge planned under the lock and built without it: its inputs are
+// immutable files, and keep is the verdict on each unit when it was planned.
+type mergeJob struct {
+	in   []*segment
+	full bool // the inputs are every segment: records of dropped units go too
+	keep map[uint32]bool
+	path string
+}
+
+func (x *Index) planMergeLocked(from int) *mergeJob {
+	keep := make(map[uint32]bool, len(x.units))
 	for id, u := range x.units {
 		keep[id] = x.keepLocked(u)
 	}
+	return &mergeJob{in: slices.Clone(x.segs[from:]), full: from == 0, keep: keep, path: filepath.Join(x.opt.Dir, x.newSegName())}
+}
+
+// mergeLocked replaces segs[from:] by one segment holding their live docs, then
+// commits the new manifest.
+func (x *Index) mergeLocked(from int) error {
+	job := x.planMergeLocked(from)
+	s, err := job.build()
+	if err != nil {
+		return err
+	}
+	return x.installMergeLocked(job, s)
+}
+
+// installMergeLocked puts the merged segment in the place of its inputs (which
+// are still a run of x.segs: only merges remove segments, one at a time) and
+// commits the manifest.
+func (x *Index) installMergeLocked(job *mergeJob, s *segment) error {
+	at := slices.Index(x.segs, job.in[0])
+	if at < 0 || at+len(job.in) > len(x.segs) || !slices.Equal(x.segs[at:at+len(job.in)], job.in) {
+		s.close()
+		os.Remove(s.name)
+		return fmt.Errorf("merge search segments: the inputs changed")
+	}
+	segs := append(append(slices.Clone(x.segs[:at]), s), x.segs[at+len(job.in):]...)
+	if err := x.writeManifestLocked(segs); err != nil {
+		s.close()
+		os.Remove(s.name)
+		return err
+	}
+	for _, old := range job.in {
+		old.close()
+		os.Remove(old.name)
+	}
+	x.segs = segs
+	if job.full && at == 0 {
+		for id, k := range job.keep {
+			if u := x.units[id]; !k && u != nil && !x.keepLocked(u) {
+				delete(x.units, id)
+			}
+		}
+	}
+	x.stats.Merges++
+	return nil
+}
+
+// build writes the merged segment. Docs are renumbered in order, so postings
+// stay sorted.
+func (job *mergeJob) build() (*segment, error) {
+	in, keep := job.in, job.keep
 	// Unit records of the inputs, folded (later wins); a full merge drops the
 	// records nothing refers to any more.
 	folded := map[uint32]*unitRec{}
 	for _, s := range in {
 		us, err := s.readUnits()
 		if err != nil {
-			return err
+			return nil, err
 		}
 		for _, u := range us {
 			folded[u.ID] = u
@@ -99,22 +212,21 @@ func (x *Index) mergeLocked(from int) error {
 	}
 	var units []*unitRec
 	for id, u := range folded {
-		if from == 0 && !keep[id] {
+		if job.full && !keep[id] {
 			continue
 		}
 		units = append(units, u)
 	}
 	sort.Slice(units, func(i, j int) bool { return units[i].ID < units[j].ID })
 
-	name := x.newSegName()
-	path := filepath.Join(x.opt.Dir, name)
+	path := job.path
 	w, err := newSegWriter(path)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	fail := func(err error) error {
+	fail := func(err error) (*segment, error) {
 		w.abort()
-		return fmt.Errorf("merge search segments: %w", err)
+		return nil, fmt.Errorf("merge search segments: %w", err)
 	}
 	w.units(units)
 	// Docs: copied in chunks; dropped[i] lists input i's dropped doc numbers, so a
@@ -199,40 +311,24 @@ func (x *Index) mergeLocked(from int) error {
 		}
 	}
 	if err := w.finish(); err != nil {
-		return err
+		return nil, err
 	}
-	s, err := openSegment(path)
-	if err != nil {
-		return err
-	}
-	segs := append(slices.Clone(x.segs[:from]), s)
-	if err := x.writeManifestLocked(segs); err != nil {
-		s.close()
-		os.Remove(path)
-		return err
-	}
-	for _, old := range in {
-		old.close()
-		os.Remove(old.name)
-	}
-	x.segs = segs
-	if from == 0 {
-		for id := range x.units {
-			if !keep[id] {
-				delete(x.units, id)
-			}
-		}
-	}
-	x.stats.Merges++
-	return nil
+	return openSegment(path, false)
 }
 
 // dictIter reads a segment's dictionary in order.
 type dictIter struct {
-	r    *bufio.Reader
+	r    byteReader
 	prev []byte
 	e    dictEntry
 	ok   bool
+}
+
+// byteReader is what a dictionary is read through: a bufio.Reader on the file, or
+// a bytes.Reader on its mapping.
+type byteReader interface {
+	io.Reader
+	io.ByteReader
 }
 
 func newDictIter(s *segment) *dictIter {
@@ -253,7 +349,7 @@ func (it *dictIter) next() error {
 		return errCorrupt
 	}
 	if shared > uint64(len(it.prev)) {
-		// A sparse-index boundary restarts prefix sharing at 0; anything else is damage.
+		// A block boundary restarts prefix sharing at 0; anything else is damage.
 		return errCorrupt
 	}
 	term := append(it.prev[:shared:shared], make([]byte, l)...)

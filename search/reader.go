@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"time"
 )
@@ -22,13 +23,14 @@ type Reader struct {
 	dir    string
 	man    manifest
 	segs   []*segment
-	units  map[uint32]*unitRec
+	units  map[uint32]*unitRec // read on demand through the segments' unit tables
 	docs   uint64
 	tokens uint64
 	cache  map[uint32][]Message // unit → its messages, read back for verification
 }
 
-// OpenReader opens the index in dir (<state_dir>/search).
+// OpenReader opens the index in dir (<state_dir>/search). It reads the manifest
+// and maps the segments; everything else is read as a query needs it.
 func OpenReader(dir string) (*Reader, error) {
 	if _, err := os.Stat(filepath.Join(dir, ManifestName)); errors.Is(err, os.ErrNotExist) {
 		return nil, ErrNoIndex
@@ -39,10 +41,9 @@ func OpenReader(dir string) (*Reader, error) {
 	for range 5 {
 		var man manifest
 		var segs []*segment
-		var units map[uint32]*unitRec
-		man, segs, units, err = load(dir)
+		man, segs, err = openSegments(dir, true)
 		if err == nil {
-			r := &Reader{dir: dir, man: man, segs: segs, units: units, cache: map[uint32][]Message{}}
+			r := &Reader{dir: dir, man: man, segs: segs, units: map[uint32]*unitRec{}, cache: map[uint32][]Message{}}
 			for _, s := range segs {
 				r.docs += s.ft.ndocs
 				r.tokens += s.ft.tokens
@@ -54,6 +55,38 @@ func OpenReader(dir string) (*Reader, error) {
 		}
 	}
 	return nil, fmt.Errorf("open search index: %w", err)
+}
+
+// unit returns the current record of id: the one of the newest segment that has
+// it (nil if none has).
+func (r *Reader) unit(id uint32) (*unitRec, error) {
+	if u, ok := r.units[id]; ok {
+		return u, nil
+	}
+	var u *unitRec
+	for i := len(r.segs) - 1; i >= 0 && u == nil; i-- {
+		var err error
+		if u, err = r.segs[i].unit(id); err != nil {
+			return nil, fmt.Errorf("read %s: %w", filepath.Base(r.segs[i].name), err)
+		}
+	}
+	r.units[id] = u
+	return u, nil
+}
+
+// allUnits reads every unit record (later segments override earlier ones).
+func (r *Reader) allUnits() (map[uint32]*unitRec, error) {
+	out := map[uint32]*unitRec{}
+	for _, s := range r.segs {
+		us, err := s.readUnits()
+		if err != nil {
+			return nil, err
+		}
+		for _, u := range us {
+			out[u.ID] = u
+		}
+	}
+	return out, nil
 }
 
 // Close releases the files.
@@ -71,10 +104,14 @@ type Unit struct {
 	Source, Layout, Rel, Path string
 	Removed                   bool   // the file left the store (archived or deleted)
 	Session                   string // document units: the session's id; "" for line units
+	// Project is the project the catalogs filed the session under when it was last
+	// indexed: a hint of which catalog lists it ("" unknown).
+	Project string
 }
 
 // Filter narrows a search.
 type Filter struct {
+	Sources      []string  // only units of these sources (nil: all)
 	Since, Until time.Time // message time (a message without one passes)
 	Role         string    // "", RoleUser or RoleAssistant (RoleTool for tool text)
 	Archived     bool      // include units that left the store
@@ -94,6 +131,7 @@ type Match struct {
 // Hit is one matching session.
 type Hit struct {
 	Unit
+	id      uint32 // the unit's record
 	Score   float64
 	Last    int64   // newest matching message time, Unix seconds
 	Matches []Match // best first, at most MaxMatches
@@ -193,13 +231,25 @@ type cand struct {
 	item  int
 }
 
+// sessAgg is what ranking needs of one session: per query item its best
+// message score, and its newest matching message.
+type sessAgg struct {
+	best []float64 // per item; 0: the item does not occur (scores are > 0)
+	last int64
+}
+
 // Search runs q and returns the matching sessions, best first (newest first on
-// equal scores), at most limit (0: all).
+// equal scores), at most limit (0: all). Sessions are ranked from the postings
+// alone; the matching messages are gathered for the returned sessions only.
 func (r *Reader) Search(q Query, f Filter, limit int) ([]Hit, error) {
 	avgdl := float64(r.tokens) / float64(max(r.docs, 1))
 	unitOK := map[sessKey]bool{}
+	var uerr error
 	okUnit := func(id uint32, sess uint16) (*unitRec, bool) {
-		u := r.units[id]
+		u, err := r.unit(id)
+		if err != nil {
+			uerr = err
+		}
 		if u == nil {
 			return nil, false
 		}
@@ -208,26 +258,45 @@ func (r *Reader) Search(q Query, f Filter, limit int) ([]Hit, error) {
 			return u, v
 		}
 		ok := u.State == unitLive || u.State == unitRemoved && f.Archived
+		if ok && f.Sources != nil {
+			ok = slices.Contains(f.Sources, u.Source)
+		}
 		if ok && f.Keep != nil {
 			ok = f.Keep(r.unitOf(u, sess))
 		}
 		unitOK[k] = ok
 		return u, ok
 	}
-	// Per item, the sessions where it occurs and their matching messages.
-	perItem := make([]map[sessKey][]Match, len(q.Must))
+	// match calls fn for each message that matches item i (after the filters).
+	posts := make([][]posting, len(q.Must))
+	idfs := make([]float64, len(q.Must))
 	for i, it := range q.Must {
-		posts, idf, err := r.docsFor(it)
-		if err != nil {
+		var err error
+		if posts[i], idfs[i], err = r.docsFor(it); err != nil {
 			return nil, err
 		}
-		m := map[sessKey][]Match{}
-		for _, p := range posts {
+	}
+	match := func(i int, only map[sessKey]bool, fn func(k sessKey, m Match)) error {
+		it := q.Must[i]
+		// A session's messages are mostly numbered together: the last session's
+		// verdict spares the map lookups.
+		var lastK sessKey
+		var lastU *unitRec
+		lastOK, have := false, false
+		for _, p := range posts[i] {
 			d, err := r.segs[p.seg].doc(p.doc)
 			if err != nil {
-				return nil, err
+				return err
 			}
-			u, ok := okUnit(d.Unit, d.Sess)
+			k := sessKey{d.Unit, d.Sess}
+			if !have || k != lastK {
+				lastK, have = k, true
+				lastU, lastOK = okUnit(d.Unit, d.Sess)
+				if only != nil && !only[k] {
+					lastOK = false
+				}
+			}
+			u, ok := lastU, lastOK
 			if !ok || !f.passes(d) {
 				continue
 			}
@@ -236,88 +305,76 @@ func (r *Reader) Search(q Query, f Filter, limit int) ([]Hit, error) {
 			}
 			tf := float64(p.tf)
 			norm := bm25K1 * (1 - bm25B + bm25B*float64(d.Len)/max(avgdl, 1))
-			score := idf * tf * (bm25K1 + 1) / (tf + norm)
-			k := sessKey{d.Unit, d.Sess}
-			m[k] = append(m[k], Match{Offset: d.Offset, Part: d.Part, Role: roleCodes[min(int(d.Role), len(roleCodes)-1)], Time: int64(d.Time), Score: score, Items: 1})
+			score := idfs[i] * tf * (bm25K1 + 1) / (tf + norm)
+			fn(k, Match{Offset: d.Offset, Part: d.Part, Role: roleCodes[min(int(d.Role), len(roleCodes)-1)], Time: int64(d.Time), Score: score, Items: 1})
 		}
-		perItem[i] = m
+		return uerr
 	}
-	// Sessions holding every item.
-	var keys []sessKey
-	for k := range perItem[0] {
-		all := true
-		for _, m := range perItem[1:] {
-			if _, ok := m[k]; !ok {
-				all = false
-				break
+	// Pass 1: rank. A session must hold every item (the rarest first narrows the
+	// candidates: later items only update sessions already found).
+	order := make([]int, len(q.Must))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return len(posts[order[a]]) < len(posts[order[b]]) })
+	aggs := map[sessKey]*sessAgg{}
+	for n, i := range order {
+		var lastK sessKey
+		var lastA *sessAgg
+		err := match(i, nil, func(k sessKey, m Match) {
+			a := lastA
+			if a == nil || k != lastK {
+				a = aggs[k]
+				lastK, lastA = k, a
 			}
-		}
-		if all {
-			keys = append(keys, k)
+			if a == nil {
+				if n > 0 {
+					return // lacks an earlier item
+				}
+				a = &sessAgg{best: make([]float64, len(q.Must))}
+				aggs[k] = a
+				lastA = a
+			}
+			a.best[i] = max(a.best[i], m.Score)
+			a.last = max(a.last, m.Time)
+		})
+		if err != nil {
+			return nil, err
 		}
 	}
 	// Exclusions: any message of the session (whatever the filters) that holds one.
 	excluded := map[sessKey]bool{}
 	for _, it := range q.Not {
-		posts, _, err := r.docsFor(it)
+		ps, _, err := r.docsFor(it)
 		if err != nil {
 			return nil, err
 		}
-		for _, p := range posts {
+		for _, p := range ps {
 			d, err := r.segs[p.seg].doc(p.doc)
 			if err != nil {
 				return nil, err
 			}
-			u := r.units[d.Unit]
-			if u == nil || excluded[sessKey{d.Unit, d.Sess}] {
+			k := sessKey{d.Unit, d.Sess}
+			if excluded[k] || aggs[k] == nil {
 				continue
 			}
-			if !it.NeedsVerify() || r.verify(u, d, it) {
-				excluded[sessKey{d.Unit, d.Sess}] = true
+			u, err := r.unit(d.Unit)
+			if err != nil {
+				return nil, err
+			}
+			if u != nil && (!it.NeedsVerify() || r.verify(u, d, it)) {
+				excluded[k] = true
 			}
 		}
 	}
 	var hits []Hit
-	for _, k := range keys {
-		if excluded[k] {
+	for k, a := range aggs {
+		if excluded[k] || slices.Contains(a.best, 0) {
 			continue
 		}
-		u := r.units[k.unit]
-		h := Hit{Unit: r.unitOf(u, k.sess)}
-		byMsg := map[[2]int64]*Match{}
-		var order [][2]int64
-		for _, m := range perItem {
-			best := 0.0
-			for _, mt := range m[k] {
-				best = max(best, mt.Score)
-				h.Last = max(h.Last, mt.Time)
-				id := [2]int64{mt.Offset, int64(mt.Part)}
-				if have := byMsg[id]; have != nil {
-					have.Score += mt.Score
-					have.Items++
-				} else {
-					c := mt
-					byMsg[id] = &c
-					order = append(order, id)
-				}
-			}
-			h.Score += best
-		}
-		for _, id := range order {
-			h.Matches = append(h.Matches, *byMsg[id])
-		}
-		sort.SliceStable(h.Matches, func(i, j int) bool {
-			a, b := h.Matches[i], h.Matches[j]
-			if a.Items != b.Items {
-				return a.Items > b.Items
-			}
-			if a.Score != b.Score {
-				return a.Score > b.Score
-			}
-			return a.Offset < b.Offset
-		})
-		if len(h.Matches) > MaxMatches {
-			h.Matches = h.Matches[:MaxMatches]
+		h := Hit{Unit: r.unitOf(r.units[k.unit], k.sess), id: k.unit, Last: a.last}
+		for _, sc := range a.best {
+			h.Score += sc
 		}
 		hits = append(hits, h)
 	}
@@ -329,12 +386,69 @@ func (r *Reader) Search(q Query, f Filter, limit int) ([]Hit, error) {
 		if a.Last != b.Last {
 			return a.Last > b.Last
 		}
-		return a.Path < b.Path
+		return a.Path < b.Path || a.Path == b.Path && a.Session < b.Session
 	})
 	if limit > 0 && len(hits) > limit {
 		hits = hits[:limit]
 	}
+	// Pass 2: the matching messages of the sessions returned.
+	top := make(map[sessKey]bool, len(hits))
+	idx := make(map[sessKey]int, len(hits))
+	for i, h := range hits {
+		k := sessKey{h.id, sessIndex(r.units[h.id], h.Session)}
+		top[k], idx[k] = true, i
+	}
+	type msgKey struct {
+		k   sessKey
+		off int64
+		prt uint8
+	}
+	byMsg := map[msgKey]*Match{}
+	for i := range q.Must {
+		err := match(i, top, func(k sessKey, m Match) {
+			mk := msgKey{k, m.Offset, m.Part}
+			if have := byMsg[mk]; have != nil {
+				have.Score += m.Score
+				have.Items++
+				return
+			}
+			c := m
+			byMsg[mk] = &c
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	for mk, m := range byMsg {
+		h := &hits[idx[mk.k]]
+		h.Matches = append(h.Matches, *m)
+	}
+	for i := range hits {
+		ms := hits[i].Matches
+		sort.Slice(ms, func(i, j int) bool {
+			a, b := ms[i], ms[j]
+			if a.Items != b.Items {
+				return a.Items > b.Items
+			}
+			if a.Score != b.Score {
+				return a.Score > b.Score
+			}
+			return a.Offset < b.Offset || a.Offset == b.Offset && a.Part < b.Part
+		})
+		if len(ms) > MaxMatches {
+			hits[i].Matches = ms[:MaxMatches]
+		}
+	}
 	return hits, nil
+}
+
+// sessIndex is the index of session id in a document unit's sessions (0 for a
+// line unit).
+func sessIndex(u *unitRec, id string) uint16 {
+	if id == "" {
+		return 0
+	}
+	return uint16(max(slices.Index(u.Sids, id), 0))
 }
 
 func (f *Filter) passes(d docRec) bool {
@@ -354,7 +468,7 @@ func (f *Filter) passes(d docRec) bool {
 }
 
 func (r *Reader) unitOf(u *unitRec, sess uint16) Unit {
-	out := Unit{Source: u.Source, Layout: u.Layout, Rel: u.Rel, Path: u.Path, Removed: u.State != unitLive}
+	out := Unit{Source: u.Source, Layout: u.Layout, Rel: u.Rel, Path: u.Path, Removed: u.State != unitLive, Project: u.project(sess)}
 	if int(sess) < len(u.Sids) {
 		out.Session = u.Sids[sess]
 	}
@@ -406,12 +520,14 @@ func (r *Reader) message(u *unitRec, off int64, part uint8) (Message, error) {
 
 // Message reads a hit's message back from its file (for snippets).
 func (r *Reader) Message(h Hit, m Match) (Message, error) {
-	for _, u := range r.units {
-		if u.Source == h.Source && u.Path == h.Path && u.Rel == h.Rel {
-			return r.message(u, m.Offset, m.Part)
-		}
+	u, err := r.unit(h.id)
+	if err != nil {
+		return Message{}, err
 	}
-	return Message{}, fmt.Errorf("unit %s: %w", h.Path, os.ErrNotExist)
+	if u == nil {
+		return Message{}, fmt.Errorf("unit %s: %w", h.Path, os.ErrNotExist)
+	}
+	return r.message(u, m.Offset, m.Part)
 }
 
 // MaxLineBytes bounds a line read back (the indexer skips longer lines).

@@ -15,10 +15,12 @@ import (
 
 // Segment files are immutable; docs/search.md describes their layout.
 const (
-	segMagic   = "SWSEG1\n\x00"
-	footerSize = 8*12 + 8 // twelve uint64 fields, crc32 + magic tail
-	docSize    = 20       // bytes of one doc record
-	sparseStep = 32       // one dictionary entry in this many is in the sparse index
+	segMagic   = "SWSEG2\n\x00"
+	nFooter    = 14
+	footerSize = 8*nFooter + 8 // fourteen uint64 fields, crc32 + magic tail
+	docSize    = 20            // bytes of one doc record
+	blockTerms = 32            // dictionary terms per block (prefix sharing restarts)
+	unitTabRec = 8             // bytes of one unit table record: id u32, offset u32
 )
 
 var errCorrupt = errors.New("corrupt search segment")
@@ -44,6 +46,21 @@ type unitRec struct {
 	Rel       string
 	Path      string
 	Sids      []string // document units: session ids, indexed by a doc's sess
+	// Projs are the projects the catalogs file the unit's sessions under: one for a
+	// line unit, one per Sids entry for a document ("" unknown). A search is scoped
+	// by them without reading the catalogs.
+	Projs []string
+}
+
+// project is the project of the unit's session sess.
+func (u *unitRec) project(sess uint16) string {
+	if int(sess) < len(u.Projs) {
+		return u.Projs[sess]
+	}
+	if len(u.Projs) == 1 {
+		return u.Projs[0]
+	}
+	return ""
 }
 
 // docRec is one indexed message.
@@ -88,16 +105,18 @@ func roleCode(r string) uint8 {
 
 // footer locates the sections of a segment.
 type footer struct {
-	unitsOff, unitsLen   uint64
-	docsOff, ndocs       uint64
-	postOff, postLen     uint64
-	dictOff, dictLen     uint64
-	sparseOff, sparseLen uint64
-	nterms, tokens       uint64
+	unitsOff, unitsLen uint64
+	unitTabOff, nunits uint64
+	docsOff, ndocs     uint64
+	postOff, postLen   uint64
+	dictOff, dictLen   uint64
+	blocksOff, nblocks uint64
+	nterms, tokens     uint64
 }
 
 func (f *footer) fields() []*uint64 {
-	return []*uint64{&f.unitsOff, &f.unitsLen, &f.docsOff, &f.ndocs, &f.postOff, &f.postLen, &f.dictOff, &f.dictLen, &f.sparseOff, &f.sparseLen, &f.nterms, &f.tokens}
+	return []*uint64{&f.unitsOff, &f.unitsLen, &f.unitTabOff, &f.nunits, &f.docsOff, &f.ndocs, &f.postOff, &f.postLen,
+		&f.dictOff, &f.dictLen, &f.blocksOff, &f.nblocks, &f.nterms, &f.tokens}
 }
 
 // termList is one term's postings while a segment is written: doc numbers
@@ -107,6 +126,30 @@ type termList struct {
 	buf  []byte
 	last uint32
 	n    uint32 // doc frequency
+	// While a buffer is filled, the doc being counted and its count so far (count
+	// adds it to buf when the next doc starts; flush at the end).
+	cur, curTF uint32
+}
+
+// count counts one occurrence of the term in doc (docs come in ascending order)
+// and returns how many bytes buf grew by.
+func (t *termList) count(doc uint32) int {
+	if t.curTF > 0 && t.cur == doc {
+		t.curTF++
+		return 0
+	}
+	before := len(t.buf)
+	t.flush()
+	t.cur, t.curTF = doc, 1
+	return len(t.buf) - before + 2 // + the pending entry, about
+}
+
+// flush adds the pending doc to buf.
+func (t *termList) flush() {
+	if t.curTF > 0 {
+		t.add(t.cur, t.curTF)
+		t.curTF = 0
+	}
 }
 
 func (t *termList) add(doc uint32, tf uint32) {
@@ -160,7 +203,7 @@ type segWriter struct {
 	off    uint64
 	ft     footer
 	dict   bytes.Buffer
-	sparse bytes.Buffer
+	blocks []byte // u64 dictionary offset of each block
 	prev   string
 	err    error
 }
@@ -188,11 +231,13 @@ func appendStr(b []byte, s string) []byte {
 	return append(b, s...)
 }
 
+// units writes the unit records (ascending ids) and their offset table.
 func (s *segWriter) units(us []*unitRec) {
 	s.ft.unitsOff = s.off
-	var b []byte
-	b = binary.AppendUvarint(b, uint64(len(us)))
+	var b, tab []byte
 	for _, u := range us {
+		tab = binary.LittleEndian.AppendUint32(tab, u.ID)
+		tab = binary.LittleEndian.AppendUint32(tab, uint32(len(b)))
 		b = binary.AppendUvarint(b, uint64(u.ID))
 		b = append(b, u.State)
 		b = binary.AppendVarint(b, u.RemovedAt)
@@ -206,9 +251,15 @@ func (s *segWriter) units(us []*unitRec) {
 		for _, id := range u.Sids {
 			b = appendStr(b, id)
 		}
+		b = binary.AppendUvarint(b, uint64(len(u.Projs)))
+		for _, p := range u.Projs {
+			b = appendStr(b, p)
+		}
 	}
 	s.write(b)
 	s.ft.unitsLen = s.off - s.ft.unitsOff
+	s.ft.unitTabOff, s.ft.nunits = s.off, uint64(len(us))
+	s.write(tab)
 }
 
 // docs writes the doc table; call once, after units.
@@ -236,9 +287,8 @@ func (s *segWriter) endDocs(tokens uint64) {
 
 // term appends one term (terms come in ascending order) with its postings.
 func (s *segWriter) term(term string, df uint32, post []byte) {
-	if s.ft.nterms%sparseStep == 0 {
-		s.sparse.Write(appendStr(nil, term))
-		s.sparse.Write(binary.AppendUvarint(nil, uint64(s.dict.Len())))
+	if s.ft.nterms%blockTerms == 0 {
+		s.blocks = binary.LittleEndian.AppendUint64(s.blocks, uint64(s.dict.Len()))
 		s.prev = ""
 	}
 	shared := 0
@@ -257,15 +307,15 @@ func (s *segWriter) term(term string, df uint32, post []byte) {
 	s.ft.nterms++
 }
 
-// finish writes the dictionary, sparse index and footer, and makes the file durable.
+// finish writes the dictionary, its block table and the footer, and makes the
+// file durable.
 func (s *segWriter) finish() error {
 	s.ft.postLen = s.off - s.ft.postOff
 	s.ft.dictOff = s.off
 	s.write(s.dict.Bytes())
 	s.ft.dictLen = uint64(s.dict.Len())
-	s.ft.sparseOff = s.off
-	s.write(s.sparse.Bytes())
-	s.ft.sparseLen = uint64(s.sparse.Len())
+	s.ft.blocksOff, s.ft.nblocks = s.off, uint64(len(s.blocks)/8)
+	s.write(s.blocks)
 	var tail []byte
 	for _, p := range s.ft.fields() {
 		tail = binary.LittleEndian.AppendUint64(tail, *p)
@@ -294,18 +344,16 @@ func (s *segWriter) abort() {
 	os.Remove(s.f.Name())
 }
 
-// segment is an open segment file.
+// segment is an open segment file. A reader maps it into memory (data), so that a
+// query touches only the pages of the doc records, dictionary blocks and postings
+// it needs; the writer reads it with ReadAt (its merges stream it once).
 type segment struct {
-	name   string
-	size   int64
-	f      *os.File
-	ft     footer
-	sparse []sparseEntry
-}
-
-type sparseEntry struct {
-	term string
-	off  uint64
+	name  string
+	size  int64
+	f     *os.File
+	ft    footer
+	data  []byte // the mapped file, or nil
+	unmap func()
 }
 
 // dictEntry is one term of a segment's dictionary.
@@ -315,20 +363,20 @@ type dictEntry struct {
 	off, len uint64 // of its postings, relative to the postings section
 }
 
-func openSegment(path string) (*segment, error) {
+func openSegment(path string, mapped bool) (*segment, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	s := &segment{name: path, f: f}
-	if err := s.load(); err != nil {
-		f.Close()
+	if err := s.load(mapped); err != nil {
+		s.close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	return s, nil
 }
 
-func (s *segment) load() error {
+func (s *segment) load(mapped bool) error {
 	fi, err := s.f.Stat()
 	if err != nil {
 		return err
@@ -337,41 +385,58 @@ func (s *segment) load() error {
 	if s.size < int64(len(segMagic)+footerSize) {
 		return errCorrupt
 	}
-	tail := make([]byte, footerSize)
-	if _, err := s.f.ReadAt(tail, s.size-footerSize); err != nil {
+	if mapped {
+		if s.data, s.unmap, err = mapFile(s.f, s.size); err != nil {
+			return err
+		}
+	}
+	tail, err := s.read(uint64(s.size-footerSize), footerSize)
+	if err != nil {
 		return err
 	}
-	body := tail[:8*12]
-	if string(tail[footerSize-4:]) != segMagic[:4] || binary.LittleEndian.Uint32(tail[8*12:]) != crc32.ChecksumIEEE(body) {
+	body := tail[:8*nFooter]
+	if string(tail[footerSize-4:]) != segMagic[:4] || binary.LittleEndian.Uint32(tail[8*nFooter:]) != crc32.ChecksumIEEE(body) {
 		return errCorrupt
 	}
 	for i, p := range s.ft.fields() {
 		*p = binary.LittleEndian.Uint64(body[8*i:])
 	}
-	if s.ft.sparseOff+s.ft.sparseLen > uint64(s.size) || s.ft.docsOff+s.ft.ndocs*docSize > uint64(s.size) {
+	head, err := s.read(0, uint64(len(segMagic)))
+	if err != nil || string(head) != segMagic {
 		return errCorrupt
 	}
-	sp := make([]byte, s.ft.sparseLen)
-	if _, err := s.f.ReadAt(sp, int64(s.ft.sparseOff)); err != nil {
-		return err
-	}
-	for len(sp) > 0 {
-		t, n := readStr(sp)
-		if n <= 0 {
+	end := uint64(s.size - footerSize)
+	for _, sec := range [][2]uint64{{s.ft.unitsOff, s.ft.unitsLen}, {s.ft.unitTabOff, s.ft.nunits * unitTabRec},
+		{s.ft.docsOff, s.ft.ndocs * docSize}, {s.ft.postOff, s.ft.postLen}, {s.ft.dictOff, s.ft.dictLen}, {s.ft.blocksOff, s.ft.nblocks * 8}} {
+		if sec[0] > end || sec[1] > end-sec[0] {
 			return errCorrupt
 		}
-		sp = sp[n:]
-		off, m := binary.Uvarint(sp)
-		if m <= 0 {
-			return errCorrupt
-		}
-		sp = sp[m:]
-		s.sparse = append(s.sparse, sparseEntry{t, off})
 	}
 	return nil
 }
 
-func (s *segment) close() { s.f.Close() }
+func (s *segment) close() {
+	if s.unmap != nil {
+		s.unmap()
+		s.unmap, s.data = nil, nil
+	}
+	s.f.Close()
+}
+
+// read returns n bytes at off: a slice of the mapping, or a fresh buffer.
+func (s *segment) read(off, n uint64) ([]byte, error) {
+	if off > uint64(s.size) || n > uint64(s.size)-off {
+		return nil, errCorrupt
+	}
+	if s.data != nil {
+		return s.data[off : off+n : off+n], nil
+	}
+	b := make([]byte, n)
+	if _, err := s.f.ReadAt(b, int64(off)); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
 
 func readStr(b []byte) (string, int) {
 	l, n := binary.Uvarint(b)
@@ -383,19 +448,65 @@ func readStr(b []byte) (string, int) {
 
 // readUnits decodes the segment's unit records.
 func (s *segment) readUnits() ([]*unitRec, error) {
-	b := make([]byte, s.ft.unitsLen)
-	if _, err := s.f.ReadAt(b, int64(s.ft.unitsOff)); err != nil {
+	b, err := s.read(s.ft.unitsOff, s.ft.unitsLen)
+	if err != nil {
 		return nil, err
 	}
-	cnt, n := binary.Uvarint(b)
-	if n <= 0 {
+	out := make([]*unitRec, 0, s.ft.nunits)
+	for i := uint64(0); i < s.ft.nunits; i++ {
+		u, n := decodeUnit(b)
+		if n <= 0 {
+			return nil, errCorrupt
+		}
+		b = b[n:]
+		out = append(out, u)
+	}
+	return out, nil
+}
+
+// unit finds the record of id in the segment through the unit table (nil if the
+// segment has none).
+func (s *segment) unit(id uint32) (*unitRec, error) {
+	tab, err := s.read(s.ft.unitTabOff, s.ft.nunits*unitTabRec)
+	if err != nil {
+		return nil, err
+	}
+	n := int(s.ft.nunits)
+	i := sort.Search(n, func(i int) bool { return binary.LittleEndian.Uint32(tab[i*unitTabRec:]) >= id })
+	if i == n || binary.LittleEndian.Uint32(tab[i*unitTabRec:]) != id {
+		return nil, nil
+	}
+	off := uint64(binary.LittleEndian.Uint32(tab[i*unitTabRec+4:]))
+	if off >= s.ft.unitsLen {
 		return nil, errCorrupt
 	}
-	b = b[n:]
+	end := s.ft.unitsLen
+	if i+1 < n {
+		end = uint64(binary.LittleEndian.Uint32(tab[(i+1)*unitTabRec+4:]))
+	}
+	if end < off || end > s.ft.unitsLen {
+		return nil, errCorrupt
+	}
+	b, err := s.read(s.ft.unitsOff+off, end-off)
+	if err != nil {
+		return nil, err
+	}
+	u, m := decodeUnit(b)
+	if m <= 0 || u.ID != id {
+		return nil, errCorrupt
+	}
+	return u, nil
+}
+
+// decodeUnit decodes one unit record at the start of b and returns its length
+// (<= 0 if damaged).
+func decodeUnit(b []byte) (*unitRec, int) {
+	total := len(b)
+	bad := false
 	uv := func() uint64 {
 		v, n := binary.Uvarint(b)
 		if n <= 0 {
-			b = nil
+			bad = true
 			return 0
 		}
 		b = b[n:]
@@ -404,56 +515,56 @@ func (s *segment) readUnits() ([]*unitRec, error) {
 	str := func() string {
 		v, n := readStr(b)
 		if n <= 0 {
-			b = nil
+			bad = true
 			return ""
 		}
 		b = b[n:]
 		return v
 	}
-	out := make([]*unitRec, 0, cnt)
-	for i := uint64(0); i < cnt; i++ {
-		u := &unitRec{ID: uint32(uv())}
-		if len(b) == 0 {
-			return nil, errCorrupt
-		}
-		u.State = b[0]
-		b = b[1:]
-		ra, n := binary.Varint(b)
-		if n <= 0 {
-			return nil, errCorrupt
-		}
-		b = b[n:]
-		u.RemovedAt = ra
-		u.Dev, u.Ino, u.Offset = uv(), uv(), int64(uv())
-		u.Fp, u.Source, u.Layout, u.Rel, u.Path = str(), str(), str(), str(), str()
-		ns := uv()
-		for j := uint64(0); j < ns && b != nil; j++ {
-			u.Sids = append(u.Sids, str())
-		}
-		if b == nil {
-			return nil, errCorrupt
-		}
-		out = append(out, u)
+	u := &unitRec{ID: uint32(uv())}
+	if bad || len(b) == 0 {
+		return nil, -1
 	}
-	return out, nil
+	u.State = b[0]
+	b = b[1:]
+	ra, n := binary.Varint(b)
+	if n <= 0 {
+		return nil, -1
+	}
+	b = b[n:]
+	u.RemovedAt = ra
+	u.Dev, u.Ino, u.Offset = uv(), uv(), int64(uv())
+	u.Fp, u.Source, u.Layout, u.Rel, u.Path = str(), str(), str(), str(), str()
+	ns := uv()
+	for j := uint64(0); j < ns && !bad; j++ {
+		u.Sids = append(u.Sids, str())
+	}
+	np := uv()
+	for j := uint64(0); j < np && !bad; j++ {
+		u.Projs = append(u.Projs, str())
+	}
+	if bad {
+		return nil, -1
+	}
+	return u, total - len(b)
 }
 
 // doc reads one doc record.
 func (s *segment) doc(i uint32) (docRec, error) {
-	var b [docSize]byte
 	if uint64(i) >= s.ft.ndocs {
 		return docRec{}, errCorrupt
 	}
-	if _, err := s.f.ReadAt(b[:], int64(s.ft.docsOff)+int64(i)*docSize); err != nil {
+	b, err := s.read(s.ft.docsOff+uint64(i)*docSize, docSize)
+	if err != nil {
 		return docRec{}, err
 	}
-	return getDoc(b[:]), nil
+	return getDoc(b), nil
 }
 
 // allDocs reads the whole doc table.
 func (s *segment) allDocs() ([]docRec, error) {
-	b := make([]byte, s.ft.ndocs*docSize)
-	if _, err := s.f.ReadAt(b, int64(s.ft.docsOff)); err != nil {
+	b, err := s.read(s.ft.docsOff, s.ft.ndocs*docSize)
+	if err != nil {
 		return nil, err
 	}
 	out := make([]docRec, s.ft.ndocs)
@@ -463,43 +574,71 @@ func (s *segment) allDocs() ([]docRec, error) {
 	return out, nil
 }
 
+// blockTerm is the first term of dictionary block i (stored whole).
+func (s *segment) blockTerm(i uint64) (string, error) {
+	b, err := s.read(s.ft.blocksOff+8*i, 8)
+	if err != nil {
+		return "", err
+	}
+	off := binary.LittleEndian.Uint64(b)
+	if off >= s.ft.dictLen {
+		return "", errCorrupt
+	}
+	head, err := s.read(s.ft.dictOff+off, min(s.ft.dictLen-off, 2*binary.MaxVarintLen64+MaxTermBytes*4))
+	if err != nil {
+		return "", err
+	}
+	if len(head) == 0 || head[0] != 0 {
+		return "", errCorrupt // a block starts with a whole term
+	}
+	t, n := readStr(head[1:])
+	if n <= 0 {
+		return "", errCorrupt
+	}
+	return t, nil
+}
+
 // dictScan walks the dictionary from the block that may hold from (all of it when
-// from is ""), calling fn for each entry until fn returns false.
+// from is ""), calling fn for each entry until fn returns false. The block is
+// found by a binary search over the blocks' first terms.
 func (s *segment) dictScan(from string, fn func(e dictEntry) bool) error {
 	start := uint64(0)
-	if from != "" && len(s.sparse) > 0 {
-		i := sort.Search(len(s.sparse), func(i int) bool { return s.sparse[i].term > from })
+	if from != "" && s.ft.nblocks > 0 {
+		var ferr error
+		i := sort.Search(int(s.ft.nblocks), func(i int) bool {
+			t, err := s.blockTerm(uint64(i))
+			if err != nil {
+				ferr = err
+				return true
+			}
+			return t > from
+		})
+		if ferr != nil {
+			return ferr
+		}
 		if i > 0 {
-			start = s.sparse[i-1].off
+			b, err := s.read(s.ft.blocksOff+8*uint64(i-1), 8)
+			if err != nil {
+				return err
+			}
+			start = binary.LittleEndian.Uint64(b)
 		}
 	}
-	r := io.NewSectionReader(s.f, int64(s.ft.dictOff+start), int64(s.ft.dictLen-start))
-	br := bufio.NewReaderSize(r, 4096)
-	var prev []byte
+	if start > s.ft.dictLen {
+		return errCorrupt
+	}
+	var br byteReader
+	if s.data != nil {
+		br = bytes.NewReader(s.data[s.ft.dictOff+start : s.ft.dictOff+s.ft.dictLen])
+	} else {
+		br = bufio.NewReaderSize(io.NewSectionReader(s.f, int64(s.ft.dictOff+start), int64(s.ft.dictLen-start)), 4096)
+	}
+	it := dictIter{r: br}
 	for {
-		shared, err := binary.ReadUvarint(br)
-		if err == io.EOF {
-			return nil
+		if err := it.next(); err != nil {
+			return err
 		}
-		if err != nil {
-			return errCorrupt
-		}
-		l, err := binary.ReadUvarint(br)
-		if err != nil || shared > uint64(len(prev)) || l > MaxTermBytes*4 {
-			return errCorrupt
-		}
-		term := append(prev[:shared:shared], make([]byte, l)...)
-		if _, err := io.ReadFull(br, term[shared:]); err != nil {
-			return errCorrupt
-		}
-		df, err1 := binary.ReadUvarint(br)
-		off, err2 := binary.ReadUvarint(br)
-		ln, err3 := binary.ReadUvarint(br)
-		if err1 != nil || err2 != nil || err3 != nil {
-			return errCorrupt
-		}
-		prev = term
-		if !fn(dictEntry{term: string(term), df: uint32(df), off: off, len: ln}) {
+		if !it.ok || !fn(it.e) {
 			return nil
 		}
 	}
@@ -526,10 +665,8 @@ func (s *segment) lookup(term string, prefix bool) ([]dictEntry, error) {
 
 // postings reads one term's encoded postings.
 func (s *segment) postings(e dictEntry) ([]byte, error) {
-	if e.off+e.len > s.ft.postLen {
+	if e.off > s.ft.postLen || e.len > s.ft.postLen-e.off {
 		return nil, errCorrupt
 	}
-	b := make([]byte, e.len)
-	_, err := s.f.ReadAt(b, int64(s.ft.postOff+e.off))
-	return b, err
+	return s.read(s.ft.postOff+e.off, e.len)
 }

@@ -50,6 +50,17 @@ func isCJK(r rune) bool {
 		unicode.Is(unicode.Katakana, r) || r == 0x30FC)
 }
 
+// asciiWord maps an ASCII letter or digit to its folded byte, anything else to 0.
+var asciiWord = func() (t [utf8.RuneSelf]byte) {
+	for c := byte('0'); c <= '9'; c++ {
+		t[c] = c
+	}
+	for c := byte('a'); c <= 'z'; c++ {
+		t[c], t[c-'a'+'A'] = c, c
+	}
+	return t
+}()
+
 // runeClass: 0 separator, 1 word rune, 2 CJK, 3 combining mark (dropped: accents of
 // decomposed text; it never starts or ends a word).
 func runeClass(r rune) int {
@@ -89,16 +100,44 @@ func scan(text string, buf []byte, word func(w []byte), cjk func(c rune, joined 
 		buf = buf[:0]
 		inWord, full = false, false
 	}
-	for _, r := range text {
+	for i := 0; i < len(text); {
+		if c := text[i]; c < utf8.RuneSelf {
+			// ASCII fast path: a run of letters and digits at once.
+			if asciiWord[c] == 0 {
+				flush()
+				prevCJK = false
+				i++
+				continue
+			}
+			prevCJK = false
+			inWord = true
+			j := i
+			for j < len(text) && text[j] < utf8.RuneSelf && asciiWord[text[j]] != 0 {
+				j++
+			}
+			if !full {
+				room := MaxTermBytes - len(buf)
+				if j-i > room {
+					full = true
+				}
+				for _, c := range []byte(text[i : i+min(j-i, room)]) {
+					buf = append(buf, asciiWord[c])
+				}
+			}
+			i = j
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(text[i:])
+		i += n
 		switch runeClass(r) {
 		case 1:
 			prevCJK = false
 			inWord = true
 			if !full {
-				n := len(buf)
+				k := len(buf)
 				buf = appendFolded(buf, r)
 				if len(buf) > MaxTermBytes {
-					buf, full = buf[:n], true // the rest of the word is ignored
+					buf, full = buf[:k], true // the rest of the word is ignored
 				}
 			}
 		case 2:

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -106,4 +107,55 @@ func FuzzTerms(f *testing.F) {
 func isCJKTerm(s string) bool {
 	r, _ := utf8.DecodeRuneInString(s)
 	return isCJK(r)
+}
+
+// refNormalize is Normalize as first written, rune by rune (scan's ASCII fast path
+// must give the same atoms).
+func refNormalize(text string) []Atom {
+	var out []Atom
+	var buf []byte
+	inWord, full, prevCJK := false, false, false
+	flush := func() {
+		if inWord && len(buf) > 0 {
+			out = append(out, Atom{Text: string(buf)})
+		}
+		buf = buf[:0]
+		inWord, full = false, false
+	}
+	for _, r := range text {
+		switch runeClass(r) {
+		case 1:
+			prevCJK, inWord = false, true
+			if !full {
+				n := len(buf)
+				buf = appendFolded(buf, r)
+				if len(buf) > MaxTermBytes {
+					buf, full = buf[:n], true
+				}
+			}
+		case 2:
+			flush()
+			out = append(out, Atom{Text: string(r), CJK: true, Joined: prevCJK})
+			prevCJK = true
+		case 3:
+		default:
+			flush()
+			prevCJK = false
+		}
+	}
+	flush()
+	return out
+}
+
+func FuzzNormalizeFastPath(f *testing.F) {
+	for _, s := range []string{"", "Hello, World", "Café naïve", "東京都に行く", "e\u0301\u0301", "\xff\xfe",
+		strings.Repeat("a", 63) + "é", strings.Repeat("A", 70) + "ß x", strings.Repeat("ß", 40), "x1_y2-Z3"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, want := Normalize(s), refNormalize(s)
+		if !slices.Equal(got, want) {
+			t.Fatalf("Normalize(%q) = %v, want %v", s, got, want)
+		}
+	})
 }

@@ -53,6 +53,9 @@ type benchOpts struct {
 	keep         bool
 	sessionwatch string
 	usage        usageOpts
+	// search section
+	searchSessions, searchLines, searchLineSize int
+	searchWords, searchRare                     string
 }
 
 type intList []int
@@ -88,6 +91,7 @@ Measures, in one run and side by side on the same generated stores:
   cold     sessionwatch reindex on a fresh state dir vs cat of the same files
   inc      bytes read per appended line and append-to-index latency at several rates
   rss      daemon RSS, CPU and inotify watches at idle and under load
+  search   sessionwatch search: cold build vs cat, index size, queries vs grep, append latency, RSS
 and prints Markdown tables (with this machine and the exact command) on stdout.
 
 example (the BENCHMARKS.md run):
@@ -99,7 +103,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	o := benchOpts{sizes: intList{1000, 10000, 50000}, growthLines: intList{8, 64, 512}, rates: intList{10, 100, 1000}, rssSizes: intList{1000, 10000, 100000}}
 	fs := newFlags("bench", strings.TrimSpace(benchUsage), stderr)
 	fs.StringVar(&o.layout, "layout", "wave", "store layout")
-	fs.StringVar(&o.sections, "sections", "list,growth,cold,inc,rss,usage", "sections to run")
+	fs.StringVar(&o.sections, "sections", "list,growth,cold,inc,rss,usage,search", "sections to run")
 	fs.Var(&o.sizes, "sizes", "session counts for list and cold")
 	fs.IntVar(&o.perProject, "per-project", 100, "sessions per project")
 	fs.IntVar(&o.lines, "lines", 8, "mean message lines per session")
@@ -130,6 +134,11 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.IntVar(&o.usage.lineSize, "usage-line-size", 2048, "usage: mean bytes per line")
 	fs.IntVar(&o.usage.rssSessions, "usage-rss-sessions", 10000, "usage: sessions of the store the daemon's footprint is measured on")
 	fs.StringVar(&o.usage.ccusage, "ccusage", "", "usage: the ccusage binary (default: ccusage on PATH; skipped if none)")
+	fs.IntVar(&o.searchSessions, "search-sessions", 20000, "search: sessions of the store, spread over every line layout")
+	fs.IntVar(&o.searchLines, "search-lines", 40, "search: mean lines per session")
+	fs.IntVar(&o.searchLineSize, "search-line-size", 6144, "search: mean bytes per line")
+	fs.StringVar(&o.searchWords, "search-words", "parser config", "search: the words of the multi-word query")
+	fs.StringVar(&o.searchRare, "search-rare", "zzyzx", "search: the rare word")
 	if _, err := parse(fs, args, 0); err != nil {
 		return err
 	}
@@ -229,6 +238,7 @@ func (b *bench) run(ctx context.Context) error {
 		{"inc", b.benchInc},
 		{"rss", b.benchRSS},
 		{"usage", b.benchUsage},
+		{"search", b.benchSearch},
 	}
 	for _, st := range steps {
 		if !b.section(st.name) {

@@ -103,7 +103,7 @@ func printMessages(w io.Writer, en indexer.Entry, grep string, color bool) error
 			when = time.UnixMilli(m.Time).Local().Format("2006-01-02 15:04:05")
 		}
 		if m.Part == search.PartTool {
-			fmt.Fprintf(&b, "  [tool] %s\n", escapeTerminal(cell(m.Text, 100)))
+			fmt.Fprintf(&b, "  [tool] %s\n", termSafe(cell(m.Text, 100)))
 			continue
 		}
 		mark := ""
@@ -116,7 +116,7 @@ func printMessages(w io.Writer, en indexer.Entry, grep string, color bool) error
 				_, spans := search.Snippet(l, q, 1<<30)
 				fmt.Fprintf(&b, "    %s\n", highlight(strings.Join(strings.Fields(l), " "), spans, color))
 			} else {
-				fmt.Fprintf(&b, "    %s\n", escapeTerminal(l))
+				fmt.Fprintf(&b, "    %s\n", termSafe(l))
 			}
 		}
 	}

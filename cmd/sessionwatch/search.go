@@ -9,7 +9,6 @@ import (
 	"os"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/sessionwatch/sessionwatch/config"
 	"github.com/sessionwatch/sessionwatch/indexer"
@@ -88,14 +87,12 @@ func cmdSearch(e *env, args []string) error {
 
 	// The scope, as list shows it: catalog entries by file (or by session id for a
 	// document holding several), archives by their original file.
-	entries, err := selectSessions(cfg, sc)
-	if err != nil {
-		return err
-	}
-	byFile := map[string]indexer.Entry{}
-	for _, en := range entries {
-		byFile[en.Source+"\x00"+en.File] = en
-		byFile[en.Source+"\x00"+en.File+"\x00"+en.ID] = en
+	cats := &hitCatalogs{cfg: cfg, sc: sc, byFile: map[string]indexer.Entry{}, read: map[string]bool{}}
+	if !sc.all {
+		// This project's catalogs are few: read them, and keep only their sessions.
+		if err := cats.readScope(); err != nil {
+			return err
+		}
 	}
 	archives := map[string]janitor.Archived{}
 	if *archived {
@@ -111,37 +108,70 @@ func cmdSearch(e *env, args []string) error {
 			}
 		}
 	}
-	lookup := func(u search.Unit) (indexer.Entry, *janitor.Archived, bool) {
-		if u.Removed {
-			a, ok := archives[u.Source+"\x00"+u.Path]
-			if !ok {
-				a, ok = archives[u.Source+"\x00"+parentDir(u.Path)] // a session directory (Mogzi)
-			}
-			return indexer.Entry{}, &a, ok
+	archiveOf := func(u search.Unit) (janitor.Archived, bool) {
+		a, ok := archives[u.Source+"\x00"+u.Path]
+		if !ok {
+			a, ok = archives[u.Source+"\x00"+parentDir(u.Path)] // a session directory (Mogzi)
 		}
-		if u.Session != "" {
-			for _, k := range []string{u.Source + "\x00" + u.Path + "\x00" + u.Session, u.Source + "\x00" + parentDir(u.Path) + "\x00" + u.Session} {
-				if en, ok := byFile[k]; ok && en.ID == u.Session {
-					return en, nil, true
-				}
-			}
-		}
-		for _, k := range []string{u.Source + "\x00" + u.Path, u.Source + "\x00" + parentDir(u.Path)} {
-			if en, ok := byFile[k]; ok {
-				return en, nil, true
-			}
-		}
-		return indexer.Entry{}, nil, false
+		return a, ok
 	}
-	f.Keep = func(u search.Unit) bool { _, _, ok := lookup(u); return ok }
-	hits, err := r.Search(q, f, *limit)
-	if err != nil {
-		return fmt.Errorf("search: %w", err)
+	f.Sources = sc.sources
+	f.Keep = func(u search.Unit) bool {
+		if u.Removed {
+			_, ok := archiveOf(u)
+			return ok
+		}
+		if !sc.all {
+			_, ok := cats.lookup(u)
+			return ok
+		}
+		return true // checked against the catalogs below, for the rows shown only
+	}
+	type shown struct {
+		hit search.Hit
+		en  indexer.Entry
+		ar  *janitor.Archived
+	}
+	var hits []shown
+	// With --all, a result's session is looked up in the catalogs only once it is
+	// shown; one the catalogs no longer list is skipped, so ask for a few more
+	// than --limit, and for more again if that was not enough.
+	want := *limit
+	if want > 0 && sc.all {
+		want += 8
+	}
+	for {
+		found, err := r.Search(q, f, want)
+		if err != nil {
+			return fmt.Errorf("search: %w", err)
+		}
+		hits = hits[:0]
+		for _, h := range found {
+			if *limit > 0 && len(hits) == *limit {
+				break
+			}
+			if h.Removed {
+				a, _ := archiveOf(h.Unit)
+				hits = append(hits, shown{hit: h, ar: &a})
+				continue
+			}
+			en, ok, err := cats.find(h.Unit)
+			if err != nil {
+				return err
+			}
+			if ok {
+				hits = append(hits, shown{hit: h, en: en})
+			}
+		}
+		if want == 0 || len(found) < want || len(hits) == *limit {
+			break
+		}
+		want *= 4
 	}
 	inUse := janitor.NewLiveChecker(cfg)
 	rows := make([]searchRow, 0, len(hits))
-	for i, h := range hits {
-		en, ar, _ := lookup(h.Unit)
+	for i, sh := range hits {
+		h, en, ar := sh.hit, sh.en, sh.ar
 		row := searchRow{Score: h.Score, Matches: []searchMatch{}}
 		if ar != nil {
 			m := ar.Meta
@@ -175,6 +205,77 @@ func cmdSearch(e *env, args []string) error {
 	}
 	printSearch(e.stdout, rows, q, isTerminal(e.stdout))
 	return nil
+}
+
+// hitCatalogs finds the catalog entries of search results, reading only the
+// catalogs it needs: in the default scope, this directory's project's (all read
+// first); with --all, the catalog of each result's project as the index last saw
+// it, and every catalog only when that hint misses (a project that changed since).
+type hitCatalogs struct {
+	cfg     *config.Config
+	sc      scope
+	byFile  map[string]indexer.Entry
+	read    map[string]bool // source\x00project catalogs read
+	readAll bool            // every catalog of the scope read
+}
+
+func (c *hitCatalogs) add(entries []indexer.Entry) {
+	for _, en := range entries {
+		c.byFile[en.Source+"\x00"+en.File] = en
+		c.byFile[en.Source+"\x00"+en.File+"\x00"+en.ID] = en
+	}
+}
+
+// readScope reads every catalog of the scope.
+func (c *hitCatalogs) readScope() error {
+	entries, err := selectSessions(c.cfg, c.sc)
+	if err != nil {
+		return err
+	}
+	c.add(entries)
+	c.readAll = true
+	return nil
+}
+
+// lookup finds u's session among the catalogs read so far.
+func (c *hitCatalogs) lookup(u search.Unit) (indexer.Entry, bool) {
+	if u.Session != "" {
+		for _, k := range []string{u.Source + "\x00" + u.Path + "\x00" + u.Session, u.Source + "\x00" + parentDir(u.Path) + "\x00" + u.Session} {
+			if en, ok := c.byFile[k]; ok && en.ID == u.Session {
+				return en, true
+			}
+		}
+	}
+	for _, k := range []string{u.Source + "\x00" + u.Path, u.Source + "\x00" + parentDir(u.Path)} {
+		if en, ok := c.byFile[k]; ok {
+			return en, true
+		}
+	}
+	return indexer.Entry{}, false
+}
+
+// find looks u's session up, reading the catalog of its project hint, then every
+// catalog of the scope, when it is not among those read.
+func (c *hitCatalogs) find(u search.Unit) (indexer.Entry, bool, error) {
+	if en, ok := c.lookup(u); ok || c.readAll {
+		return en, ok, nil
+	}
+	if k := u.Source + "\x00" + u.Project; u.Project != "" && !c.read[k] {
+		c.read[k] = true
+		entries, err := indexer.ReadCatalogs(c.cfg.StateDir, []string{u.Source}, []string{u.Project})
+		if err != nil && len(entries) == 0 {
+			return indexer.Entry{}, false, err
+		}
+		c.add(entries)
+		if en, ok := c.lookup(u); ok {
+			return en, true, nil
+		}
+	}
+	if err := c.readScope(); err != nil {
+		return indexer.Entry{}, false, err
+	}
+	en, ok := c.lookup(u)
+	return en, ok, nil
 }
 
 func containsString(list []string, s string) bool {
@@ -251,7 +352,7 @@ func printSearch(w io.Writer, rows []searchRow, q search.Query, color bool) {
 		if r.Archived {
 			last = "archived " + last
 		}
-		fmt.Fprintf(&b, "%d  %s  %s  %s  %s  %s\n", r.N, short(r.ID, 8), escapeTerminal(r.Source), last, escapeTerminal(dash(r.Project)), escapeTerminal(cell(title, 60)))
+		fmt.Fprintf(&b, "%d  %s  %s  %s  %s  %s\n", r.N, short(r.ID, 8), termSafe(r.Source), last, termSafe(dash(r.Project)), termSafe(cell(title, 60)))
 		for _, m := range r.Matches {
 			snip, spans := search.Snippet(m.Snippet, q, 160)
 			fmt.Fprintf(&b, "    %-9s %s  %s\n", m.Role, localTime(m.Time), highlight(snip, spans, color))
@@ -269,47 +370,15 @@ func highlight(s string, spans [][2]int, color bool) string {
 		if sp[0] < at || sp[1] > len(s) {
 			continue
 		}
-		b.WriteString(escapeTerminal(s[at:sp[0]]))
+		b.WriteString(termSafe(s[at:sp[0]]))
 		if color {
-			b.WriteString("\x1b[1;33m" + escapeTerminal(s[sp[0]:sp[1]]) + "\x1b[0m")
+			b.WriteString("\x1b[1;33m" + termSafe(s[sp[0]:sp[1]]) + "\x1b[0m")
 		} else {
-			b.WriteString(escapeTerminal(s[sp[0]:sp[1]]))
+			b.WriteString(termSafe(s[sp[0]:sp[1]]))
 		}
 		at = sp[1]
 	}
-	b.WriteString(escapeTerminal(s[at:]))
-	return b.String()
-}
-
-// escapeTerminal makes transcript text safe to print: control characters (C0,
-// DEL, C1) and invalid UTF-8 become visible escapes such as \x1b, so nothing in a
-// transcript can move the cursor, change colors or retitle the terminal.
-func escapeTerminal(s string) string {
-	clean := true
-	for _, r := range s {
-		if r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0 || r == utf8.RuneError {
-			clean = false
-			break
-		}
-	}
-	if clean {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && n <= 1:
-			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(&b, `\x%02x`, r)
-		case r >= 0x80 && r < 0xa0:
-			fmt.Fprintf(&b, `\u%04x`, r)
-		default:
-			b.WriteString(s[i : i+n])
-		}
-		i += n
-	}
+	b.WriteString(termSafe(s[at:]))
 	return b.String()
 }
 

@@ -88,17 +88,23 @@ func TestSearchCommand(t *testing.T) {
 	}
 }
 
-func TestEscapeTerminal(t *testing.T) {
-	tests := []struct{ in, want string }{
-		{"plain café 東京", "plain café 東京"},
-		{"a\x1b[31mred", `a\x1b[31mred`},
-		{"bell\x07 del\x7f", `bell\x07 del\x7f`},
-		{"c1\u009b", `c1\u009b`},
-		{"bad\xffutf8", `bad\xffutf8`},
+// TestHighlightEscapes: snippets reach the terminal only through termSafe, in
+// and around the highlighted words alike.
+func TestHighlightEscapes(t *testing.T) {
+	tests := []struct {
+		in    string
+		spans [][2]int
+		color bool
+		want  string
+	}{
+		{"plain café 東京", nil, false, "plain café 東京"},
+		{"a\x1b[31mred flaky", [][2]int{{10, 15}}, true, `a\x1b[31mred ` + "\x1b[1;33mflaky\x1b[0m"},
+		{"x\u202eflaky\u009b", [][2]int{{4, 9}}, false, `x\u202eflaky\u009b`},
+		{"bad\xffutf8", nil, false, `bad\xffutf8`},
 	}
 	for _, tt := range tests {
-		if got := escapeTerminal(tt.in); got != tt.want {
-			t.Errorf("escapeTerminal(%q) = %q, want %q", tt.in, got, tt.want)
+		if got := highlight(tt.in, tt.spans, tt.color); got != tt.want {
+			t.Errorf("highlight(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
 }
