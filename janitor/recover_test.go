@@ -150,3 +150,49 @@ func noTemps(t *testing.T, dirs ...string) {
 		})
 	}
 }
+
+// TestRecoverAfterTornJournalLine: a journal whose last line was cut short (a
+// crash or a full disk in the middle of a write leaves no newline) must not
+// swallow the next intent. The retirement after it is killed with the session
+// staged; the next start must still find that intent and put the session back.
+func TestRecoverAfterTornJournalLine(t *testing.T) {
+	f := newFixture(t, `{"active_grace":"off"}`, `"retention":"1d"`)
+	const id = "dddddddd-0000-4000-8000-000000000001"
+	path := f.session("/w/torn", id, 5*24*time.Hour)
+	orig, _ := os.ReadFile(path)
+	f.index()
+	if err := os.MkdirAll(f.state, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	torn := `{"time":"2026-01-01T00:00:00.000Z","action":"archive","actionId":"0e0e0e0e-0000-4000-8000-0000000`
+	if err := os.WriteFile(filepath.Join(f.state, JournalName), []byte(torn), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	crashHook = func(s string) bool { return s == "staged" }
+	f.janitor().RunOnce(context.Background(), Overrides{})
+	crashHook = nil
+	if exists(path) {
+		t.Fatalf("the crash left the session in place: the test staged nothing")
+	}
+	f.index()
+	rec, err := f.janitor().Recover(context.Background())
+	if err != nil || len(rec.Errors) > 0 || rec.RolledBack != 1 {
+		t.Fatalf("Recover = %+v, %v; want one action rolled back", rec, err)
+	}
+	if got, err := os.ReadFile(path); err != nil || !bytes.Equal(got, orig) {
+		t.Fatalf("session not back in the store after recovery (%v)", err)
+	}
+	noTemps(t, f.root, f.archive)
+	// Readers skip the fragment and still see every line after it.
+	all, err := ReadJournalAll(filepath.Join(f.state, JournalName))
+	if err == nil || !strings.Contains(err.Error(), "line 1") {
+		t.Errorf("ReadJournalAll error = %v, want one naming line 1", err)
+	}
+	phases := map[string]int{}
+	for _, e := range all {
+		phases[e.Phase]++
+	}
+	if phases[PhaseIntent] != 1 || phases[PhaseRollback] != 1 {
+		t.Errorf("journal after the torn line holds %v, want one intent and one rollback", phases)
+	}
+}
