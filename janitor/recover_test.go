@@ -196,3 +196,64 @@ func TestRecoverAfterTornJournalLine(t *testing.T) {
 		t.Errorf("journal after the torn line holds %v, want one intent and one rollback", phases)
 	}
 }
+
+// TestRecoverSurvivesASecondCrash: a retirement killed with its archive
+// written and the session staged is rolled back at the next start; that
+// recovery is killed too, part-way through putting the session back. The start
+// after must still leave the session exactly once, in the store or in the
+// archive (never both: a pass would archive it a second time), byte-identical,
+// with the journal closed and no staging or temp file left.
+func TestRecoverSurvivesASecondCrash(t *testing.T) {
+	for _, step := range []string{"recover-archive-dropped", "putback-linked"} {
+		t.Run(step, func(t *testing.T) {
+			f := newFixture(t, `{"active_grace":"off"}`, `"retention":"1d"`)
+			const id = "dddddddd-0000-4000-8000-000000000002"
+			path := f.session("/w/twice", id, 5*24*time.Hour)
+			orig, _ := os.ReadFile(path)
+			f.index()
+			crashHook = func(s string) bool { return s == "archived" }
+			f.janitor().RunOnce(context.Background(), Overrides{})
+			crashed := false
+			crashHook = func(s string) bool {
+				if s == step && !crashed {
+					crashed = true
+					return true
+				}
+				return false
+			}
+			f.index()
+			f.janitor().Recover(context.Background())
+			crashHook = nil
+			if !crashed {
+				t.Fatalf("recovery never reached step %q", step)
+			}
+
+			f.index()
+			j := f.janitor()
+			rec, err := j.Recover(context.Background())
+			if err != nil || len(rec.Errors) > 0 {
+				t.Fatalf("Recover after the second crash = %+v, %v", rec, err)
+			}
+			archives, _ := ListArchives(f.archive, nil)
+			inStore := exists(path)
+			switch {
+			case inStore && len(archives) > 0:
+				t.Fatalf("session both in the store and archived (%d archives)", len(archives))
+			case !inStore && len(archives) != 1:
+				t.Fatalf("session not in the store, %d archives", len(archives))
+			case inStore:
+				if got, _ := os.ReadFile(path); !bytes.Equal(got, orig) {
+					t.Errorf("session in the store differs")
+				}
+			default:
+				if got := gunzip(t, archives[0].Path); !bytes.Equal(got, orig) {
+					t.Errorf("archive differs from the session")
+				}
+			}
+			noTemps(t, f.root, f.archive)
+			if open, _ := openIntents(filepath.Join(f.state, JournalName)); len(open) != 0 {
+				t.Errorf("journal leaves %d intents open: %+v", len(open), open)
+			}
+		})
+	}
+}
