@@ -257,3 +257,45 @@ func TestRecoverSurvivesASecondCrash(t *testing.T) {
 		})
 	}
 }
+
+// TestRootTurnedSymlinkIsNotRetiredThrough: the root was resolved to a real
+// directory at start; the user then moves the store and leaves a symlink in its
+// place (onto another disk, into a dotfiles repo) while the daemon runs. A pass
+// and a delete must not retire anything through that symlink: nothing is deleted
+// or archived until the root is resolved again.
+func TestRootTurnedSymlinkIsNotRetiredThrough(t *testing.T) {
+	f := newFixture(t, `{"active_grace":"off"}`, `"retention":"1d"`)
+	const id = "dddddddd-0000-4000-8000-000000000003"
+	path := f.session("/w/moved", id, 5*24*time.Hour)
+	f.index()
+	moved := f.root + ".real"
+	if err := os.Rename(f.root, moved); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(moved, f.root); err != nil {
+		t.Fatal(err)
+	}
+	j := f.janitor()
+	rep, err := j.RunOnce(context.Background(), Overrides{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Retired != 0 {
+		t.Errorf("pass retired %d sessions through the symlinked root", rep.Retired)
+	}
+	es, _ := indexer.ReadCatalogs(f.state, nil, nil)
+	en, err := indexer.ResolveID(es, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := j.Delete(context.Background(), en, DeleteOptions{Force: true, Permanent: true}); err == nil {
+		t.Errorf("delete through the symlinked root succeeded")
+	}
+	real := filepath.Join(moved, filepath.Base(filepath.Dir(path)), filepath.Base(path))
+	if !exists(real) {
+		t.Fatalf("session %s removed through the symlinked root", real)
+	}
+	if archives, _ := ListArchives(f.archive, nil); len(archives) != 0 {
+		t.Errorf("%d archives written through the symlinked root", len(archives))
+	}
+}
