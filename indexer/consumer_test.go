@@ -342,3 +342,54 @@ func TestConsumerGetsDocuments(t *testing.T) {
 		t.Errorf("late consumer got %d documents, first %d; want 1 and 1", rec2.docs["sessions.json"], rec.docs["sessions.json"])
 	}
 }
+
+// TestReloadFeedsConsumersWhatAnotherWriterAdded: a command that writes while
+// the daemon runs (restore, clean) indexes a file the daemon's consumers (search
+// index, usage ledger) have not seen; the daemon reloads the catalogs at its next
+// flush, in which the file is already consumed up to its end. Its consumers must
+// still be handed the file's lines and synced, or they stay behind the catalogs
+// (reindex --check "missing from the search index") until the hourly rescan.
+func TestReloadFeedsConsumersWhatAnotherWriterAdded(t *testing.T) {
+	root, state := t.TempDir(), t.TempDir()
+	dir := filepath.Join(root, "p")
+	os.MkdirAll(dir, 0o700)
+	header := `{"type":"metadata","workdir":"/w/p","createdAt":"2026-01-01T00:00:00Z"}` + "\n"
+	fileA := filepath.Join(dir, uuidA+".jsonl")
+	appendFile(t, fileA, header+msg("2026-01-01T00:00:01Z", "first"))
+	d := daemonIndexer(t, root, state)
+	rec := newRecorder(t, state)
+	attach(d, rec)
+	if err := d.Load(); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	// The other writer: a restored session appears and is indexed by it first.
+	fileB := filepath.Join(dir, "11111111-2222-4333-8444-555555555555.jsonl")
+	appendFile(t, fileB, header+msg("2026-01-01T00:00:00Z", "restored"))
+	other := daemonIndexer(t, root, state)
+	if err := other.Load(); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.Update([]string{fileB}); err != nil {
+		t.Fatal(err)
+	}
+	// The daemon's event for the new file arrives after.
+	if err := d.Update([]string{fileB}); err != nil {
+		t.Fatal(err)
+	}
+	unit := "p/11111111-2222-4333-8444-555555555555.jsonl"
+	if got := rec.text(unit); !strings.Contains(got, "restored") {
+		t.Fatalf("consumer holds %q of the file another writer indexed, want its lines", got)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	synced := false
+	for _, s := range rec.synced {
+		synced = synced || s.File == fileB
+	}
+	if !synced {
+		t.Errorf("the file's session was never synced to the consumer")
+	}
+}

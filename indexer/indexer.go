@@ -671,7 +671,10 @@ func (ix *Indexer) updateLinesLocked(urel, path string) (bool, error) {
 	if u := ix.units[urel]; u != nil && u.acc != nil && !ix.verifying {
 		// Unchanged by its stat: one lstat, no open.
 		if fi, err := os.Lstat(path); err == nil && fi.Mode().IsRegular() && fi.Size() == u.tail.Size && fi.ModTime().UnixNano() == u.tail.Mtime && fi.Size() >= u.tail.Offset {
-			if dev, ino := statIdentity(fi); dev == u.tail.Dev && ino == u.tail.Ino {
+			// A consumer behind the catalog (it was loaded from another
+			// writer's flush: a restore or clean while the daemon runs) is
+			// handed what it lacks below.
+			if dev, ino := statIdentity(fi); dev == u.tail.Dev && ino == u.tail.Ino && !ix.consumersBehindLocked(u) {
 				return false, nil
 			}
 		}

@@ -114,6 +114,7 @@ type gatherer struct {
 	root       string // the source root, clean and absolute
 	rootDev    uint64
 	rootIsDir  bool
+	rootUnsafe string // why nothing under the root may be touched, or ""
 	layout     indexer.Layout
 	openFn     func() map[string]int // path → pid holding it open; nil = not checked
 	live       map[string]int        // session id → live pid of the agent's registry
@@ -136,6 +137,15 @@ func newGatherer(now time.Time, ix *indexer.Indexer, sessions []*indexer.Session
 	if fi, err := os.Stat(g.root); err == nil {
 		g.rootIsDir = fi.IsDir()
 		g.rootDev = devOf(fi)
+	}
+	// The root was resolved to its real directory when the indexer was built;
+	// if it (or a directory above it) has since become a symlink, every path
+	// below it now leads through that link: touch nothing until it is resolved
+	// again (a restart or a config reload).
+	if g.rootIsDir {
+		if real, err := filepath.EvalSymlinks(g.root); err != nil || real != g.root {
+			g.rootUnsafe = fmt.Sprintf("the source root %s is now a symlink (to %s): restart or reload sessionwatch so it is resolved again", g.root, real)
+		}
 	}
 	g.live = liveSessions(g.layout, g.root, g.alive)
 	for _, s := range sessions {
@@ -260,6 +270,10 @@ func (g *gatherer) candidate(s *indexer.Session) Candidate {
 	c := Candidate{Session: s, Restored: g.restored[s.File]}
 	if !g.rootIsDir {
 		c.Unsafe = "a record of a single-file store (not retired by this version)"
+		return c
+	}
+	if g.rootUnsafe != "" {
+		c.Unsafe = g.rootUnsafe
 		return c
 	}
 	if !g.inside(s.File) {

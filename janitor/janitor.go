@@ -604,6 +604,9 @@ func (p *pass) emptyDirs(ix *indexer.Indexer, src config.Source, sessions []*ind
 	if fi, err := os.Lstat(root); err != nil || !fi.IsDir() {
 		return
 	}
+	if real, err := filepath.EvalSymlinks(root); err != nil || real != root {
+		return // a directory above the root became a symlink: never removed through
+	}
 	ents, err := os.ReadDir(root)
 	if err != nil {
 		p.fail("read "+root, err)

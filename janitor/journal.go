@@ -61,6 +61,10 @@ type journal struct {
 	dry  bool
 	f    *os.File
 	err  error
+	// torn: the file may end inside a line (a crash or a full disk cut a
+	// write short); the next line starts with a newline so it is never glued
+	// onto the fragment and lost to recovery with it.
+	torn bool
 }
 
 func newJournal(stateDir string, dry bool) *journal {
@@ -89,7 +93,10 @@ func (j *journal) write(e JournalEntry, sync bool) error {
 		if err := os.MkdirAll(filepath.Dir(j.path), 0o700); err != nil {
 			j.err = fmt.Errorf("open journal: %w", err)
 		} else {
-			j.f, j.err = os.OpenFile(j.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+			j.f, j.err = os.OpenFile(j.path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
+			if j.err == nil {
+				j.torn = endsTorn(j.f)
+			}
 		}
 	}
 	if j.err != nil {
@@ -99,15 +106,35 @@ func (j *journal) write(e JournalEntry, sync bool) error {
 	if err != nil {
 		return err
 	}
-	if _, err := j.f.Write(append(line, '\n')); err != nil {
+	buf := append(line, '\n')
+	if j.torn {
+		buf = append([]byte{'\n'}, buf...)
+	}
+	if _, err := j.f.Write(buf); err != nil {
+		j.torn = true
 		return fmt.Errorf("write journal: %w", err)
 	}
+	j.torn = false
 	if sync {
 		if err := j.f.Sync(); err != nil {
 			return fmt.Errorf("sync journal: %w", err)
 		}
 	}
 	return nil
+}
+
+// endsTorn reports whether f's last byte is not a newline: a write before was
+// cut short. Complete lines appear whole (one write(2) on an O_APPEND file).
+func endsTorn(f *os.File) bool {
+	fi, err := f.Stat()
+	if err != nil || fi.Size() == 0 {
+		return false
+	}
+	var b [1]byte
+	if _, err := f.ReadAt(b[:], fi.Size()-1); err != nil {
+		return true
+	}
+	return b[0] != '\n'
 }
 
 // close makes the pass's lines durable.
@@ -140,21 +167,27 @@ func ReadJournal(path string) ([]JournalEntry, error) {
 	return out, err
 }
 
-// ReadJournalAll parses every line of a journal file, intents included.
+// ReadJournalAll parses every line of a journal file, intents included. A
+// malformed line (a write a crash cut short) is skipped, not the end: the
+// error names the first one, and every well-formed line is returned.
 func ReadJournalAll(path string) ([]JournalEntry, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
 	var out []JournalEntry
+	var first error
 	for i, line := range splitLines(data) {
 		var e JournalEntry
 		if err := json.Unmarshal(line, &e); err != nil {
-			return out, fmt.Errorf("journal line %d: %w", i+1, err)
+			if first == nil {
+				first = fmt.Errorf("journal line %d: %w", i+1, err)
+			}
+			continue
 		}
 		out = append(out, e)
 	}
-	return out, nil
+	return out, first
 }
 
 func splitLines(b []byte) [][]byte {

@@ -176,6 +176,39 @@ func recoverRetire(e JournalEntry) (done bool, why string, err error) {
 	if e.Action == KindArchive {
 		arch = findArchive(e.ArchiveDir, e.ActionID)
 	}
+	// A staged name and its original on one inode: a put-back (putBack links,
+	// then unlinks the staged name) was cut short, so a rollback was under way
+	// and the archive, if one is left, is a copy to drop. Finish the rollback;
+	// taking the original for a recreated file would leave the session both in
+	// the store and in the archive.
+	rolling := false
+	for i, st := range e.Staged {
+		if sameInode(st, e.Paths[i]) {
+			if err := removeQuiet(st); err != nil {
+				return false, "", err
+			}
+			if err := indexer.SyncDir(filepath.Dir(st)); err != nil {
+				return false, "", err
+			}
+			rolling = true
+		}
+	}
+	if rolling {
+		if err := dropArchive(arch); err != nil {
+			return false, "", err
+		}
+		arch = ""
+		var errs []error
+		for i := len(e.Staged) - 1; i >= 0; i-- {
+			if err := putBack(e.Staged[i], e.Paths[i]); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		if err := errors.Join(errs...); err != nil {
+			return false, "", err
+		}
+		return false, "interrupted: put back at start-up", nil
+	}
 	staged, free := 0, 0
 	for i, s := range e.Staged {
 		if _, err := os.Lstat(s); err == nil {
@@ -191,16 +224,19 @@ func recoverRetire(e JournalEntry) (done bool, why string, err error) {
 	case staged == 0:
 		return false, "interrupted before anything moved", nil
 	case staged == len(e.Staged) && free == len(e.Paths):
+		// The archive goes first: a crash between the two steps then leaves
+		// the session staged (rolled back again at the next start), never both
+		// put back and archived (which would read as finished).
+		if err := dropArchive(arch); err != nil {
+			return false, "", err
+		}
+		if crashed("recover-archive-dropped") {
+			return false, "", errCrashed
+		}
 		for i := len(e.Staged) - 1; i >= 0; i-- {
 			if err := putBack(e.Staged[i], e.Paths[i]); err != nil {
 				return false, "", err
 			}
-		}
-		if arch != "" {
-			if err := removeQuiet(arch); err != nil {
-				return false, "", err
-			}
-			indexer.SyncDir(filepath.Dir(arch))
 		}
 		return false, "interrupted: put back at start-up", nil
 	case arch != "" || e.Action == KindDelete:
@@ -219,6 +255,27 @@ func recoverRetire(e JournalEntry) (done bool, why string, err error) {
 		return false, "", err
 	}
 	return false, "interrupted: put back at start-up", nil
+}
+
+// sameInode reports whether a and b both exist and are one file.
+func sameInode(a, b string) bool {
+	fa, err := os.Lstat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Lstat(b)
+	return err == nil && os.SameFile(fa, fb)
+}
+
+// dropArchive removes an archive (if any) durably.
+func dropArchive(arch string) error {
+	if arch == "" {
+		return nil
+	}
+	if err := removeQuiet(arch); err != nil {
+		return err
+	}
+	return indexer.SyncDir(filepath.Dir(arch))
 }
 
 func anyGone(paths []string) bool {

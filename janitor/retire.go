@@ -196,6 +196,9 @@ func putBack(staged, orig string) error {
 		}
 		return fmt.Errorf("put back %s: %w", orig, err)
 	}
+	if crashed("putback-linked") {
+		return errCrashed
+	}
 	if err := os.Remove(staged); err != nil {
 		return err
 	}

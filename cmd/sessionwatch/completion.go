@@ -393,7 +393,7 @@ func cmdComplete(e *env, args []string) error {
 	case "sources":
 		for _, s := range cfg.Sources {
 			if strings.HasPrefix(s.Name, cur) {
-				cands = append(cands, cand{s.Name, s.Layout + " " + tildePath(s.Root)})
+				cands = append(cands, cand{s.Name, termSafe(s.Layout + " " + tildePath(s.Root))})
 			}
 		}
 	case "refs":
@@ -425,7 +425,10 @@ func cmdComplete(e *env, args []string) error {
 	var b strings.Builder
 	seen := map[string]bool{}
 	for _, c := range cands {
-		if seen[c.word] || strings.ContainsAny(c.word, "\n\t") {
+		// The shell shows candidates to the terminal as they are: a word that
+		// needs escaping (an id taken from a transcript) is not offered, since
+		// escaped it would no longer name the session.
+		if seen[c.word] || termSafe(c.word) != c.word || strings.ContainsAny(c.word, "\n\t") {
 			continue
 		}
 		seen[c.word] = true

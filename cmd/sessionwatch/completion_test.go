@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -103,6 +105,42 @@ func TestCompletionScripts(t *testing.T) {
 			if err != nil || !strings.Contains(string(got), "3a3a3a3a-0000-4000-8000-000000000001\tfix the build") || !strings.Contains(string(got), "list\t") {
 				t.Errorf("fish completes to %q (%v)", got, err)
 			}
+		}
+	}
+}
+
+// TestCompleteRefsEscapesHostileIDs: Codex takes a session's id from its
+// transcript (payload.id), so an id can carry terminal escapes. The shell
+// prints completion candidates to the terminal as they are: such an id must not
+// be offered (escaped it would no longer name the session), and no byte of it
+// may come out raw.
+func TestCompleteRefsEscapesHostileIDs(t *testing.T) {
+	e := newEnv(t)
+	codex := filepath.Join(e.home, "codex")
+	e.writeConfig(`{"state_dir":%q,"archive_dir":%q,"janitor":{"run_at_start":false,"schedule":"off"},
+	 "sources":[{"name":"codex","layout":"codex","root":%q}]}`, e.state, filepath.Join(e.home, "archive"), codex)
+	proj := filepath.Join(e.home, "proj")
+	os.MkdirAll(proj, 0o700)
+	dir := filepath.Join(codex, "2026", "11", "01")
+	os.MkdirAll(dir, 0o700)
+	for i, id := range []string{"c0de0000-0000-4000-8000-000000000001", "c0de\x1b]0;PWNED\x07\x1b[31m"} {
+		meta, _ := json.Marshal(map[string]any{"timestamp": "2026-11-01T10:00:00Z", "type": "session_meta",
+			"payload": map[string]any{"id": id, "timestamp": "2026-11-01T10:00:00Z", "cwd": proj, "source": "cli"}})
+		msg := `{"timestamp":"2026-11-01T10:00:01Z","type":"event_msg","payload":{"type":"user_message","message":"hi"}}`
+		name := fmt.Sprintf("rollout-2026-11-01T10-00-0%d-c0de0000-0000-4000-8000-00000000000%d.jsonl", i, i+1)
+		appendTo(t, filepath.Join(dir, name), string(meta)+"\n"+msg+"\n")
+	}
+	t.Chdir(proj)
+	if out, errs, code := e.cli("list", "--json"); code != 0 || strings.Count(out, `"id"`) != 2 {
+		t.Fatalf("list --json = %d %s %s, want both sessions", code, out, errs)
+	}
+	for _, sh := range []string{"bash", "zsh", "fish"} {
+		out, errs, code := e.cli(completeCmd, sh, "refs", "c", "show")
+		if code != 0 || strings.ContainsAny(out+errs, "\x1b\x07") {
+			t.Errorf("__complete %s refs = %d %q %q: raw control characters", sh, code, out, errs)
+		}
+		if !strings.Contains(out, "c0de0000-0000-4000-8000-000000000001") {
+			t.Errorf("__complete %s refs = %q, want the plain id offered", sh, out)
 		}
 	}
 }
