@@ -29,8 +29,8 @@ commands:
   list                  sessions of this directory's project (--all for every project)
   show REF              one session in detail (--messages: the conversation)
   search QUERY…         find conversations: words, "phrases", prefix*, -excluded
-  delete REF [--dry-run] [--force]
-                        retire a session (refused while it is in use)
+  delete REF [--dry-run] [--force] [--permanent]
+                        archive a session (restorable), or remove it; refused while in use
   clean [--source S] [--older-than D] [--invalid-only] [--max-sessions N] [--dry-run] [--json]
                         one janitor pass now: archive or delete what is due
   restore REF           bring an archived session back to its original path
@@ -63,11 +63,13 @@ var summaries = map[string]string{
 	"run":        "Run the daemon in the foreground: index every source, watch it, and run the janitor on its schedule.",
 	"list":       "List the sessions of this directory's project across all sources (--all: every project), newest first, numbered from 1.",
 	"show":       "Show one session in detail. REF is an id, a unique id prefix, a row number of 'list' (same flags) or a session file path.",
+	"search":     "Find conversations across every agent: words (all must occur), \"a phrase\", prefix*, -excluded.",
 	"delete":     "Retire one session of this project (--all: any project): archive it (restorable), or with --permanent remove its files. REF is read as by 'show', but a number that is also the start of an id is refused.",
 	"clean":      "Run one janitor pass now, with these overrides; print each action and a summary line.",
 	"restore":    "Bring an archived session back to its original path (never overwrites).",
 	"reindex":    "Rebuild the catalogs and native indexes from the session files.",
 	"export":     "Print the HyperYOLO store's records as one JSON object (a backup 'cp' could restore).",
+	"usage":      "Tokens the agents spent and what they cost, per day, week, month, session or project.",
 	"status":     "Whether the daemon runs (pid, uptime), per-source figures, the last janitor run and warnings.",
 	"doctor":     "Check the config, the roots, permissions and inotify limits against the watches needed.",
 	"service":    "Install, uninstall or print the systemd user unit (launchd agent on macOS).",
@@ -78,7 +80,7 @@ var summaries = map[string]string{
 }
 
 // commandNames are the commands, in the order of usageText.
-var commandNames = []string{"run", "list", "show", "delete", "clean", "restore", "reindex", "export", "status", "doctor", "service", "config", "completion", "version", "help"}
+var commandNames = []string{"run", "list", "show", "search", "delete", "clean", "restore", "reindex", "export", "usage", "status", "doctor", "service", "config", "completion", "version", "help"}
 
 // cliError carries an exit code, a one-line message and an optional hint.
 type cliError struct {
