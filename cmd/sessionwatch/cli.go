@@ -535,6 +535,31 @@ func tildePath(p string) string {
 	return p
 }
 
+// tildeText shortens, in a message for humans, every path under the home
+// directory to ~/… (a janitor reason names lock files and directories).
+func tildeText(s string) string {
+	home, err := os.UserHomeDir()
+	if err != nil || home == "" || home == "/" {
+		return s
+	}
+	prefix := strings.TrimSuffix(home, "/") + "/"
+	var b strings.Builder
+	for {
+		i := strings.Index(s, prefix)
+		if i < 0 {
+			b.WriteString(s)
+			return b.String()
+		}
+		// Only where a path starts: at the beginning, after a space, quote or '('.
+		if i == 0 || strings.ContainsRune(" \t\"'(=", rune(s[i-1])) {
+			b.WriteString(s[:i] + "~/")
+		} else {
+			b.WriteString(s[:i+len(prefix)])
+		}
+		s = s[i+len(prefix):]
+	}
+}
+
 // showPath is a path as human output prints it: under ~, escaped, quoted when it
 // holds spaces or had to be escaped.
 func showPath(p string) string { return quoteIfOdd(tildePath(p)) }
