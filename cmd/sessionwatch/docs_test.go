@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/sessionwatch/sessionwatch/config"
 )
@@ -174,6 +175,12 @@ func TestNothingPointsOutsideTheRepository(t *testing.T) {
 			}
 			if _, err := os.Stat(abs); err != nil {
 				t.Errorf("%s links to %s, which does not exist", rel, target)
+				continue
+			}
+			if anchor := strings.TrimPrefix(m[2], "#"); anchor != "" && strings.HasSuffix(abs, ".md") {
+				if heads := headingAnchors(abs); !heads[anchor] {
+					t.Errorf("%s links to %s%s: no such heading there", rel, target, m[2])
+				}
 			}
 		}
 		return nil
@@ -184,4 +191,28 @@ func TestNothingPointsOutsideTheRepository(t *testing.T) {
 	if files < 50 || docs < 8 {
 		t.Fatalf("walked %d files, %d markdown documents: want the whole repository", files, docs)
 	}
+}
+
+// headingAnchors are the anchors GitHub makes of a markdown file's headings:
+// lower case, punctuation dropped, spaces as "-".
+func headingAnchors(path string) map[string]bool {
+	data, _ := os.ReadFile(path)
+	out := map[string]bool{}
+	for _, line := range strings.Split(string(data), "\n") {
+		if !strings.HasPrefix(line, "#") {
+			continue
+		}
+		h := strings.TrimSpace(strings.TrimLeft(line, "#"))
+		var b strings.Builder
+		for _, r := range strings.ToLower(h) {
+			switch {
+			case r == ' ':
+				b.WriteByte('-')
+			case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+				b.WriteRune(r)
+			}
+		}
+		out[b.String()] = true
+	}
+	return out
 }
