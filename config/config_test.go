@@ -649,3 +649,25 @@ func TestPricesValidate(t *testing.T) {
 		t.Errorf("Validate() with valid prices = %v", err)
 	}
 }
+
+// The config file's "prices" key is read (it was once rejected as unknown): each
+// model's four prices, an absent one 0; a bad value or key is a problem naming it.
+func TestParsePrices(t *testing.T) {
+	c, err := Parse(strings.NewReader(`{"prices":{"glm-5":{"input":0.6,"output":2.2,"cache_read":0.11}}}`))
+	if err != nil {
+		t.Fatalf("Parse(prices) = %v", err)
+	}
+	want := Price{Input: 0.6, Output: 2.2, CacheRead: 0.11}
+	if got := c.Prices["glm-5"]; got != want || len(c.Prices) != 1 {
+		t.Errorf("Prices = %v, want glm-5: %v", c.Prices, want)
+	}
+	_, err = Parse(strings.NewReader(`{"prices":{"m":{"input":"cheap","outptu":1,"cache_write":-1}}}`))
+	for _, w := range []string{`prices."m".input: must be a number`, `prices."m".outptu: unknown key, did you mean "output"?`, `prices."m".cache_write: must be a non-negative number`} {
+		if err == nil || !strings.Contains(err.Error(), w) {
+			t.Errorf("Parse(bad prices) = %v, want a problem %q", err, w)
+		}
+	}
+	if _, err := Parse(strings.NewReader(`{"prices":[1]}`)); err == nil || !strings.Contains(err.Error(), "prices: must be an object") {
+		t.Errorf("Parse(prices array) = %v, want prices: must be an object", err)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -296,12 +297,46 @@ func (d *decoder) config(c *Config, raw json.RawMessage) {
 		{"rescan_interval", d.duration(&c.RescanInterval)},
 		{"janitor", func(path string, raw json.RawMessage) { d.janitor(&c.Janitor, path, raw) }},
 		{"sources", func(path string, raw json.RawMessage) { d.sources(c, path, raw) }},
+		{"prices", func(path string, raw json.RawMessage) { d.prices(c, path, raw) }},
 		{"search", func(path string, raw json.RawMessage) {
 			if ms, ok := d.object(path, raw); ok {
 				d.fields(path, ms, []field{{"tool_output", d.boolean(&c.Search.ToolOutput)}})
 			}
 		}},
 	})
+}
+
+// prices decodes "prices": {"<model>": {"input","output","cache_write","cache_read"}},
+// dollars per million tokens; an absent field is 0. Validate checks the values.
+func (d *decoder) prices(c *Config, path string, raw json.RawMessage) {
+	ms, ok := d.object(path, raw)
+	if !ok {
+		return
+	}
+	c.Prices = make(map[string]Price, len(ms))
+	for _, m := range ms {
+		p := path + "." + strconv.Quote(m.key)
+		pms, ok := d.object(p, m.val)
+		if !ok {
+			continue
+		}
+		var pr Price
+		d.fields(p, pms, []field{
+			{"input", d.number(&pr.Input)},
+			{"output", d.number(&pr.Output)},
+			{"cache_write", d.number(&pr.CacheWrite)},
+			{"cache_read", d.number(&pr.CacheRead)},
+		})
+		c.Prices[m.key] = pr
+	}
+}
+
+func (d *decoder) number(dst *float64) func(string, json.RawMessage) {
+	return func(path string, raw json.RawMessage) {
+		if kindOf(raw) != "number" || json.Unmarshal(raw, dst) != nil {
+			d.add(path, "must be a number of dollars per million tokens", gotRaw(raw))
+		}
+	}
 }
 
 func (d *decoder) janitor(j *Janitor, path string, raw json.RawMessage) {

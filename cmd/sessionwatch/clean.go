@@ -172,9 +172,9 @@ func janitorErr(cmd string, err error) error {
 	var re *janitor.RefusedError
 	switch {
 	case errors.As(err, &re) && re.Hard:
-		return failErr("a live lock or a running agent holds it; --force never overrides that: close the agent first", "%v", err)
+		return failErr("a live lock or a running agent holds it; --force never overrides that: close the agent first", "%s", tildeText(err.Error()))
 	case errors.As(err, &re):
-		return failErr("add --force to delete it anyway", "%v", err)
+		return failErr("add --force to delete it anyway", "%s", tildeText(err.Error()))
 	case errors.Is(err, janitor.ErrBusy):
 		return failErr("try again when that pass is done", "%s: %v", cmd, err)
 	case errors.Is(err, janitor.ErrStoreBusy):
@@ -223,7 +223,7 @@ func printActions(w io.Writer, as []janitor.Action) {
 			id = a.ID
 		}
 		// Reason and file share the last cell: a long reason must not pad every line.
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s  %s\n", a.Kind, termSafe(a.Source), termSafe(id), humanSize(a.Bytes), termSafe(oneLine(reason)), file)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s  %s\n", a.Kind, termSafe(a.Source), termSafe(id), humanSize(a.Bytes), termSafe(oneLine(tildeText(reason))), file)
 	}
 	tw.Flush()
 }

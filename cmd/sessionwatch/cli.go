@@ -29,8 +29,8 @@ commands:
   list                  sessions of this directory's project (--all for every project)
   show REF              one session in detail (--messages: the conversation)
   search QUERY…         find conversations: words, "phrases", prefix*, -excluded
-  delete REF [--dry-run] [--force]
-                        retire a session (refused while it is in use)
+  delete REF [--dry-run] [--force] [--permanent]
+                        archive a session (restorable), or remove it; refused while in use
   clean [--source S] [--older-than D] [--invalid-only] [--max-sessions N] [--dry-run] [--json]
                         one janitor pass now: archive or delete what is due
   restore REF           bring an archived session back to its original path
@@ -63,11 +63,13 @@ var summaries = map[string]string{
 	"run":        "Run the daemon in the foreground: index every source, watch it, and run the janitor on its schedule.",
 	"list":       "List the sessions of this directory's project across all sources (--all: every project), newest first, numbered from 1.",
 	"show":       "Show one session in detail. REF is an id, a unique id prefix, a row number of 'list' (same flags) or a session file path.",
+	"search":     "Find conversations across every agent: words (all must occur), \"a phrase\", prefix*, -excluded.",
 	"delete":     "Retire one session of this project (--all: any project): archive it (restorable), or with --permanent remove its files. REF is read as by 'show', but a number that is also the start of an id is refused.",
 	"clean":      "Run one janitor pass now, with these overrides; print each action and a summary line.",
 	"restore":    "Bring an archived session back to its original path (never overwrites).",
 	"reindex":    "Rebuild the catalogs and native indexes from the session files.",
 	"export":     "Print the HyperYOLO store's records as one JSON object (a backup 'cp' could restore).",
+	"usage":      "Tokens the agents spent and what they cost, per day, week, month, session or project.",
 	"status":     "Whether the daemon runs (pid, uptime), per-source figures, the last janitor run and warnings.",
 	"doctor":     "Check the config, the roots, permissions and inotify limits against the watches needed.",
 	"service":    "Install, uninstall or print the systemd user unit (launchd agent on macOS).",
@@ -78,7 +80,7 @@ var summaries = map[string]string{
 }
 
 // commandNames are the commands, in the order of usageText.
-var commandNames = []string{"run", "list", "show", "delete", "clean", "restore", "reindex", "export", "status", "doctor", "service", "config", "completion", "version", "help"}
+var commandNames = []string{"run", "list", "show", "search", "delete", "clean", "restore", "reindex", "export", "usage", "status", "doctor", "service", "config", "completion", "version", "help"}
 
 // cliError carries an exit code, a one-line message and an optional hint.
 type cliError struct {
@@ -531,6 +533,31 @@ func tildePath(p string) string {
 		return "~/" + rest
 	}
 	return p
+}
+
+// tildeText shortens, in a message for humans, every path under the home
+// directory to ~/… (a janitor reason names lock files and directories).
+func tildeText(s string) string {
+	home, err := os.UserHomeDir()
+	if err != nil || home == "" || home == "/" {
+		return s
+	}
+	prefix := strings.TrimSuffix(home, "/") + "/"
+	var b strings.Builder
+	for {
+		i := strings.Index(s, prefix)
+		if i < 0 {
+			b.WriteString(s)
+			return b.String()
+		}
+		// Only where a path starts: at the beginning, after a space, quote or '('.
+		if i == 0 || strings.ContainsRune(" \t\"'(=", rune(s[i-1])) {
+			b.WriteString(s[:i] + "~/")
+		} else {
+			b.WriteString(s[:i+len(prefix)])
+		}
+		s = s[i+len(prefix):]
+	}
 }
 
 // showPath is a path as human output prints it: under ~, escaped, quoted when it

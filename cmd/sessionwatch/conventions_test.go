@@ -221,3 +221,41 @@ func TestServicePrintAnyBinary(t *testing.T) {
 		t.Errorf("service install from a temporary build = %d %q", code, errs)
 	}
 }
+
+// TestCommandListComplete: every command the usage text lists is in
+// commandNames (which help, "did you mean", completion and the docs test read)
+// and runs: search and usage were once missing from it.
+func TestCommandListComplete(t *testing.T) {
+	e := newEnv(t)
+	listed := map[string]bool{}
+	_, body, _ := strings.Cut(usageText, "commands:\n")
+	body, _, _ = strings.Cut(body, "\n\n")
+	for _, line := range strings.Split(body, "\n") {
+		if f := strings.Fields(line); strings.HasPrefix(line, "  ") && !strings.HasPrefix(line, "   ") && len(f) > 0 {
+			listed[f[0]] = true
+		}
+	}
+	if len(listed) < 10 {
+		t.Fatalf("read %d commands from the usage text, want them all: %v", len(listed), listed)
+	}
+	known := map[string]bool{}
+	for _, c := range commandNames {
+		known[c] = true
+		if summaries[c] == "" {
+			t.Errorf("command %q has no summary", c)
+		}
+	}
+	for c := range listed {
+		if !known[c] {
+			t.Errorf("usage text lists %q, commandNames does not", c)
+		}
+		if _, errs, _ := e.cli(c, "--help"); strings.Contains(errs, "unknown command") {
+			t.Errorf("%s --help: %s", c, errs)
+		}
+	}
+	for c := range known {
+		if !listed[c] {
+			t.Errorf("commandNames has %q, the usage text does not list it", c)
+		}
+	}
+}

@@ -81,9 +81,9 @@ func cmdDoctor(e *env, args []string) error {
 	}
 	for _, dir := range []struct{ name, path string }{{"state_dir", cfg.StateDir}, {"archive_dir", cfg.ArchiveDir}} {
 		if p := firstExisting(dir.path); p == "" || syscall.Access(p, 2 /* W_OK */) != nil {
-			r.problem(fmt.Sprintf("make %s writable by you", dir.path), "%s %s is not writable", dir.name, dir.path)
+			r.problem(fmt.Sprintf("make %s writable by you", showPath(dir.path)), "%s %s is not writable", dir.name, showPath(dir.path))
 		} else {
-			r.ok("%s %s", dir.name, dir.path)
+			r.ok("%s %s", dir.name, showPath(dir.path))
 		}
 	}
 	// Temp files an interrupted janitor left: the next janitor run (daemon

@@ -116,3 +116,22 @@ func TestHostileTextIsEscaped(t *testing.T) {
 	out, errs, _ = e.cli("status")
 	noControl(t, "status", out+errs)
 }
+
+// TestTildeText: paths under the home directory inside a message (a janitor
+// reason, a refusal) are shortened to ~/…, only where a path starts.
+func TestTildeText(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	tests := []struct{ in, want string }{
+		{"in use by pid 7: lock " + home + "/.wave/x.jsonl.lock held", "in use by pid 7: lock ~/.wave/x.jsonl.lock held"},
+		{home + "/a and (" + home + "/b)", "~/a and (~/b)"},
+		{"/elsewhere" + home + "/a", "/elsewhere" + home + "/a"},
+		{"no path here", "no path here"},
+		{home, home},
+	}
+	for _, tt := range tests {
+		if got := tildeText(tt.in); got != tt.want {
+			t.Errorf("tildeText(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

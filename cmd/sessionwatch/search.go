@@ -31,8 +31,8 @@ type searchMatch struct {
 	Offset  int64  `json:"offset"`
 }
 
-const searchUsage = `sessionwatch search QUERY… [--all] [--source S] [--since D] [--until D] [--role user|assistant] [--archived] [--limit N] [--json]
-  QUERY: words (all must occur), "a phrase", prefix*, -excluded   (example: sessionwatch search "flaky test" parser -legacy)`
+const searchUsage = `sessionwatch search QUERY… [--all] [--source S] [--since D] [--until D] [--role user|assistant] [--archived] [--limit N] [--json]   (example: sessionwatch search "flaky test" parser -legacy)
+Find conversations across every agent. QUERY: words (all must occur), "a phrase", prefix*, -excluded.`
 
 func cmdSearch(e *env, args []string) error {
 	fs := newFlags(e, "search", searchUsage)

@@ -16,9 +16,9 @@ import (
 	"github.com/sessionwatch/sessionwatch/usage"
 )
 
-const usageUsage = `sessionwatch usage [daily|weekly|monthly|session|project] [--since D] [--until D] [--source S] [--all] [--by model] [--json] [--utc]
-       sessionwatch usage --statusline [--session ID]
-   (example: sessionwatch usage daily --all --since 2026-03-01 --by model)`
+const usageUsage = `sessionwatch usage [daily|weekly|monthly|session|project] [--since D] [--until D] [--source S] [--all] [--by model] [--json] [--utc]   (example: sessionwatch usage daily --all --since 2026-03-01 --by model)
+Tokens the agents spent and what they cost, per day, week, month, session or project.
+'sessionwatch usage --statusline [--session ID]' prints one short line for a status bar.`
 
 // usageStdin is where --statusline reads Claude Code's JSON from (tests replace it).
 var usageStdin io.Reader = os.Stdin
