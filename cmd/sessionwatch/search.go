@@ -352,7 +352,7 @@ func printSearch(w io.Writer, rows []searchRow, q search.Query, color bool) {
 		if r.Archived {
 			last = "archived " + last
 		}
-		fmt.Fprintf(&b, "%d  %s  %s  %s  %s  %s\n", r.N, short(r.ID, 8), termSafe(r.Source), last, termSafe(dash(r.Project)), termSafe(cell(title, 60)))
+		fmt.Fprintf(&b, "%d  %s  %s  %s  %s  %s\n", r.N, termSafe(short(r.ID, 8)), termSafe(r.Source), last, termSafe(dash(tildePath(r.Project))), termSafe(cell(title, 60)))
 		for _, m := range r.Matches {
 			snip, spans := search.Snippet(m.Snippet, q, 160)
 			fmt.Fprintf(&b, "    %-9s %s  %s\n", m.Role, localTime(m.Time), highlight(snip, spans, color))
