@@ -89,6 +89,8 @@ type Indexer struct {
 	touched       map[string]bool // units whose sessions changed since consumers last synced
 	verifying     bool            // the current pass checks fingerprints of unchanged files too
 	refreshing    bool            // the current walk leaves unchanged native indexes alone
+	fetch         *prefetcher     // the current full pass's read-ahead workers (prefetch.go)
+	prefetched    int             // units installed from read-ahead workers since start
 
 	gen      stamp       // the generation stamps when this indexer last looked
 	genKnown bool        // gen was read (by Load or a write)
@@ -371,7 +373,9 @@ func (ix *Indexer) Refresh() error {
 func (ix *Indexer) reconcileLocked() error {
 	ix.stats.Reconciles++
 	clear(ix.baseKeys) // a full pass resolves project symlinks afresh
+	ix.startPrefetchLocked()
 	natives, err := ix.walkLocked(".")
+	ix.stopPrefetchLocked()
 	for _, u := range ix.units {
 		for _, s := range u.sessions {
 			ix.dirtyDirs[s.Dir] = true
@@ -667,6 +671,9 @@ func (ix *Indexer) updateLinesLocked(urel, path string) (bool, error) {
 	ll, ok := ix.layout.(LineLayout)
 	if !ok {
 		return false, fmt.Errorf("layout %s has no line parser", ix.layout.Name())
+	}
+	if ix.fetchedLocked(urel, path) {
+		return true, nil // read and folded by a worker (prefetch.go)
 	}
 	if u := ix.units[urel]; u != nil && u.acc != nil && !ix.verifying {
 		// Unchanged by its stat: one lstat, no open.
