@@ -1165,8 +1165,7 @@ func catalogKeys(byProject map[string][]*Session, baseKey func(string) string) m
 		sort.Strings(ps)
 		keys[ps[0]] = b
 		for _, p := range ps[1:] {
-			sum := sha256.Sum256([]byte(p))
-			keys[p] = fmt.Sprintf("%s-%x", b, sum[:4])
+			keys[p] = collisionKey(b, p)
 		}
 	}
 	return keys

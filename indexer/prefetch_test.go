@@ -174,3 +174,28 @@ func TestPrefetchMatchesSequential(t *testing.T) {
 		})
 	}
 }
+
+// TestReadCatalogsOfCollidingProjects: a project whose catalog key another
+// project already holds is listed from its own catalog by name, and only it.
+func TestReadCatalogsOfCollidingProjects(t *testing.T) {
+	root, state := t.TempDir(), t.TempDir()
+	for i, workdir := range []string{"/home/u/a b", "/home/u/a_b"} {
+		dir := filepath.Join(root, fmt.Sprintf("p%d", i))
+		os.MkdirAll(dir, 0o700)
+		data := fmt.Sprintf(`{"type":"metadata","workdir":%q,"createdAt":"2026-01-01T00:00:00Z"}`+"\n", workdir) + msg("2026-01-01T00:00:01Z", "hi")
+		os.WriteFile(filepath.Join(dir, fmt.Sprintf("%08d-0000-4000-8000-000000000001.jsonl", i)), []byte(data), 0o600)
+	}
+	ix := newLayoutIndexer(t, "wave", root, state, false)
+	if err := ix.Reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(CatalogDir(state, "wave"), collisionKey("home-u-a_b", "/home/u/a_b"), CatalogName)); err != nil {
+		t.Fatalf("the second project's catalog is not where collisionKey says: %v", err)
+	}
+	for _, p := range []string{"/home/u/a b", "/home/u/a_b"} {
+		got, err := ReadCatalogs(state, nil, []string{p})
+		if err != nil || len(got) != 1 || got[0].Project != p {
+			t.Errorf("ReadCatalogs(%q) = %d entries (%v), want its one session", p, len(got), err)
+		}
+	}
+}
