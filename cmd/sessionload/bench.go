@@ -87,6 +87,7 @@ Measures, in one run and side by side on the same generated stores:
   cold     sessionwatch reindex on a fresh state dir vs cat of the same files
   inc      bytes read per appended line and append-to-index latency at several rates
   rss      daemon RSS, CPU and inotify watches at idle and under load
+  scale    issue 16's targets on one 100k-session store (not in the default run: ~10 min)
 and prints Markdown tables (with this machine and the exact command) on stdout.
 
 example (the BENCHMARKS.md run):
@@ -124,6 +125,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.StringVar(&o.dir, "dir", "", "work directory (default: a new temp dir, removed afterwards)")
 	fs.BoolVar(&o.keep, "keep", false, "keep the work directory")
 	fs.StringVar(&o.sessionwatch, "sessionwatch", "", "sessionwatch binary (default: go build it)")
+	scaleFlags(fs) // scale.go
 	if _, err := parse(fs, args, 0); err != nil {
 		return err
 	}
@@ -222,6 +224,7 @@ func (b *bench) run(ctx context.Context) error {
 		{"cold", b.benchCold},
 		{"inc", b.benchInc},
 		{"rss", b.benchRSS},
+		{"scale", b.benchScale}, // scale.go
 	}
 	for _, st := range steps {
 		if !b.section(st.name) {
