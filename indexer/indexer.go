@@ -91,6 +91,7 @@ type Indexer struct {
 	refreshing    bool            // the current walk leaves unchanged native indexes alone
 	fetch         *prefetcher     // the current full pass's read-ahead workers (prefetch.go)
 	prefetched    int             // units installed from read-ahead workers since start
+	prefetchPeak  int64           // most bytes of lines the workers held at once (under fetch.mu)
 
 	gen      stamp       // the generation stamps when this indexer last looked
 	genKnown bool        // gen was read (by Load or a write)

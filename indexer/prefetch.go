@@ -28,9 +28,14 @@ var prefetchMin = 32
 var prefetchWorkers = 0
 
 // prefetchBufferMax is the largest transcript a worker buffers the lines of for
-// the consumers; a larger one is left to the walk, which streams it. With the
-// window below it bounds what the workers hold: window × this.
+// the consumers; a larger one is left to the walk, which streams it.
 const prefetchBufferMax = 4 << 20
+
+// prefetchHeldMax bounds the buffered lines the workers hold for the walk: past
+// it they wait, except for the unit the walk needs next. At most this plus one
+// transcript per worker is held (a daemon's first start must stay small). A var:
+// tests lower it.
+var prefetchHeldMax int64 = 16 << 20
 
 // prefetchAhead is how many units (per worker) the workers may run ahead of the
 // walk.
@@ -68,6 +73,7 @@ type prefetcher struct {
 	next   int // the next item a worker takes
 	taken  int // the walk has passed every item before this one
 	window int
+	held   int64 // bytes of buffered lines in results not yet taken
 	stop   bool
 	wg     sync.WaitGroup
 }
@@ -148,7 +154,10 @@ func (pf *prefetcher) work() {
 	defer pf.wg.Done()
 	for {
 		pf.mu.Lock()
-		for !pf.stop && pf.next < len(pf.items) && pf.next >= pf.taken+pf.window {
+		// Run at most window units ahead of the walk and, beyond the unit the
+		// walk needs next, hold at most prefetchHeldMax of buffered lines.
+		for !pf.stop && pf.next < len(pf.items) &&
+			(pf.next >= pf.taken+pf.window || (pf.next > pf.taken && pf.held >= prefetchHeldMax)) {
 			pf.cond.Wait()
 		}
 		if pf.stop || pf.next >= len(pf.items) {
@@ -160,6 +169,10 @@ func (pf *prefetcher) work() {
 		r := pf.results[i]
 		pf.mu.Unlock()
 		pf.read(pf.items[i], r)
+		pf.mu.Lock()
+		pf.held += int64(cap(r.data))
+		pf.ix.prefetchPeak = max(pf.ix.prefetchPeak, pf.held) // for tests
+		pf.mu.Unlock()
 		close(r.done)
 	}
 }
@@ -176,23 +189,40 @@ func (pf *prefetcher) take(urel string) *fetched {
 		pf.mu.Unlock()
 		return nil // taken already (a unit visited twice)
 	}
+	var passed []*fetched // started, but the walk went past them (gone meanwhile)
+	for j := pf.taken; j < i && j < pf.next; j++ {
+		passed = append(passed, pf.results[j])
+	}
 	started := i < pf.next
-	pf.taken = i + 1
-	pf.next = max(pf.next, pf.taken) // no worker starts what the walk is past
 	r := pf.results[i]
-	for j := i; j >= 0 && pf.results[j] != nil; j-- {
+	for j := pf.taken; j <= i; j++ {
 		pf.results[j] = nil // the walk is past them: let their buffers go
 	}
+	pf.taken = i + 1
+	pf.next = max(pf.next, pf.taken) // no worker starts what the walk is past
 	pf.cond.Broadcast()
 	pf.mu.Unlock()
+	for _, p := range passed {
+		<-p.done
+		pf.release(p)
+	}
 	if !started {
 		return nil // the walk caught up with the workers: read it here
 	}
 	<-r.done
+	pf.release(r)
 	if !r.ok {
 		return nil
 	}
 	return r
+}
+
+// release stops counting a result's buffer against prefetchHeldMax.
+func (pf *prefetcher) release(r *fetched) {
+	pf.mu.Lock()
+	pf.held -= int64(cap(r.data))
+	pf.cond.Broadcast()
+	pf.mu.Unlock()
 }
 
 // read does what updateLinesLocked does for a unit read from the start, on a

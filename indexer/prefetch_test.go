@@ -199,3 +199,35 @@ func TestReadCatalogsOfCollidingProjects(t *testing.T) {
 		}
 	}
 }
+
+// TestPrefetchHoldsBoundedBuffers: with consumers attached, the workers hold at
+// most prefetchHeldMax of buffered lines beyond one transcript each, however far
+// the walk lags behind.
+func TestPrefetchHoldsBoundedBuffers(t *testing.T) {
+	defer func(m, w int, h int64) { prefetchMin, prefetchWorkers, prefetchHeldMax = m, w, h }(prefetchMin, prefetchWorkers, prefetchHeldMax)
+	prefetchMin, prefetchWorkers, prefetchHeldMax = 1, 3, 1<<20
+	root, state := t.TempDir(), t.TempDir()
+	dir := filepath.Join(root, "home-u-big")
+	os.MkdirAll(dir, 0o700)
+	const size = 256 << 10
+	for i := range 40 {
+		data := `{"type":"metadata","workdir":"/home/u/big","createdAt":"2026-01-01T00:00:00Z"}` + "\n" +
+			strings.Repeat(msg("2026-01-01T00:00:01Z", strings.Repeat("x", 1000)), size/1100)
+		os.WriteFile(filepath.Join(dir, fmt.Sprintf("%08d-0000-4000-8000-000000000001.jsonl", i)), []byte(data), 0o600)
+	}
+	ix := newLayoutIndexer(t, "wave", root, state, false)
+	log := &callLog{}
+	ix.consumers = append(ix.consumers, log)
+	if err := ix.Reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	if ix.prefetched == 0 {
+		t.Fatal("no unit read on a worker")
+	}
+	if limit := prefetchHeldMax + 3*size; ix.prefetchPeak > limit || ix.prefetchPeak == 0 {
+		t.Errorf("workers held up to %d bytes of lines, want 1..%d", ix.prefetchPeak, limit)
+	}
+	if got := ix.Stats().Sessions; got != 40 {
+		t.Errorf("%d sessions indexed, want 40", got)
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -126,7 +127,25 @@ type scaleRun struct {
 	lines     int
 }
 
+// gnuTime measures a command's peak RSS: the rusage Go gets for a child it
+// started counts the bench's own memory (the child is cloned from it with its
+// address space, and Linux keeps that high-water mark across exec), so the child
+// is started by GNU time, which forks it from its own small process.
+const gnuTime = "/usr/bin/time"
+
 func runIn(dir string, env []string, name string, args ...string) (scaleRun, error) {
+	rssFile := ""
+	if _, err := os.Stat(gnuTime); err == nil {
+		f, err := os.CreateTemp("", "sessionload-rss-")
+		if err != nil {
+			return scaleRun{}, err
+		}
+		f.Close()
+		rssFile = f.Name()
+		defer os.Remove(rssFile)
+		args = append([]string{"-f", "%M", "-o", rssFile, name}, args...)
+		name = gnuTime
+	}
 	cmd := exec.Command(name, args...)
 	cmd.Env, cmd.Dir = env, dir
 	var lc lineCounter
@@ -138,7 +157,14 @@ func runIn(dir string, env []string, name string, args ...string) (scaleRun, err
 	if ps := cmd.ProcessState; ps != nil {
 		r.cpu = ps.UserTime() + ps.SystemTime()
 		if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
-			r.maxRSS = ru.Maxrss << 10
+			r.maxRSS = ru.Maxrss << 10 // an upper bound (see gnuTime)
+		}
+	}
+	if rssFile != "" {
+		if data, err := os.ReadFile(rssFile); err == nil {
+			if kb, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64); err == nil {
+				r.maxRSS = kb << 10
+			}
 		}
 	}
 	if err != nil {
@@ -294,7 +320,7 @@ func (b *bench) scaleCat(s *scaleStore, drop bool) (scaleRun, error) {
 	}
 	var total scaleRun
 	for i := 0; i < len(s.files); i += 500 {
-		r, err := runIn("", nil, "cat", s.files[i:min(i+500, len(s.files))]...)
+		r, err := timeCmdTo(nil, false, "cat", s.files[i:min(i+500, len(s.files))]...)
 		if err != nil {
 			return total, err
 		}
