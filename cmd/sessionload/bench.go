@@ -86,8 +86,8 @@ Measures, in one run and side by side on the same generated stores:
   growth   the same at a fixed session count as transcripts grow
   cold     sessionwatch reindex on a fresh state dir vs cat of the same files
   inc      bytes read per appended line and append-to-index latency at several rates
-  rss      daemon RSS, CPU and inotify watches at idle and under load
   scale    issue 16's targets on one 100k-session store (not in the default run: ~10 min)
+  rss      daemon RSS, CPU and inotify watches at idle and under load
 and prints Markdown tables (with this machine and the exact command) on stdout.
 
 example (the BENCHMARKS.md run):
@@ -101,6 +101,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.StringVar(&o.layout, "layout", "wave", "store layout")
 	fs.StringVar(&o.sections, "sections", "list,growth,cold,inc,rss", "sections to run")
 	fs.Var(&o.sizes, "sizes", "session counts for list and cold")
+	scaleFlags(fs) // scale.go
 	fs.IntVar(&o.perProject, "per-project", 100, "sessions per project")
 	fs.IntVar(&o.lines, "lines", 8, "mean message lines per session")
 	fs.IntVar(&o.lineSize, "line-size", 1024, "mean bytes per line")
@@ -125,7 +126,6 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.StringVar(&o.dir, "dir", "", "work directory (default: a new temp dir, removed afterwards)")
 	fs.BoolVar(&o.keep, "keep", false, "keep the work directory")
 	fs.StringVar(&o.sessionwatch, "sessionwatch", "", "sessionwatch binary (default: go build it)")
-	scaleFlags(fs) // scale.go
 	if _, err := parse(fs, args, 0); err != nil {
 		return err
 	}
@@ -223,8 +223,8 @@ func (b *bench) run(ctx context.Context) error {
 		{"growth", b.benchGrowth},
 		{"cold", b.benchCold},
 		{"inc", b.benchInc},
-		{"rss", b.benchRSS},
 		{"scale", b.benchScale}, // scale.go
+		{"rss", b.benchRSS},
 	}
 	for _, st := range steps {
 		if !b.section(st.name) {
