@@ -89,15 +89,16 @@ type Indexer struct {
 	touched       map[string]bool // units whose sessions changed since consumers last synced
 	verifying     bool            // the current pass checks fingerprints of unchanged files too
 	refreshing    bool            // the current walk leaves unchanged native indexes alone
-	fetch         *prefetcher     // the current full pass's read-ahead workers (prefetch.go)
-	prefetched    int             // units installed from read-ahead workers since start
-	prefetchPeak  int64           // most bytes of lines the workers held at once (under fetch.mu)
 
 	gen      stamp       // the generation stamps when this indexer last looked
 	genKnown bool        // gen was read (by Load or a write)
 	failed   []dirtyMark // writes of the current flush that failed
 	retryAt  time.Time   // when failed writes are retried
 	backoff  time.Duration
+
+	fetch        *prefetcher // the current full pass's read-ahead workers (prefetch.go)
+	prefetched   int         // units installed from read-ahead workers since start
+	prefetchPeak int64       // most bytes of lines the workers held at once (under fetch.mu)
 }
 
 // dirtyMark names what an output is the projection of, so a failed write can be
