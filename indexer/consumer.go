@@ -13,6 +13,9 @@ import (
 //
 // Every method is called with the indexer's lock held, so the calls for one source
 // come one at a time; a consumer attached to several sources must lock itself.
+// This holds when a full pass reads new units on worker goroutines (prefetch.go):
+// the workers only buffer a unit's lines, and the walk hands them over, in order,
+// under the lock, in the same sequence of calls as a pass without workers.
 //
 // Crash safety: Sync is called at every flush before any catalog of that flush is
 // written, so a consumer's durable state is never behind the offsets in the catalogs.

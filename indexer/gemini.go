@@ -110,28 +110,10 @@ func (geminiLayout) DirProject(root, dir string) string {
 
 // geminiRegistryPath finds dir in Gemini's projects.json ({"projects":{path:slug}}).
 // Of several matching paths the smallest wins, so the answer is deterministic.
+// The file is parsed once per version (gemini_registry.go): every project dir
+// asks, and each answer looks at every project.
 func geminiRegistryPath(file, dir string) string {
-	data, err := readCappedRegular(file, maxRegistryBytes)
-	if err != nil {
-		return ""
-	}
-	var reg struct {
-		Projects map[string]json.RawMessage `json:"projects"`
-	}
-	if json.Unmarshal(data, &reg) != nil {
-		return ""
-	}
-	best := ""
-	for path, raw := range reg.Projects {
-		if path == "" || (best != "" && path >= best) {
-			continue
-		}
-		slug, _ := jsString(raw)
-		if slug == dir || sha256Hex(path) == dir {
-			best = path
-		}
-	}
-	return best
+	return geminiRegistries.lookup(file, dir)
 }
 
 func sha256Hex(s string) string {

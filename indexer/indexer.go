@@ -95,6 +95,10 @@ type Indexer struct {
 	failed   []dirtyMark // writes of the current flush that failed
 	retryAt  time.Time   // when failed writes are retried
 	backoff  time.Duration
+
+	fetch        *prefetcher // the current full pass's read-ahead workers (prefetch.go)
+	prefetched   int         // units installed from read-ahead workers since start
+	prefetchPeak int64       // most bytes of lines the workers held at once (under fetch.mu)
 }
 
 // dirtyMark names what an output is the projection of, so a failed write can be
@@ -371,7 +375,9 @@ func (ix *Indexer) Refresh() error {
 func (ix *Indexer) reconcileLocked() error {
 	ix.stats.Reconciles++
 	clear(ix.baseKeys) // a full pass resolves project symlinks afresh
+	ix.startPrefetchLocked()
 	natives, err := ix.walkLocked(".")
+	ix.stopPrefetchLocked()
 	for _, u := range ix.units {
 		for _, s := range u.sessions {
 			ix.dirtyDirs[s.Dir] = true
@@ -667,6 +673,9 @@ func (ix *Indexer) updateLinesLocked(urel, path string) (bool, error) {
 	ll, ok := ix.layout.(LineLayout)
 	if !ok {
 		return false, fmt.Errorf("layout %s has no line parser", ix.layout.Name())
+	}
+	if ix.fetchedLocked(urel, path) {
+		return true, nil // read and folded by a worker (prefetch.go)
 	}
 	if u := ix.units[urel]; u != nil && u.acc != nil && !ix.verifying {
 		// Unchanged by its stat: one lstat, no open.
@@ -1161,8 +1170,7 @@ func catalogKeys(byProject map[string][]*Session, baseKey func(string) string) m
 		sort.Strings(ps)
 		keys[ps[0]] = b
 		for _, p := range ps[1:] {
-			sum := sha256.Sum256([]byte(p))
-			keys[p] = fmt.Sprintf("%s-%x", b, sum[:4])
+			keys[p] = collisionKey(b, p)
 		}
 	}
 	return keys

@@ -1,6 +1,7 @@
 package indexer
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"os"
@@ -40,6 +41,13 @@ func ReadCatalogsFull(stateDir string, sources []string, projects []string) ([]E
 	return readCatalogs(stateDir, sources, projects, ReadCatalog)
 }
 
+// collisionKey is the catalog directory of a project whose ProjectKey another
+// project (sorting before it) already has.
+func collisionKey(base, project string) string {
+	sum := sha256.Sum256([]byte(project))
+	return fmt.Sprintf("%s-%x", base, sum[:4])
+}
+
 func readCatalogs(stateDir string, sources []string, projects []string, read func(string) (*Catalog, error)) ([]Entry, error) {
 	root := filepath.Join(stateDir, "index")
 	if sources == nil {
@@ -66,10 +74,11 @@ func readCatalogs(stateDir string, sources []string, projects []string, read fun
 		} else {
 			seen := map[string]bool{}
 			for _, p := range projects {
+				// The project's own key, or the one it gets when another project
+				// shares that key (catalogKeys): named, not globbed, so one
+				// project's list reads no listing of the whole index directory.
 				key := ProjectKey(p)
-				cands := []string{filepath.Join(root, src, key, CatalogName)}
-				more, _ := filepath.Glob(filepath.Join(root, src, globEscape(key)+"-????????", CatalogName))
-				for _, f := range append(cands, more...) {
+				for _, f := range []string{filepath.Join(root, src, key, CatalogName), filepath.Join(root, src, collisionKey(key, p), CatalogName)} {
 					if !seen[f] {
 						seen[f] = true
 						files = append(files, f)
@@ -115,11 +124,6 @@ func SortEntries(es []Entry) {
 		}
 		return strings.Compare(a.Project, b.Project)
 	})
-}
-
-func globEscape(s string) string {
-	r := strings.NewReplacer(`*`, `\*`, `?`, `\?`, `[`, `\[`, `\`, `\\`)
-	return r.Replace(s)
 }
 
 // ProjectCandidates are the project paths that name directory dir: the path as

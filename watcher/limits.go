@@ -3,6 +3,7 @@ package watcher
 import (
 	"errors"
 	"runtime"
+	"strings"
 	"syscall"
 )
 
@@ -44,4 +45,13 @@ func limitAdvice(kind string) (limit, hint string) {
 	}
 	return "inotify watch limit (fs.inotify.max_user_watches)",
 		"raise it: sudo sysctl fs.inotify.max_user_watches=524288 (persist it in /etc/sysctl.d/)"
+}
+
+// LimitAdvice names the kernel limit that a Stats.WatchError reports, and how to
+// raise it (for doctor, which reads the error from the daemon's status file).
+func LimitAdvice(watchError string) (limit, hint string) {
+	if strings.Contains(watchError, "max_user_instances") {
+		return limitAdvice(limitInstances)
+	}
+	return limitAdvice(limitWatches)
 }

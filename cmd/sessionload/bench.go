@@ -90,6 +90,7 @@ Measures, in one run and side by side on the same generated stores:
   growth   the same at a fixed session count as transcripts grow
   cold     sessionwatch reindex on a fresh state dir vs cat of the same files
   inc      bytes read per appended line and append-to-index latency at several rates
+  scale    issue 16's targets on one 100k-session store (not in the default run: ~10 min)
   rss      daemon RSS, CPU and inotify watches at idle and under load
   search   sessionwatch search: cold build vs cat, index size, queries vs grep, append latency, RSS
 and prints Markdown tables (with this machine and the exact command) on stdout.
@@ -105,6 +106,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.StringVar(&o.layout, "layout", "wave", "store layout")
 	fs.StringVar(&o.sections, "sections", "list,growth,cold,inc,rss,usage,search", "sections to run")
 	fs.Var(&o.sizes, "sizes", "session counts for list and cold")
+	scaleFlags(fs) // scale.go
 	fs.IntVar(&o.perProject, "per-project", 100, "sessions per project")
 	fs.IntVar(&o.lines, "lines", 8, "mean message lines per session")
 	fs.IntVar(&o.lineSize, "line-size", 1024, "mean bytes per line")
@@ -236,6 +238,7 @@ func (b *bench) run(ctx context.Context) error {
 		{"growth", b.benchGrowth},
 		{"cold", b.benchCold},
 		{"inc", b.benchInc},
+		{"scale", b.benchScale}, // scale.go
 		{"rss", b.benchRSS},
 		{"usage", b.benchUsage},
 		{"search", b.benchSearch},

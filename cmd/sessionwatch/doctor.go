@@ -12,6 +12,7 @@ import (
 
 	"github.com/sessionwatch/sessionwatch/indexer"
 	"github.com/sessionwatch/sessionwatch/janitor"
+	"github.com/sessionwatch/sessionwatch/watcher"
 )
 
 // inotifyDir is where the kernel's inotify limits are read; tests point it at a
@@ -134,10 +135,12 @@ func cmdDoctor(e *env, args []string) error {
 		r.note("no agent session store found on this machine; looked at: %s", strings.Join(looked, ", "))
 		r.note("nothing to index until an agent writes one (the daemon waits for them); if a store lives elsewhere, set its source's \"root\" in the config")
 	}
-	checkInotify(r, dirs)
+	running, pid := daemonRunning(cfg.StateDir)
+	checkInotify(r, dirs, pid)
 	checkUnit(r)
-	if running, pid := daemonRunning(cfg.StateDir); running {
+	if running {
 		r.ok("daemon running (pid %d)", pid)
+		checkDaemonWatches(r, cfg.StateDir, pid)
 	} else {
 		r.note("daemon not running")
 	}
@@ -186,12 +189,15 @@ func readLimit(name string) (int, bool) {
 }
 
 // inotifyUsage counts the inotify instances and watches this user's processes hold
-// now (from /proc/*/fdinfo), excluding this process.
-func inotifyUsage() (instances, watches int) {
+// now (from /proc/*/fdinfo), excluding this process and the given one (the daemon,
+// whose watches are the ones doctor counts as needed). A var: tests replace it,
+// since other programs' watches come and go.
+var inotifyUsage = func(exclude int) (instances, watches int) {
 	uid := os.Getuid()
 	procs, _ := filepath.Glob("/proc/[0-9]*")
 	for _, p := range procs {
-		if fi, err := os.Stat(p); err != nil || fi.Sys().(*syscall.Stat_t).Uid != uint32(uid) || filepath.Base(p) == strconv.Itoa(os.Getpid()) {
+		pid := filepath.Base(p)
+		if fi, err := os.Stat(p); err != nil || fi.Sys().(*syscall.Stat_t).Uid != uint32(uid) || pid == strconv.Itoa(os.Getpid()) || pid == strconv.Itoa(exclude) {
 			continue
 		}
 		fds, _ := filepath.Glob(p + "/fd/*")
@@ -216,21 +222,35 @@ func inotifyUsage() (instances, watches int) {
 	return instances, watches
 }
 
-func checkInotify(r *doctorReport, need int) {
+// watchHeadroom: doctor warns once the watches needed take more than this share
+// of the free ones, before they run out: a store gains a directory per new project.
+const watchHeadroom = 0.75
+
+// checkInotify compares the watches the sources need (one per directory) with
+// what fs.inotify.max_user_watches leaves free after the user's other programs
+// (the daemon's own watches count as needed, not as used).
+func checkInotify(r *doctorReport, need, daemonPID int) {
 	maxWatches, okW := readLimit("max_user_watches")
 	maxInst, okI := readLimit("max_user_instances")
 	if !okW || !okI {
 		r.note("inotify limits not readable in %s (not Linux?); %d directories to watch", inotifyDir, need)
 		return
 	}
-	usedInst, usedWatches := inotifyUsage()
-	if free := maxWatches - usedWatches; need > free {
-		want := max(524288, 2*(need+usedWatches))
-		r.problem(fmt.Sprintf("sudo sysctl fs.inotify.max_user_watches=%d (persist it in /etc/sysctl.d/90-inotify.conf)", want),
+	usedInst, usedWatches := inotifyUsage(daemonPID)
+	// Room for twice what is needed now plus the others' share, and never less
+	// than the common distribution default.
+	fix := fmt.Sprintf("sudo sysctl fs.inotify.max_user_watches=%d (persist it in /etc/sysctl.d/90-inotify.conf)", max(524288, 2*(need+usedWatches)))
+	free := maxWatches - usedWatches
+	switch {
+	case need > free:
+		r.problem(fix,
 			"inotify watches: %d directories to watch but only %d of fs.inotify.max_user_watches=%d are free (%d in use by your other programs); the daemon would fall back to slow periodic rescans",
 			need, max(free, 0), maxWatches, usedWatches)
-	} else {
-		r.ok("inotify watches: %d needed, %d of %d free", need, maxWatches-usedWatches, maxWatches)
+	case float64(need) > watchHeadroom*float64(free):
+		r.note("inotify watches: %d needed, %d of fs.inotify.max_user_watches=%d free (%d in use by your other programs): close to the limit, and each new project directory takes one more; raise it before it runs out: %s",
+			need, free, maxWatches, usedWatches, fix)
+	default:
+		r.ok("inotify watches: %d needed, %d of %d free", need, free, maxWatches)
 	}
 	if usedInst >= maxInst {
 		r.problem("sudo sysctl fs.inotify.max_user_instances=1024",
@@ -238,6 +258,18 @@ func checkInotify(r *doctorReport, need int) {
 	} else {
 		r.ok("inotify instances: %d of %d in use", usedInst, maxInst)
 	}
+}
+
+// checkDaemonWatches reports directories the running daemon could not watch: it
+// still indexes them, by rescanning their roots periodically, but not at once.
+func checkDaemonWatches(r *doctorReport, stateDir string, pid int) {
+	st, err := readStatusFile(stateDir)
+	if err != nil || st.PID != pid || st.Unwatched == 0 {
+		return
+	}
+	limit, hint := watcher.LimitAdvice(st.WatchErr)
+	r.problem(hint, "daemon: %d directories are not watched: %s reached; changes there are indexed by periodic rescans (%d so far), not at once",
+		st.Unwatched, limit, st.Reasons[watcher.ReasonWatchLimit])
 }
 
 // checkUnit reports whether the service is installed and enabled (advice only,

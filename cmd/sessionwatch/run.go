@@ -111,6 +111,10 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	}
 }
 
+// testWatcherOptions is a test seam: an in-process daemon's test adjusts the
+// watcher's options with it (e.g. MaxWatches, to run out of inotify watches).
+var testWatcherOptions func(*watcher.Options)
+
 // daemonGCPercent is the daemon's GOGC unless the environment sets one.
 const daemonGCPercent = 50
 
@@ -181,12 +185,16 @@ func (d *daemon) serve(ctx context.Context, cfg *config.Config, once bool, hup <
 		}
 		return false, errors.Join(err, jerr)
 	}
-	w, err := watcher.New(g.WatchRoots(), watcher.Options{
+	wopts := watcher.Options{
 		Settle:         enabled(cfg.Settle),
 		MaxSettle:      enabled(cfg.MaxSettle),
 		RescanInterval: enabled(cfg.RescanInterval),
 		Ignore:         g.Ignore,
-	}, d.log)
+	}
+	if testWatcherOptions != nil {
+		testWatcherOptions(&wopts)
+	}
+	w, err := watcher.New(g.WatchRoots(), wopts, d.log)
 	if err != nil {
 		return false, err
 	}

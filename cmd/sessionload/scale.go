@@ -1,0 +1,507 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/sessionwatch/sessionwatch/cmd/sessionload/gen"
+	"github.com/sessionwatch/sessionwatch/indexer"
+)
+
+// The scale section (issue 16): one store of --scale-sessions sessions in
+// --scale-projects projects over every line layout, built once, and each of the
+// issue's targets measured on it side by side.
+
+// scaleOptions are the scale section's flags.
+type scaleOptions struct {
+	sessions, projects int
+	lines, lineSize    int
+	layouts            string
+	rate, targets      int
+	phase, idle        time.Duration
+	evict              bool
+	runs               int
+}
+
+var scaleOpt scaleOptions
+
+// scaleFlags registers the scale section's flags on the bench command's set.
+func scaleFlags(fs *flag.FlagSet) {
+	fs.IntVar(&scaleOpt.sessions, "scale-sessions", 100000, "scale: sessions in the store (spread evenly over the layouts)")
+	fs.IntVar(&scaleOpt.projects, "scale-projects", 5000, "scale: projects (each layout has its own; sessions are spread evenly)")
+	fs.IntVar(&scaleOpt.lines, "scale-lines", 4, "scale: mean message lines per session")
+	fs.IntVar(&scaleOpt.lineSize, "scale-line-size", 512, "scale: mean bytes per line")
+	fs.StringVar(&scaleOpt.layouts, "scale-layouts", "wave,claude,codex,gemini,llxprt", "scale: layouts, one source each")
+	fs.IntVar(&scaleOpt.rate, "scale-rate", 1000, "scale: appends/s of the load phase")
+	fs.IntVar(&scaleOpt.targets, "scale-targets", 1000, "scale: files appended to in the load phase")
+	fs.DurationVar(&scaleOpt.phase, "scale-phase", 10*time.Second, "scale: duration of the load phase")
+	fs.DurationVar(&scaleOpt.idle, "scale-idle", 10*time.Second, "scale: idle window before the idle RSS reading")
+	fs.BoolVar(&scaleOpt.evict, "scale-evict", true, "scale: also time cold reindex and cat with the store evicted from the page cache")
+	fs.IntVar(&scaleOpt.runs, "scale-runs", 3, "scale: runs of each list measurement (the median is reported)")
+}
+
+// scaleStore is the generated store: one source per layout under one HOME.
+type scaleStore struct {
+	home, state, config string
+	roots               []string
+	stores              []*gen.Store
+	files               []string
+	bytes               int64
+	project             string // a project of the first layout, as a directory on disk
+	projectSessions     int
+}
+
+func (s *scaleStore) env() []string {
+	return append(os.Environ(), "HOME="+s.home, "XDG_CONFIG_HOME="+filepath.Join(s.home, ".config"), "SESSIONWATCH_CONFIG="+s.config)
+}
+
+func (b *bench) scaleStore() (*scaleStore, error) {
+	o := scaleOpt
+	layouts := strings.Split(o.layouts, ",")
+	home := filepath.Join(b.work, "scale")
+	s := &scaleStore{home: home, state: filepath.Join(home, "state"), config: filepath.Join(home, "config.json")}
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		return nil, err
+	}
+	var sources []string
+	for i, l := range layouts {
+		root := gen.DefaultRoot(l, home)
+		s.roots = append(s.roots, root)
+		sp := gen.Spec{Layout: l, Projects: max(1, o.projects/len(layouts)), Sessions: o.sessions / len(layouts), Lines: o.lines,
+			LineSize: o.lineSize, Subagents: 0.1, Seed: b.o.seed + int64(i), Home: filepath.Join(home, "u"), ProjectPrefix: l + "-"}
+		st, err := gen.Plan(root, sp)
+		if err != nil {
+			return nil, err
+		}
+		b.logf("scale: generating %d %s sessions in %d projects", sp.Sessions, l, sp.Projects)
+		if err := st.Write(); err != nil {
+			return nil, err
+		}
+		s.stores = append(s.stores, st)
+		for _, ss := range st.Sessions {
+			s.files = append(s.files, st.Path(ss))
+			if i == 0 && ss.Project == st.Sessions[0].Project {
+				s.projectSessions++
+			}
+		}
+		sources = append(sources, fmt.Sprintf(`{"name":%q,"layout":%q,"root":%q,"retention":"off"}`, l, l, root))
+	}
+	s.project = s.stores[0].Sessions[0].Project
+	if err := os.MkdirAll(s.project, 0o700); err != nil {
+		return nil, err
+	}
+	cfg := fmt.Sprintf(`{"state_dir":%q,"archive_dir":%q,"log_level":"warn",
+ "janitor":{"run_at_start":false,"schedule":"off"},
+ "sources":[%s]}`, s.state, filepath.Join(home, "archive"), strings.Join(sources, ",\n  "))
+	if err := os.WriteFile(s.config, []byte(cfg), 0o600); err != nil {
+		return nil, err
+	}
+	for _, f := range s.files {
+		if fi, err := os.Stat(f); err == nil {
+			s.bytes += fi.Size()
+		}
+	}
+	return s, nil
+}
+
+// scaleRun is one timed process: wall, CPU and peak RSS.
+type scaleRun struct {
+	wall, cpu time.Duration
+	maxRSS    int64
+	lines     int
+}
+
+// gnuTime measures a command's peak RSS: the rusage Go gets for a child it
+// started counts the bench's own memory (the child is cloned from it with its
+// address space, and Linux keeps that high-water mark across exec), so the child
+// is started by GNU time, which forks it from its own small process.
+const gnuTime = "/usr/bin/time"
+
+func runIn(dir string, env []string, name string, args ...string) (scaleRun, error) {
+	rssFile := ""
+	if _, err := os.Stat(gnuTime); err == nil {
+		f, err := os.CreateTemp("", "sessionload-rss-")
+		if err != nil {
+			return scaleRun{}, err
+		}
+		f.Close()
+		rssFile = f.Name()
+		defer os.Remove(rssFile)
+		args = append([]string{"-f", "%M", "-o", rssFile, name}, args...)
+		name = gnuTime
+	}
+	cmd := exec.Command(name, args...)
+	cmd.Env, cmd.Dir = env, dir
+	var lc lineCounter
+	var errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &lc, &errb
+	start := time.Now()
+	err := cmd.Run()
+	r := scaleRun{wall: time.Since(start), lines: lc.n}
+	if ps := cmd.ProcessState; ps != nil {
+		r.cpu = ps.UserTime() + ps.SystemTime()
+		if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
+			r.maxRSS = ru.Maxrss << 10 // an upper bound (see gnuTime)
+		}
+	}
+	if rssFile != "" {
+		if data, err := os.ReadFile(rssFile); err == nil {
+			if kb, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64); err == nil {
+				r.maxRSS = kb << 10
+			}
+		}
+	}
+	if err != nil {
+		return r, fmt.Errorf("%s %s: %v: %s", name, strings.Join(args, " "), err, strings.TrimSpace(errb.String()))
+	}
+	return r, nil
+}
+
+// medianRun runs f n times and returns the median of each figure.
+func medianRun(n int, f func() (scaleRun, error)) (scaleRun, error) {
+	var rs []scaleRun
+	for range max(n, 1) {
+		r, err := f()
+		if err != nil {
+			return r, err
+		}
+		rs = append(rs, r)
+	}
+	pick := func(less func(a, b scaleRun) bool) scaleRun {
+		sort.Slice(rs, func(i, j int) bool { return less(rs[i], rs[j]) })
+		return rs[len(rs)/2]
+	}
+	out := pick(func(a, b scaleRun) bool { return a.wall < b.wall })
+	out.cpu = pick(func(a, b scaleRun) bool { return a.cpu < b.cpu }).cpu
+	out.maxRSS = pick(func(a, b scaleRun) bool { return a.maxRSS < b.maxRSS }).maxRSS
+	return out, nil
+}
+
+// scaleRow is one line of the targets table.
+type scaleRow struct{ target, measured, verdict string }
+
+func verdict(ok bool) string {
+	if ok {
+		return "**met**"
+	}
+	return "**missed**"
+}
+
+func (b *bench) benchScale(ctx context.Context) error {
+	o := scaleOpt
+	start := time.Now()
+	s, err := b.scaleStore()
+	if err != nil {
+		return err
+	}
+	b.logf("scale: %d sessions, %s, built in %s", len(s.files), human(s.bytes), time.Since(start).Round(time.Second))
+	var rows []scaleRow
+	add := func(target, measured string, ok bool) {
+		rows = append(rows, scaleRow{target, measured, verdict(ok)})
+	}
+
+	// Cold reindex against cat, warm and evicted; the last reindex leaves the
+	// catalogs every later measurement starts from.
+	cores := runtime.NumCPU()
+	coldLimit := 1.5
+	if cores < 4 {
+		coldLimit = 2
+	}
+	modes := []bool{false}
+	if o.evict {
+		modes = append(modes, true)
+	}
+	for _, drop := range modes {
+		cache := "warm page cache"
+		if drop {
+			cache = "evicted page cache"
+		}
+		if !drop {
+			if _, err := b.scaleCat(s, false); err != nil { // warm the cache
+				return err
+			}
+		}
+		b.logf("scale: cold reindex vs cat (%s)", cache)
+		cat, err := b.scaleCat(s, drop)
+		if err != nil {
+			return err
+		}
+		re, err := b.scaleReindex(s, drop)
+		if err != nil {
+			return err
+		}
+		limit := coldLimit
+		if drop {
+			limit = 1.2
+		}
+		x := re.wall.Seconds() / cat.wall.Seconds()
+		add(fmt.Sprintf("cold `reindex` within %.1f× `cat`, %s (%d cores)", limit, cache, cores),
+			fmt.Sprintf("reindex %s (CPU %s, peak RSS %s) vs cat %s (CPU %s): %.1f×", ms(re.wall), ms(re.cpu), human(re.maxRSS), ms(cat.wall), ms(cat.cpu), x),
+			x <= limit)
+	}
+
+	// list, without a daemon (a refresh: a stat of every file) and with one
+	// (catalogs only: we hold the daemon lock as a daemon does).
+	b.logf("scale: list")
+	for _, daemon := range []bool{false, true} {
+		how := "no daemon (refreshes first)"
+		var release func()
+		if daemon {
+			how = "daemon running (catalogs only)"
+			if release, err = holdDaemonLock(s.state); err != nil {
+				return err
+			}
+		}
+		all, err := medianRun(o.runs, func() (scaleRun, error) { return runIn(s.home, s.env(), b.bin, "list", "--all") })
+		if err != nil {
+			return err
+		}
+		one, err := medianRun(o.runs, func() (scaleRun, error) { return runIn(s.project, s.env(), b.bin, "list") })
+		if release != nil {
+			release()
+		}
+		if err != nil {
+			return err
+		}
+		add(fmt.Sprintf("`list --all` under 300 ms and 48 MiB, %s", how),
+			fmt.Sprintf("%s wall, %s CPU, peak RSS %s, %d rows", ms(all.wall), ms(all.cpu), human(all.maxRSS), all.lines),
+			all.wall < 300*time.Millisecond && all.maxRSS < 48<<20)
+		add(fmt.Sprintf("`list` of a %d-session project under 10 ms, %s", s.projectSessions, how),
+			fmt.Sprintf("%s wall, %s CPU, peak RSS %s, %d rows", ms(one.wall), ms(one.cpu), human(one.maxRSS), one.lines),
+			one.wall < 10*time.Millisecond)
+	}
+
+	// The daemon over the unchanged store: READY=1, bytes read, RSS idle and
+	// under load.
+	b.logf("scale: daemon start-up over the unchanged store")
+	d, err := b.scaleDaemon(ctx, s, add)
+	if d != nil {
+		d.stop()
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(b.out, "### Scale (issue 16): %d sessions in %d projects\n\n", len(s.files), o.projects)
+	fmt.Fprintf(b.out, "One store, built once: layouts %s, one source each, %d sessions and %d projects per layout (%d sessions per project), %d message lines of %d B ±50%% per session: %s of transcripts. "+
+		"Scaled down: the issue's store holds ~100 GiB (1 MiB per transcript); these transcripts are ~%s, so what depends on bytes (cold reindex) is measured on %s, and the rest (listing, start-up, daemon memory), which depends on the session count, at full count. "+
+		"Search and usage are on (the daemon and reindex attach both). %d cores.\n\n",
+		o.layouts, o.sessions/len(s.stores), o.projects/len(s.stores), s.projectSessions, o.lines, o.lineSize, human(s.bytes), human(s.bytes/int64(max(len(s.files), 1))), human(s.bytes), cores)
+	fmt.Fprintln(b.out, "| target | measured | verdict |")
+	fmt.Fprintln(b.out, "|---|---|---|")
+	for _, r := range rows {
+		fmt.Fprintf(b.out, "| %s | %s | %s |\n", r.target, r.measured, r.verdict)
+	}
+	fmt.Fprintln(b.out)
+	return nil
+}
+
+// scaleCat reads every file of the store with cat (500 per process).
+func (b *bench) scaleCat(s *scaleStore, drop bool) (scaleRun, error) {
+	if drop {
+		if err := evict(s.files); err != nil {
+			return scaleRun{}, err
+		}
+	}
+	var total scaleRun
+	for i := 0; i < len(s.files); i += 500 {
+		r, err := timeCmdTo(nil, false, "cat", s.files[i:min(i+500, len(s.files))]...)
+		if err != nil {
+			return total, err
+		}
+		total.wall += r.wall
+		total.cpu += r.cpu
+	}
+	return total, nil
+}
+
+// scaleReindex runs reindex on an empty state dir with the native indexes removed.
+func (b *bench) scaleReindex(s *scaleStore, drop bool) (scaleRun, error) {
+	if err := os.RemoveAll(s.state); err != nil {
+		return scaleRun{}, err
+	}
+	for _, root := range s.roots {
+		filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && d.Name() == indexer.CatalogName {
+				os.Remove(p)
+			}
+			return nil
+		})
+	}
+	if drop {
+		if err := evict(s.files); err != nil {
+			return scaleRun{}, err
+		}
+	}
+	return runIn(s.home, s.env(), b.bin, "reindex")
+}
+
+// scaleDaemon starts the daemon over the store as systemd would (NOTIFY_SOCKET)
+// and measures start-up, idle RSS and RSS at the load phase's rate.
+func (b *bench) scaleDaemon(ctx context.Context, s *scaleStore, add func(string, string, bool)) (*daemon, error) {
+	o := scaleOpt
+	sock := filepath.Join(s.home, "notify.sock")
+	os.Remove(sock)
+	conn, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: sock, Net: "unixgram"})
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	logf, err := os.Create(filepath.Join(s.home, "daemon.log"))
+	if err != nil {
+		return nil, err
+	}
+	defer logf.Close()
+	cmd := exec.Command(b.bin, "run")
+	cmd.Env = append(s.env(), "NOTIFY_SOCKET="+sock)
+	cmd.Stderr = logf
+	started := time.Now()
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	d := &daemon{cmd: cmd, done: make(chan error, 1)}
+	go func() { d.done <- cmd.Wait() }()
+	ready := make(chan time.Duration, 1)
+	go func() {
+		buf := make([]byte, 4096)
+		for {
+			n, err := conn.Read(buf)
+			if err != nil {
+				return
+			}
+			if bytes.Contains(buf[:n], []byte("READY=1")) {
+				ready <- time.Since(started)
+				return
+			}
+		}
+	}()
+	var readyAfter time.Duration
+	select {
+	case readyAfter = <-ready:
+	case err := <-d.done:
+		d.done <- err
+		log, _ := os.ReadFile(logf.Name())
+		return d, fmt.Errorf("daemon exited before READY=1: %v\n%s", err, log)
+	case <-time.After(5 * time.Minute):
+		return d, errors.New("no READY=1 within 5 minutes")
+	}
+	var st *status
+	for deadline := time.Now().Add(time.Minute); ; {
+		if st, err = readStatus(s.state); err == nil && st.Running && st.PID == cmd.Process.Pid {
+			break
+		}
+		if time.Now().After(deadline) {
+			return d, errors.New("no status.json from the daemon within a minute of READY=1")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// doctor, with the daemon running, on the watches this store needs.
+	dc := exec.Command(b.bin, "doctor")
+	dc.Env = s.env()
+	out, _ := dc.Output() // exit 1 on any problem: the line is what counts
+	var unwatched struct {
+		Unwatched int `json:"unwatched"`
+	}
+	if data, err := os.ReadFile(filepath.Join(s.state, "status.json")); err == nil {
+		json.Unmarshal(data, &unwatched)
+	}
+	line := "(no inotify line)"
+	for _, l := range strings.Split(string(out), "\n") {
+		if strings.Contains(l, "inotify watches") {
+			line = strings.Join(strings.Fields(l), " ")
+		}
+	}
+	add(fmt.Sprintf("`doctor` reports the inotify watches needed (%d projects) against fs.inotify.max_user_watches", o.projects),
+		fmt.Sprintf("daemon holds %d watches (%d unwatched); doctor: `%s`", st.Watches, unwatched.Unwatched, line), strings.Contains(line, "needed") || strings.Contains(line, "directories to watch"))
+	add("start-up over the unchanged store: READY=1 under 2 s, reading no transcript bytes",
+		fmt.Sprintf("READY=1 after %s; %d transcript bytes read (status.json bytesRead)", ms(readyAfter), st.bytesRead()),
+		readyAfter < 2*time.Second && st.bytesRead() == 0)
+
+	b.logf("scale: waiting for the daemon to be quiet, then idle %s", o.idle)
+	quiet(cmd.Process.Pid, 2*time.Second, time.Minute)
+	p0, err := sampleProc(cmd.Process.Pid)
+	if err != nil {
+		return d, err
+	}
+	select {
+	case <-time.After(o.idle):
+	case <-ctx.Done():
+		return d, ctx.Err()
+	}
+	p1, err := sampleProc(cmd.Process.Pid)
+	if err != nil {
+		return d, err
+	}
+	add("daemon RSS idle under 64 MiB",
+		fmt.Sprintf("%s (idle CPU %.2f%%; VmHWM since start %s)", human(p1.rss), 100*float64(p1.cpu-p0.cpu)/float64(p1.at.Sub(p0.at)), human(p1.hwm)),
+		p1.rss < 64<<20)
+
+	b.logf("scale: %d appends/s over %d files for %s", o.rate, o.targets, o.phase)
+	stop := make(chan struct{})
+	peak := make(chan int64)
+	go func() {
+		var m int64
+		for {
+			if p, err := sampleProc(cmd.Process.Pid); err == nil {
+				m = max(m, p.rss)
+			}
+			select {
+			case <-stop:
+				peak <- m
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var appends int64
+	var werr error
+	per := max(o.targets/len(s.stores), 1)
+	for i, st := range s.stores {
+		var targets []*gen.Session
+		for j := 0; j < len(st.Sessions) && len(targets) < per; j += max(len(st.Sessions)/per, 1) {
+			targets = append(targets, st.Sessions[j])
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ws, err := st.Run(ctx, gen.WriteOptions{Writers: 2, Rate: float64(o.rate) / float64(len(s.stores)), Duration: o.phase, Seed: b.o.seed + int64(i), Targets: targets})
+			mu.Lock()
+			appends += ws.Appends
+			werr = errors.Join(werr, err)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	time.Sleep(time.Second) // the last batch
+	p2, perr := sampleProc(cmd.Process.Pid)
+	close(stop)
+	loadRSS := <-peak
+	if werr != nil {
+		return d, werr
+	}
+	if perr != nil {
+		return d, perr
+	}
+	add(fmt.Sprintf("daemon RSS under 96 MiB while %d appends/s arrive", o.rate),
+		fmt.Sprintf("peak %s (%.0f appends/s done over %d files; daemon CPU %.0f%%)", human(loadRSS), float64(appends)/o.phase.Seconds(), per*len(s.stores),
+			100*float64(p2.cpu-p1.cpu)/float64(p2.at.Sub(p1.at))),
+		loadRSS < 96<<20)
+	return d, nil
+}

@@ -1,0 +1,328 @@
+package indexer
+
+import (
+	"bytes"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+)
+
+// A full pass (Reconcile, Verify) that finds many transcripts it has never read
+// — a cold reindex, a first start — reads and folds them on every core. Each
+// unit's accumulator is independent, so workers read and fold whole units ahead
+// of the walk; the walk, under the indexer's lock and in its usual order, installs
+// each result as if it had read the unit itself. The catalogs are byte-identical
+// to a sequential pass, and consumers are still called under the lock, one unit
+// after another, each unit's lines in order (the contract in consumer.go): a
+// worker only buffers the lines for them.
+
+// prefetchMin is how many new transcripts a full pass must find before it reads
+// them on workers; fewer are read by the walk itself. A var: tests lower it.
+var prefetchMin = 32
+
+// prefetchWorkers is how many units are read at once (0: GOMAXPROCS).
+var prefetchWorkers = 0
+
+// prefetchBufferMax is the largest transcript a worker buffers the lines of for
+// the consumers; a larger one is left to the walk, which streams it.
+const prefetchBufferMax = 4 << 20
+
+// prefetchHeldMax bounds the buffered lines the workers hold for the walk: past
+// it they wait, except for the unit the walk needs next. At most this plus one
+// transcript per worker is held (a daemon's first start must stay small). A var:
+// tests lower it.
+var prefetchHeldMax int64 = 16 << 20
+
+// prefetchAhead is how many units (per worker) the workers may run ahead of the
+// walk.
+const prefetchAhead = 4
+
+// fetched is one unit read by a worker: what the walk installs.
+type fetched struct {
+	done      chan struct{}
+	ok        bool // false: the walk reads the unit itself (an error, a race, too big)
+	tail      Tail
+	acc       Accumulator
+	skipped   int
+	bytesRead int64
+	data      []byte        // the consumers' lines, back to back
+	lines     []fetchedLine // where each line is in data
+}
+
+type fetchedLine struct {
+	off        int64
+	start, end int
+}
+
+// prefetcher hands the units of one walk to the workers in walk order, at most
+// window units ahead of the walk.
+type prefetcher struct {
+	ll      LineLayout
+	ix      *Indexer
+	buffer  bool // consumers are attached: keep each unit's lines
+	items   []string
+	at      map[string]int
+	results []*fetched
+
+	mu     sync.Mutex
+	cond   *sync.Cond
+	next   int // the next item a worker takes
+	taken  int // the walk has passed every item before this one
+	window int
+	held   int64 // bytes of buffered lines in results not yet taken
+	stop   bool
+	wg     sync.WaitGroup
+}
+
+// startPrefetchLocked lists the transcripts under the root that the indexer holds
+// nothing of and, if there are enough of them, starts reading them on workers
+// until stopPrefetchLocked.
+func (ix *Indexer) startPrefetchLocked() {
+	ll, ok := ix.layout.(LineLayout)
+	if !ok || ix.rootRel != "" || ix.fetch != nil {
+		return
+	}
+	var items []string
+	seen := map[string]bool{}
+	filepath.WalkDir(ix.rootDir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if d != nil && d.IsDir() && p != ix.rootDir {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			return nil
+		}
+		r, _ := ix.relOf(p)
+		if d.IsDir() {
+			if r != "." && ix.layout.SkipDir(r) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.Name() == CatalogName || strings.HasPrefix(d.Name(), TempPrefix) {
+			return nil
+		}
+		urel, kind := ix.layout.Classify(r)
+		if kind == UnitLines && !seen[urel] && ix.units[urel] == nil {
+			seen[urel] = true
+			items = append(items, urel)
+		}
+		return nil
+	})
+	if len(items) < prefetchMin {
+		return
+	}
+	workers := prefetchWorkers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	pf := &prefetcher{ll: ll, ix: ix, buffer: len(ix.consumers) > 0, items: items,
+		at: make(map[string]int, len(items)), results: make([]*fetched, len(items)), window: workers * prefetchAhead}
+	pf.cond = sync.NewCond(&pf.mu)
+	for i, urel := range items {
+		pf.at[urel] = i
+		pf.results[i] = &fetched{done: make(chan struct{})}
+	}
+	for range workers {
+		pf.wg.Add(1)
+		go pf.work()
+	}
+	ix.fetch = pf
+}
+
+// stopPrefetchLocked stops the workers and drops what the walk did not take.
+func (ix *Indexer) stopPrefetchLocked() {
+	pf := ix.fetch
+	if pf == nil {
+		return
+	}
+	pf.mu.Lock()
+	pf.stop = true
+	pf.cond.Broadcast()
+	pf.mu.Unlock()
+	pf.wg.Wait()
+	ix.fetch = nil
+}
+
+func (pf *prefetcher) work() {
+	defer pf.wg.Done()
+	for {
+		pf.mu.Lock()
+		// Run at most window units ahead of the walk and, beyond the unit the
+		// walk needs next, hold at most prefetchHeldMax of buffered lines.
+		for !pf.stop && pf.next < len(pf.items) &&
+			(pf.next >= pf.taken+pf.window || (pf.next > pf.taken && pf.held >= prefetchHeldMax)) {
+			pf.cond.Wait()
+		}
+		if pf.stop || pf.next >= len(pf.items) {
+			pf.mu.Unlock()
+			return
+		}
+		i := pf.next
+		pf.next++
+		r := pf.results[i]
+		pf.mu.Unlock()
+		pf.read(pf.items[i], r)
+		pf.mu.Lock()
+		pf.held += int64(cap(r.data))
+		pf.ix.prefetchPeak = max(pf.ix.prefetchPeak, pf.held) // for tests
+		pf.mu.Unlock()
+		close(r.done)
+	}
+}
+
+// take returns the worker's reading of urel, waiting for it, or nil when the walk
+// must read the unit itself. The walk calls it in walk order.
+func (pf *prefetcher) take(urel string) *fetched {
+	i, ok := pf.at[urel]
+	if !ok {
+		return nil
+	}
+	pf.mu.Lock()
+	if i < pf.taken {
+		pf.mu.Unlock()
+		return nil // taken already (a unit visited twice)
+	}
+	var passed []*fetched // started, but the walk went past them (gone meanwhile)
+	for j := pf.taken; j < i && j < pf.next; j++ {
+		passed = append(passed, pf.results[j])
+	}
+	started := i < pf.next
+	r := pf.results[i]
+	for j := pf.taken; j <= i; j++ {
+		pf.results[j] = nil // the walk is past them: let their buffers go
+	}
+	pf.taken = i + 1
+	pf.next = max(pf.next, pf.taken) // no worker starts what the walk is past
+	pf.cond.Broadcast()
+	pf.mu.Unlock()
+	for _, p := range passed {
+		<-p.done
+		pf.release(p)
+	}
+	if !started {
+		return nil // the walk caught up with the workers: read it here
+	}
+	<-r.done
+	pf.release(r)
+	if !r.ok {
+		return nil
+	}
+	return r
+}
+
+// release stops counting a result's buffer against prefetchHeldMax.
+func (pf *prefetcher) release(r *fetched) {
+	pf.mu.Lock()
+	pf.held -= int64(cap(r.data))
+	pf.cond.Broadcast()
+	pf.mu.Unlock()
+}
+
+// read does what updateLinesLocked does for a unit read from the start, on a
+// worker: it touches nothing of the indexer's but the layout.
+func (pf *prefetcher) read(urel string, r *fetched) {
+	f, err := os.OpenFile(pf.ix.unitPath(urel), os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() || (pf.buffer && fi.Size() > prefetchBufferMax) {
+		return
+	}
+	dev, ino := statIdentity(fi)
+	r.tail = Tail{Dev: dev, Ino: ino}
+	r.acc = pf.ll.NewAccumulator(urel)
+	if pf.buffer {
+		r.data = make([]byte, 0, fi.Size())
+	}
+	acc := r.acc
+	var head headCollector
+	st, err := readLines(f, &r.tail, func(off int64, line []byte) {
+		head.line(line)
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 {
+			return
+		}
+		if line[0] != '{' {
+			r.skipped++
+			return
+		}
+		if acc.Line(line) != nil {
+			r.skipped++
+		}
+		if pf.buffer {
+			start := len(r.data)
+			r.data = append(r.data, line...)
+			r.lines = append(r.lines, fetchedLine{off, start, len(r.data)})
+		}
+	})
+	r.bytesRead += st.BytesRead
+	r.skipped += st.Long
+	if err != nil {
+		return
+	}
+	r.tail.Size = max(fi.Size(), r.tail.Offset)
+	r.tail.Mtime = fi.ModTime().UnixNano()
+	fp, n, err := Fingerprint(f, r.tail.Offset)
+	r.bytesRead += n
+	if err != nil {
+		return
+	}
+	r.tail.Fp = fp
+	hfp, ok := "", false
+	if st.Long == 0 && !r.tail.LongLine {
+		hfp, ok = head.fingerprint(r.tail.Offset)
+	}
+	if !ok {
+		hfp, n, err = HeadFingerprint(f, r.tail.Offset)
+		r.bytesRead += n
+		if err != nil {
+			return
+		}
+	}
+	r.tail.Hfp = hfp
+	r.ok = true
+}
+
+// fetchedLocked installs a worker's reading of a unit the indexer held nothing of,
+// exactly as updateLinesLocked would have read it; false means there is none and
+// the caller reads the unit itself.
+func (ix *Indexer) fetchedLocked(urel, path string) bool {
+	if ix.fetch == nil || ix.units[urel] != nil {
+		return false
+	}
+	r := ix.fetch.take(urel)
+	if r == nil {
+		return false
+	}
+	u := &unit{rel: urel, kind: UnitLines, acc: r.acc, tail: Tail{Dev: r.tail.Dev, Ino: r.tail.Ino}}
+	ix.units[urel] = u
+	if len(ix.consumers) > 0 {
+		// A unit read from the start: every consumer is reset, and catching up
+		// reads nothing (f is not used).
+		feed, _ := ix.catchUpConsumersLocked(nil, u, true)
+		for _, l := range r.lines {
+			feed(l.off, r.data[l.start:l.end])
+		}
+	}
+	u.tail = r.tail
+	u.skipped = r.skipped
+	ix.stats.BytesRead += r.bytesRead
+	if len(ix.consumers) > 0 {
+		ref := ix.unitRef(u)
+		for _, c := range ix.consumers {
+			c.Done(ref, u.tail.Offset, u.tail.Fp)
+		}
+	}
+	ix.summarizeLinesLocked(u, path)
+	ix.prefetched++
+	return true
+}
