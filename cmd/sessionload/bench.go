@@ -13,7 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -309,9 +309,12 @@ func (c *lineCounter) Write(p []byte) (int, error) {
 type meas struct {
 	wall, cpu time.Duration
 	lines     int
+	maxRSS    int64 // peak resident set of the process (ru_maxrss), bytes
 }
 
-func (m meas) add(o meas) meas { return meas{m.wall + o.wall, m.cpu + o.cpu, m.lines + o.lines} }
+func (m meas) add(o meas) meas {
+	return meas{m.wall + o.wall, m.cpu + o.cpu, m.lines + o.lines, max(m.maxRSS, o.maxRSS)}
+}
 
 // timeCmd runs a command and measures it; its output is read through a pipe
 // and its lines counted.
@@ -334,6 +337,9 @@ func timeCmdTo(env []string, pipe bool, name string, args ...string) (meas, erro
 	m := meas{wall: time.Since(start), lines: lc.n}
 	if cmd.ProcessState != nil {
 		m.cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+			m.maxRSS = ru.Maxrss << 10 // Linux reports KiB
+		}
 	}
 	if err != nil {
 		return m, fmt.Errorf("%s %s: %v: %s", name, strings.Join(args, " "), err, strings.TrimSpace(errb.String()))
@@ -357,17 +363,19 @@ func (b *bench) median(warm bool, f func() (meas, error)) (meas, error) {
 		}
 	}
 	var walls, cpus []time.Duration
+	var rsss []int64
 	var last meas
 	for range b.o.runs {
 		m, err := f()
 		if err != nil {
 			return meas{}, err
 		}
-		walls, cpus, last = append(walls, m.wall), append(cpus, m.cpu), m
+		walls, cpus, rsss, last = append(walls, m.wall), append(cpus, m.cpu), append(rsss, m.maxRSS), m
 	}
-	sort.Slice(walls, func(i, j int) bool { return walls[i] < walls[j] })
-	sort.Slice(cpus, func(i, j int) bool { return cpus[i] < cpus[j] })
-	return meas{wall: walls[len(walls)/2], cpu: cpus[len(cpus)/2], lines: last.lines}, nil
+	slices.Sort(walls)
+	slices.Sort(cpus)
+	slices.Sort(rsss)
+	return meas{wall: walls[len(walls)/2], cpu: cpus[len(cpus)/2], lines: last.lines, maxRSS: rsss[len(rsss)/2]}, nil
 }
 
 // reindexFresh runs `sessionwatch reindex` on an empty state dir, with the native
@@ -493,8 +501,8 @@ func (b *bench) measureListing(s *benchStore) ([]meas, error) {
 	return out, nil
 }
 
-const listingHead = "contender | wall | CPU | wall ÷ list | CPU ÷ list | rows listed |"
-const listingRule = "---|---:|---:|---:|---:|---:|"
+const listingHead = "contender | wall | CPU | wall ÷ list | CPU ÷ list | peak RSS | rows listed |"
+const listingRule = "---|---:|---:|---:|---:|---:|---:|"
 
 // listingRows renders one store's measurements, first column(s) given by lead.
 func (b *bench) listingRows(lead string, mm []meas) {
@@ -507,7 +515,7 @@ func (b *bench) listingRows(lead string, mm []meas) {
 		if i > 0 {
 			lead = blank
 		}
-		fmt.Fprintf(b.out, "| %s | %s | %s | %s | %s | %s | %s |\n", lead, contenders[i].name, ms(m.wall), ms(m.cpu), ratio(m.wall, mm[0].wall), ratio(m.cpu, mm[0].cpu), rows)
+		fmt.Fprintf(b.out, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", lead, contenders[i].name, ms(m.wall), ms(m.cpu), ratio(m.wall, mm[0].wall), ratio(m.cpu, mm[0].cpu), human(m.maxRSS), rows)
 	}
 }
 
