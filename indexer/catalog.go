@@ -3,8 +3,10 @@ package indexer
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -197,9 +199,21 @@ func SortSessions(ss []*Session) {
 	})
 }
 
-// Encode renders the catalog deterministically: a header, then one session per line.
-// UpdatedAt is set to the newest lastActiveAt so a rebuild reproduces it exactly.
+// Encode renders the catalog deterministically: a header, then one session per line,
+// without the sessions' resume state (EncodeWithResume renders that too). UpdatedAt
+// is set to the newest lastActiveAt so a rebuild reproduces it exactly.
 func (c *Catalog) Encode() ([]byte, error) {
+	cat, _, err := c.encode(false)
+	return cat, err
+}
+
+// EncodeWithResume renders the catalog (as Encode) and its resume file: the
+// sessions' Tail, each tied to its catalog line by a checksum (ResumeName).
+func (c *Catalog) EncodeWithResume() (catalog, resume []byte, err error) {
+	return c.encode(true)
+}
+
+func (c *Catalog) encode(withResume bool) (catalog, resume []byte, err error) {
 	SortSessions(c.Sessions)
 	c.UpdatedAt = ""
 	if len(c.Sessions) > 0 {
@@ -209,31 +223,55 @@ func (c *Catalog) Encode() ([]byte, error) {
 	head.Sessions = nil
 	hb, err := marshalNoEscape(head)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	hb = bytes.TrimSuffix(hb, []byte("null}"))
-	size := len(hb) + 8
+	size, rsize := len(hb)+8, 0
 	for _, s := range c.Sessions {
-		size += 400 + len(s.File) + len(s.FirstPrompt) + len(s.Title) + len(s.Tail.stateBytes())
+		size += 300 + len(s.File) + len(s.FirstPrompt) + len(s.Title)
+		if withResume && s.Tail != nil {
+			rsize += 260 + len(s.File) + len(s.ID) + len(s.Tail.State)
+		}
 	}
 	b := append(make([]byte, 0, size), hb...)
 	b = append(b, '[')
+	var r []byte
+	if withResume {
+		r = append(make([]byte, 0, rsize+len(hb)+16), resumeHeader(c)...)
+	}
+	n := 0 // resume entries
 	for i, s := range c.Sessions {
 		if i > 0 {
 			b = append(b, ',')
 		}
 		b = append(b, '\n')
-		b = appendSession(b, s)
+		start := len(b)
+		b = appendSessionSummary(b, s)
+		b = append(b, '}')
+		if withResume && s.Tail != nil {
+			if n > 0 {
+				r = append(r, ',')
+			}
+			r = append(r, '\n')
+			r = appendResumeEntry(r, s, lineSum(b[start:]))
+			n++
+		}
 	}
 	if len(c.Sessions) > 0 {
 		b = append(b, '\n')
 	}
-	return append(b, "]}\n"...), nil
+	if withResume {
+		if n > 0 {
+			r = append(r, '\n')
+		}
+		r = append(r, "]}\n"...)
+	}
+	return append(b, "]}\n"...), r, nil
 }
 
 // DecodeCatalog parses a catalog file's bytes.
 func DecodeCatalog(data []byte) (*Catalog, error) {
-	if c, ok := decodeCatalogFast(data, true); ok {
+	if c, ok := decodeCatalogFast(data, true, nil); ok {
 		return c, nil
 	}
 	var c Catalog
@@ -369,11 +407,12 @@ var summaryFields = map[string]func(s *Session, v []byte) bool{
 // writes (a header line, then one session per line): each session line is split by
 // ObjectFields, skipping its tail, instead of being decoded by encoding/json. ok is
 // false for anything else (a hand-edited file), which the caller decodes in full.
-func decodeCatalogLines(data []byte) (*Catalog, bool) { return decodeCatalogFast(data, false) }
+func decodeCatalogLines(data []byte) (*Catalog, bool) { return decodeCatalogFast(data, false, nil) }
 
-// decodeCatalogFast is decodeCatalogLines that, with tails, also decodes every
-// session's tail (Load's fast path, DecodeCatalog's first try).
-func decodeCatalogFast(data []byte, tails bool) (*Catalog, bool) {
+// decodeCatalogFast is decodeCatalogLines that, with tails, also decodes the
+// tails a catalog of an older version holds (Load's fast path, DecodeCatalog's
+// first try). With sums, it appends each session line's lineSum to *sums.
+func decodeCatalogFast(data []byte, tails bool, sums *[]uint32) (*Catalog, bool) {
 	head, rest, found := bytes.Cut(data, []byte("\n"))
 	if !found || !bytes.HasSuffix(head, []byte(`"sessions":[`)) {
 		return nil, false
@@ -397,6 +436,9 @@ func decodeCatalogFast(data []byte, tails bool) (*Catalog, bool) {
 			return nil, false // two sessions without a comma between them
 		}
 		line, more = bytes.CutSuffix(line, []byte(","))
+		if sums != nil {
+			*sums = append(*sums, lineSum(line))
+		}
 		s := &Session{Project: c.Project}
 		ok := true
 		if err := ObjectFields(line, func(k, v []byte) {
@@ -478,13 +520,13 @@ func decodeTail(v []byte) (*Tail, bool) {
 	return t, true
 }
 
-// ReadCatalog reads and parses one catalog file; errors name the file.
+// ReadCatalog reads and parses one catalog file, with each session's Tail from
+// the resume file beside it (ResumeName); errors name the file.
 func ReadCatalog(path string) (*Catalog, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
+	c, _, _, err := readCatalogFiles(path)
+	if errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
-	c, err := DecodeCatalog(data)
 	if err != nil {
 		return nil, fmt.Errorf("read catalog %s: %w", path, err)
 	}

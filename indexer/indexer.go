@@ -89,6 +89,9 @@ type Indexer struct {
 	touched       map[string]bool // units whose sessions changed since consumers last synced
 	verifying     bool            // the current pass checks fingerprints of unchanged files too
 	refreshing    bool            // the current walk leaves unchanged native indexes alone
+	probing       bool            // the current walk only looks for changes (probe.go)
+	probeChanged  bool            // the probing walk found one
+	unrestored    int             // catalog sessions Load could not restore as units
 
 	gen      stamp       // the generation stamps when this indexer last looked
 	genKnown bool        // gen was read (by Load or a write)
@@ -254,16 +257,18 @@ func (ix *Indexer) loadLocked() error {
 			continue
 		}
 		path := filepath.Join(dir, e.Name(), CatalogName)
-		data, err := os.ReadFile(path)
-		if err != nil {
+		c, data, resume, err := readCatalogFiles(path)
+		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
-		c, err := DecodeCatalog(data)
 		if err != nil || c.Source != ix.opt.Source || c.Layout != ix.layout.Name() {
 			ix.log.Warn("catalog unreadable, rebuilding", "file", path, "err", err)
 			continue
 		}
 		ix.recordOutput(path, outputHash(data))
+		if resume != nil {
+			ix.recordOutput(resumePath(path), outputHash(resume))
+		}
 		ix.keys[c.Project] = e.Name()
 		for _, s := range c.Sessions {
 			ix.restoreLocked(s)
@@ -274,14 +279,17 @@ func (ix *Indexer) loadLocked() error {
 
 func (ix *Indexer) restoreLocked(s *Session) {
 	if s.Tail == nil {
+		ix.unrestored++
 		return
 	}
 	rel, ok := ix.relOf(s.File)
 	if !ok {
+		ix.unrestored++
 		return
 	}
 	urel, kind := ix.layout.Classify(rel)
 	if kind == UnitNone {
+		ix.unrestored++
 		return
 	}
 	u := ix.units[urel]
@@ -310,6 +318,13 @@ func (ix *Indexer) restoreLocked(s *Session) {
 
 // relOf maps an absolute path to a slash-separated path relative to rootDir.
 func (ix *Indexer) relOf(path string) (string, bool) {
+	// The common case, a clean path below the root (every walked path and every
+	// catalog's file), without filepath.Rel's allocations.
+	if rest, ok := strings.CutPrefix(path, ix.rootDir); ok && len(rest) > 1 && rest[0] == filepath.Separator {
+		if rest = rest[1:]; filepath.Clean(rest) == rest && rest != ".." && !strings.HasPrefix(rest, ".."+string(filepath.Separator)) {
+			return filepath.ToSlash(rest), true
+		}
+	}
 	rel, err := filepath.Rel(ix.rootDir, path)
 	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 		return "", false
@@ -488,7 +503,7 @@ func (ix *Indexer) walkLocked(rel string) (map[string]bool, error) {
 		if urel, kind := ix.layout.Classify(ix.rootRel); kind != UnitNone {
 			if _, err := os.Lstat(ix.opt.Root); err == nil {
 				seen[urel] = true
-				walkErr = ix.updateUnitLocked(urel, kind)
+				walkErr = ix.visitUnitLocked(urel, kind)
 			}
 		}
 	} else {
@@ -512,7 +527,7 @@ func (ix *Indexer) walkLocked(rel string) (map[string]bool, error) {
 				if r != "." && ix.layout.SkipDir(r) {
 					if urel, kind := ix.layout.Classify(r); kind != UnitNone {
 						seen[urel] = true
-						ix.updateUnitLocked(urel, kind)
+						ix.visitUnitLocked(urel, kind)
 					}
 					return filepath.SkipDir
 				}
@@ -534,8 +549,11 @@ func (ix *Indexer) walkLocked(rel string) (map[string]bool, error) {
 				return nil
 			}
 			seen[urel] = true
-			if err := ix.updateUnitLocked(urel, kind); err != nil {
+			if err := ix.visitUnitLocked(urel, kind); err != nil {
 				ix.log.Warn("index failed", "file", p, "err", err)
+			}
+			if ix.probeChanged {
+				return filepath.SkipAll
 			}
 			return nil
 		})
@@ -548,6 +566,10 @@ func (ix *Indexer) walkLocked(rel string) (map[string]bool, error) {
 		if !seen[urel] && (rel == "." || urel == rel || strings.HasPrefix(urel, rel+"/")) {
 			gone = append(gone, urel)
 		}
+	}
+	if ix.probing {
+		ix.probeChanged = ix.probeChanged || len(gone) > 0
+		return natives, walkErr
 	}
 	ix.removeUnitsLocked(gone)
 	if !ix.refreshing {
@@ -1090,10 +1112,7 @@ func (ix *Indexer) writeCatalogsLocked() error {
 			ix.dirtyProjects[p2] = true
 			continue
 		}
-		if ix.removeOutputLocked(filepath.Join(CatalogDir(ix.opt.StateDir, ix.opt.Source), old, CatalogName)) {
-			ix.stats.CatalogWrites++
-		}
-		ix.removeDirLocked(filepath.Join(CatalogDir(ix.opt.StateDir, ix.opt.Source), old))
+		ix.removeCatalogLocked(filepath.Join(CatalogDir(ix.opt.StateDir, ix.opt.Source), old))
 	}
 	for p, k := range keys {
 		if ix.keys[p] != k {
@@ -1107,18 +1126,26 @@ func (ix *Indexer) writeCatalogsLocked() error {
 			continue
 		}
 		c := &Catalog{Version: CatalogVersion, Generator: "sessionwatch", Source: ix.opt.Source, Layout: ix.layout.Name(), Project: p, Sessions: ss}
-		data, err := c.Encode()
+		data, resume, err := c.EncodeWithResume()
 		if err != nil {
 			errs = append(errs, fmt.Errorf("encode catalog of %q: %w", p, err))
 			continue
 		}
 		path := filepath.Join(CatalogDir(ix.opt.StateDir, ix.opt.Source), keys[p], CatalogName)
-		wrote, err := ix.writeOutputLocked(path, data, dirtyMark{project: p})
-		if wrote {
-			ix.stats.CatalogWrites++
-		}
-		if err != nil {
-			errs = append(errs, err)
+		// The resume file and the catalog are written side by side; a crash
+		// between the two leaves entries whose checksum no longer matches, and
+		// their files are read again from the start (resume.go).
+		for _, out := range [...]struct {
+			path string
+			data []byte
+		}{{resumePath(path), resume}, {path, data}} {
+			wrote, err := ix.writeOutputLocked(out.path, out.data, dirtyMark{project: p})
+			if wrote {
+				ix.stats.CatalogWrites++
+			}
+			if err != nil {
+				errs = append(errs, err)
+			}
 		}
 	}
 	ix.keys = keys
@@ -1254,11 +1281,19 @@ func (ix *Indexer) sweepCatalogsLocked() {
 		if !e.IsDir() || owned[e.Name()] {
 			continue
 		}
-		if ix.removeOutputLocked(filepath.Join(dir, e.Name(), CatalogName)) {
+		ix.removeCatalogLocked(filepath.Join(dir, e.Name()))
+	}
+}
+
+// removeCatalogLocked removes a catalog directory's catalog and resume file, then
+// the directory if that left it empty.
+func (ix *Indexer) removeCatalogLocked(dir string) {
+	for _, name := range [...]string{CatalogName, ResumeName} {
+		if ix.removeOutputLocked(filepath.Join(dir, name)) {
 			ix.stats.CatalogWrites++
 		}
-		ix.removeDirLocked(filepath.Join(dir, e.Name()))
 	}
+	ix.removeDirLocked(dir)
 }
 
 // writeOutputLocked writes data to path unless the file already holds exactly that.

@@ -67,7 +67,7 @@ func cmdShow(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	refreshCatalogs(e, cfg, sc.sources)
+	refreshForListing(e, cfg, sc.sources)
 	en, err := resolveRef(cfg, sc, pos[0], false)
 	if err != nil {
 		return err
