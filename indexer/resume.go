@@ -211,6 +211,7 @@ func attachResume(c *Catalog, sums []uint32, entries []resumeEntry) {
 		}
 	}
 }
+
 // readCatalogFiles reads the catalog at path and its resume file, and gives each
 // session its tail (ReadCatalog, Load). It returns the bytes of both files; a
 // missing or unreadable resume file is no error (its sessions have no tail).
