@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // CatalogName is the file name of every catalog and of the agents' native indexes.
@@ -368,41 +369,6 @@ func decodeCatalogSummaries(path string, data []byte) (*Catalog, error) {
 	return &c, nil
 }
 
-// summaryFields sets a session's summary fields from their raw JSON values; the
-// tail is left out.
-var summaryFields = map[string]func(s *Session, v []byte) bool{
-	"id":           func(s *Session, v []byte) (ok bool) { s.ID, ok = JSONString(v); return },
-	"type":         func(s *Session, v []byte) (ok bool) { s.Type, ok = JSONString(v); return },
-	"parentId":     func(s *Session, v []byte) (ok bool) { s.ParentID, ok = JSONString(v); return },
-	"file":         func(s *Session, v []byte) (ok bool) { s.File, ok = JSONString(v); return },
-	"title":        func(s *Session, v []byte) (ok bool) { s.Title, ok = JSONString(v); return },
-	"firstPrompt":  func(s *Session, v []byte) (ok bool) { s.FirstPrompt, ok = JSONString(v); return },
-	"createdAt":    func(s *Session, v []byte) (ok bool) { s.CreatedAt, ok = JSONString(v); return },
-	"lastActiveAt": func(s *Session, v []byte) (ok bool) { s.LastActiveAt, ok = JSONString(v); return },
-	"provider":     func(s *Session, v []byte) (ok bool) { s.Provider, ok = JSONString(v); return },
-	"model":        func(s *Session, v []byte) (ok bool) { s.Model, ok = JSONString(v); return },
-	"gitBranch":    func(s *Session, v []byte) (ok bool) { s.GitBranch, ok = JSONString(v); return },
-	"messageCount": func(s *Session, v []byte) bool {
-		n, err := strconv.Atoi(string(v))
-		s.MessageCount = n
-		return err == nil
-	},
-	"sizeBytes": func(s *Session, v []byte) bool {
-		n, err := strconv.ParseInt(string(v), 10, 64)
-		s.SizeBytes = n
-		return err == nil
-	},
-	"skippedLines": func(s *Session, v []byte) bool {
-		n, err := strconv.Atoi(string(v))
-		s.SkippedLines = n
-		return err == nil
-	},
-	"invalid": func(s *Session, v []byte) bool { s.Invalid = JSONTrue(v); return s.Invalid || string(v) == "false" },
-	"corrupt": func(s *Session, v []byte) bool { s.Corrupt = JSONTrue(v); return s.Corrupt || string(v) == "false" },
-	"hidden":  func(s *Session, v []byte) bool { s.Hidden = JSONTrue(v); return s.Hidden || string(v) == "false" },
-	"tail":    func(*Session, []byte) bool { return true },
-}
-
 // decodeCatalogLines is the fast path of readCatalogSummaries for the layout Encode
 // writes (a header line, then one session per line): each session line is split by
 // ObjectFields, skipping its tail, instead of being decoded by encoding/json. ok is
@@ -421,10 +387,18 @@ func decodeCatalogFast(data []byte, tails bool, sums *[]uint32) (*Catalog, bool)
 	if json.Unmarshal(append(append([]byte(nil), head...), "]}"...), &c) != nil || c.Version != CatalogVersion || c.Generator != "sessionwatch" {
 		return nil, false
 	}
-	c.Sessions = make([]*Session, 0, bytes.Count(rest, []byte("\n")))
+	// Every string decoded is a substring of one copy of the session lines
+	// (strings must not alias data, which summaryReader reuses), and the sessions
+	// are allocated together: two allocations per catalog instead of ten per session.
+	text := string(rest)
+	base := len(data) - len(rest) // offset of text in data
+	n := bytes.Count(rest, []byte("\n"))
+	c.Sessions = make([]*Session, 0, n)
+	block := make([]Session, n)
 	more := false // the previous session line ended with a comma
 	for len(rest) > 0 {
 		var line []byte
+		off := len(data) - len(rest) - base
 		line, rest, _ = bytes.Cut(rest, []byte("\n"))
 		if string(line) == "]}" {
 			if more || len(bytes.TrimSpace(rest)) != 0 {
@@ -439,17 +413,9 @@ func decodeCatalogFast(data []byte, tails bool, sums *[]uint32) (*Catalog, bool)
 		if sums != nil {
 			*sums = append(*sums, lineSum(line))
 		}
-		s := &Session{Project: c.Project}
-		ok := true
-		if err := ObjectFields(line, func(k, v []byte) {
-			if tails && string(k) == "tail" {
-				if s.Tail, ok = decodeTail(v); !ok {
-					return
-				}
-			} else if set, known := summaryFields[string(k)]; !known || !set(s, v) {
-				ok = false
-			}
-		}); err != nil || !ok || s.ID == "" || s.File == "" {
+		s := &block[len(c.Sessions)]
+		s.Project = c.Project
+		if !decodeSessionLine(line, text[off:off+len(line)], s, tails) || s.ID == "" || s.File == "" {
 			return nil, false
 		}
 		c.Sessions = append(c.Sessions, s)
@@ -457,9 +423,135 @@ func decodeCatalogFast(data []byte, tails bool, sums *[]uint32) (*Catalog, bool)
 	return nil, false
 }
 
+// decodeSessionLine sets s from one catalog line, a JSON object of the summary
+// fields (and, in catalogs of older versions, the tail: decoded with tails, else
+// skipped). text holds the same bytes as line: the strings set are substrings of
+// it unless they need decoding. ok is false for an unknown key or a value of the
+// wrong type.
+func decodeSessionLine(line []byte, text string, s *Session, tails bool) (ok bool) {
+	i := skipSpace(line, 0)
+	if i >= len(line) || line[i] != '{' {
+		return false
+	}
+	i = skipSpace(line, i+1)
+	if i < len(line) && line[i] == '}' {
+		return skipSpace(line, i+1) == len(line)
+	}
+	for {
+		if i >= len(line) || line[i] != '"' {
+			return false
+		}
+		kend, esc, err := scanString(line, i)
+		if err != nil || esc {
+			return false
+		}
+		key := text[i+1 : kend-1]
+		i = skipSpace(line, kend)
+		if i >= len(line) || line[i] != ':' {
+			return false
+		}
+		i = skipSpace(line, i+1)
+		if i >= len(line) {
+			return false
+		}
+		var vend int
+		str := func(dst *string) bool {
+			if line[i] != '"' {
+				vend, _ = scanValue(line, i, 0)
+				return false
+			}
+			end, esc, err := scanString(line, i)
+			if vend = end; err != nil {
+				return false
+			}
+			if inner := line[i+1 : end-1]; !esc && utf8.Valid(inner) {
+				*dst = text[i+1 : end-1]
+				return true
+			}
+			v, ok := JSONString(line[i:end])
+			*dst = v
+			return ok
+		}
+		num := func() int64 {
+			end, err := scanValue(line, i, 0)
+			if vend = end; err != nil {
+				ok = false
+				return 0
+			}
+			n, err := strconv.ParseInt(text[i:end], 10, 64)
+			ok = err == nil
+			return n
+		}
+		flag := func() bool {
+			end, err := scanValue(line, i, 0)
+			vend = end
+			v := text[i:end]
+			ok = err == nil && (v == "true" || v == "false")
+			return v == "true"
+		}
+		ok = true
+		switch key {
+		case "id":
+			ok = str(&s.ID)
+		case "type":
+			ok = str(&s.Type)
+		case "parentId":
+			ok = str(&s.ParentID)
+		case "file":
+			ok = str(&s.File)
+		case "title":
+			ok = str(&s.Title)
+		case "firstPrompt":
+			ok = str(&s.FirstPrompt)
+		case "createdAt":
+			ok = str(&s.CreatedAt)
+		case "lastActiveAt":
+			ok = str(&s.LastActiveAt)
+		case "provider":
+			ok = str(&s.Provider)
+		case "model":
+			ok = str(&s.Model)
+		case "gitBranch":
+			ok = str(&s.GitBranch)
+		case "messageCount":
+			s.MessageCount = int(num())
+		case "sizeBytes":
+			s.SizeBytes = num()
+		case "skippedLines":
+			s.SkippedLines = int(num())
+		case "invalid":
+			s.Invalid = flag()
+		case "corrupt":
+			s.Corrupt = flag()
+		case "hidden":
+			s.Hidden = flag()
+		case "tail":
+			vend, err = scanValue(line, i, 0)
+			ok = err == nil
+			if ok && tails {
+				s.Tail, ok = decodeTail(line[i:vend])
+			}
+		default:
+			return false
+		}
+		if !ok || vend <= i {
+			return false
+		}
+		i = skipSpace(line, vend)
+		if i < len(line) && line[i] == ',' {
+			i = skipSpace(line, i+1)
+			continue
+		}
+		return i < len(line) && line[i] == '}' && skipSpace(line, i+1) == len(line)
+	}
+}
+
 // decodeTail is Tail.UnmarshalJSON for a tail as Encode writes it (compact, the
 // fixed keys first): the accumulator's members are copied as they are.
 func decodeTail(v []byte) (*Tail, bool) {
+	if t, ok := decodeTailFixed(v); ok {
+		return t, true
+	}
 	t := &Tail{}
 	var st []byte
 	ok := true
@@ -518,6 +610,78 @@ func decodeTail(v []byte) (*Tail, bool) {
 		t.State = append(st, '}')
 	}
 	return t, true
+}
+
+// decodeTailFixed decodes a tail of the fixed fields only, in the order
+// appendTailFixed writes them (a resume file's); ok is false for anything else.
+func decodeTailFixed(v []byte) (*Tail, bool) {
+	t := &Tail{}
+	i := 0
+	key := func(k string) bool {
+		if len(v)-i > len(k) && string(v[i:i+len(k)]) == k {
+			i += len(k)
+			return true
+		}
+		return false
+	}
+	num := func() (int64, bool) {
+		j := i
+		for j < len(v) && (v[j] >= '0' && v[j] <= '9' || v[j] == '-') {
+			j++
+		}
+		n, err := strconv.ParseInt(string(v[i:j]), 10, 64)
+		i = j
+		return n, err == nil
+	}
+	unum := func() (uint64, bool) {
+		j := i
+		for j < len(v) && v[j] >= '0' && v[j] <= '9' {
+			j++
+		}
+		n, err := strconv.ParseUint(string(v[i:j]), 10, 64)
+		i = j
+		return n, err == nil
+	}
+	str := func(dst *string) bool {
+		end, _, err := scanString(v, i)
+		if err != nil || v[i] != '"' {
+			return false
+		}
+		s, ok := JSONString(v[i:end])
+		*dst, i = s, end
+		return ok
+	}
+	var ok1, ok2, ok3, ok4, ok5 bool
+	if !key(`{"dev":`) {
+		return nil, false
+	}
+	if t.Dev, ok1 = unum(); !ok1 || !key(`,"ino":`) {
+		return nil, false
+	}
+	if t.Ino, ok2 = unum(); !ok2 || !key(`,"offset":`) {
+		return nil, false
+	}
+	if t.Offset, ok3 = num(); !ok3 || !key(`,"mtime":`) {
+		return nil, false
+	}
+	if t.Mtime, ok4 = num(); !ok4 || !key(`,"size":`) {
+		return nil, false
+	}
+	if t.Size, ok5 = num(); !ok5 {
+		return nil, false
+	}
+	if key(`,"longLine":true`) {
+		t.LongLine = true
+	}
+	for _, f := range [...]struct {
+		k   string
+		dst *string
+	}{{`,"fp":`, &t.Fp}, {`,"hfp":`, &t.Hfp}, {`,"dep":`, &t.Dep}, {`,"ownProject":`, &t.OwnProject}} {
+		if key(f.k) && (i >= len(v) || !str(f.dst)) {
+			return nil, false
+		}
+	}
+	return t, i == len(v)-1 && v[i] == '}'
 }
 
 // ReadCatalog reads and parses one catalog file, with each session's Tail from

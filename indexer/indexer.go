@@ -92,6 +92,7 @@ type Indexer struct {
 	probing       bool            // the current walk only looks for changes (probe.go)
 	probeChanged  bool            // the probing walk found one
 	unrestored    int             // catalog sessions Load could not restore as units
+	probeGen      uint32          // the current Unchanged walk
 
 	gen      stamp       // the generation stamps when this indexer last looked
 	genKnown bool        // gen was read (by Load or a write)
@@ -174,6 +175,7 @@ type unit struct {
 	state    json.RawMessage // acc's state from a catalog, not decoded yet
 	skipped  int
 	sessions []*Session
+	probed   uint32 // the last Unchanged walk that found it (probe.go)
 }
 
 type output struct {

@@ -93,6 +93,11 @@ func restartIdle(t *testing.T, layout, root, state string) *Indexer {
 	if err := ix.Load(); err != nil {
 		t.Fatal(err)
 	}
+	// What list and show without a daemon ask first: a stat of every file
+	// proves the catalogs current.
+	if !ix.Unchanged() {
+		t.Errorf("Unchanged() over an unchanged %s store = false, want true", layout)
+	}
 	if err := ix.Reconcile(); err != nil {
 		t.Fatal(err)
 	}

@@ -1,27 +1,145 @@
 package indexer
 
 import (
+	"errors"
+	"io/fs"
 	"os"
+	"strings"
 )
 
 // Unchanged reports whether the catalogs Load read are up to date with the files,
 // by a stat of every unit and nothing else: no file is read or written and no
 // consumer is consulted. list and show without a daemon call it before they
 // refresh: when nothing changed (the common case) they list what Load read, and
-// skip the refresh with its consumers altogether. An error (or any doubt: a
-// catalog session Load could not restore, a walk error) answers false.
+// skip the refresh with its consumers altogether. Any doubt (a catalog session
+// Load could not restore, a directory that cannot be listed) answers false.
+//
+// It walks the source as walkLocked does (same symlink, SkipDir, temp-file and
+// Classify rules), but lists each directory unsorted through an os.Root, which
+// stats each entry relative to the directory's descriptor as it lists it: a stat
+// per file is the whole cost of a listing's refresh, so it is kept to one short
+// syscall, where a filepath.WalkDir and an Lstat by path cost two long ones on
+// filesystems that report no entry types.
 func (ix *Indexer) Unchanged() bool {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	if ix.unrestored > 0 || ix.rootPending {
 		return false
 	}
-	ix.probing, ix.probeChanged = true, false
-	defer func() { ix.probing, ix.probeChanged = false, false }()
-	if _, err := ix.walkLocked("."); err != nil {
+	if ix.rootRel != "" {
+		// A file root (one unit): the walk is one stat anyway.
+		ix.probing, ix.probeChanged = true, false
+		defer func() { ix.probing, ix.probeChanged = false, false }()
+		_, err := ix.walkLocked(".")
+		return err == nil && !ix.probeChanged
+	}
+	ix.probeGen++
+	p := prober{ix: ix, gen: ix.probeGen}
+	if !p.dir(ix.rootDir, ".") {
 		return false
 	}
-	return !ix.probeChanged
+	return p.found == len(ix.units)
+}
+
+// prober is one Unchanged walk.
+type prober struct {
+	ix    *Indexer
+	gen   uint32 // marks the units found (unit.probed)
+	found int    // distinct known units found, each unchanged
+}
+
+// dir probes the directory at path (rel to the root); false means a change.
+func (p *prober) dir(path, rel string) bool {
+	root, err := os.OpenRoot(path)
+	if err != nil {
+		// A root that does not exist holds nothing: unchanged if nothing was known.
+		return rel == "." && errors.Is(err, fs.ErrNotExist) && len(p.ix.units) == 0
+	}
+	defer root.Close()
+	f, err := root.Open(".")
+	if err != nil {
+		return false
+	}
+	ents, err := f.ReadDir(-1)
+	f.Close()
+	if err != nil {
+		return false
+	}
+	for _, d := range ents {
+		name := d.Name()
+		r := name
+		if rel != "." {
+			r = rel + "/" + name
+		}
+		typ := d.Type()
+		switch {
+		case typ&fs.ModeSymlink != 0:
+			// never followed
+		case typ.IsDir():
+			if p.ix.layout.SkipDir(r) {
+				if urel, kind := p.ix.layout.Classify(r); kind != UnitNone && !p.unit(urel, kind, nil) {
+					return false
+				}
+				continue
+			}
+			if !p.dir(path+"/"+name, r) {
+				return false
+			}
+		case name == CatalogName || strings.HasPrefix(name, TempPrefix):
+			// a native index, or a writer's temp file
+		default:
+			urel, kind := p.ix.layout.Classify(r)
+			if kind != UnitNone && !p.unit(urel, kind, d) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// unit checks one unit found by the walk; d is the entry of its own file when
+// the walk found it by that file (urel is the path walked), else nil.
+func (p *prober) unit(urel string, kind UnitKind, d fs.DirEntry) bool {
+	ix := p.ix
+	u := ix.units[urel]
+	if u == nil || len(u.sessions) == 0 {
+		return false // new, or known without sessions: a refresh decides
+	}
+	if u.probed == p.gen {
+		return true // found before (a unit can be found through several paths)
+	}
+	u.probed = p.gen
+	p.found++
+	if d == nil || !strings.HasSuffix(urel, "/"+d.Name()) && urel != d.Name() {
+		// Found through another path (a file it depends on): checked by its own.
+		return ix.unitUnchangedLocked(urel, kind)
+	}
+	// A directory read through an os.Root has stat'ed each entry relative to
+	// the directory's descriptor already: Info costs nothing more.
+	fi, err := d.Info()
+	if err != nil || !fi.Mode().IsRegular() {
+		return false
+	}
+	dev, ino := statIdentity(fi)
+	t := &u.tail
+	if dev != t.Dev || ino != t.Ino || fi.Size() != t.Size || fi.ModTime().UnixNano() != t.Mtime {
+		return false
+	}
+	return tailUnchanged(ix, u, urel, kind, fi.Size())
+}
+
+// tailUnchanged is the rest of the unchanged test once the stat matched.
+func tailUnchanged(ix *Indexer, u *unit, urel string, kind UnitKind, size int64) bool {
+	switch kind {
+	case UnitLines:
+		return u.acc != nil && size >= u.tail.Offset
+	case UnitDocument:
+		if ds, ok := ix.layout.(DependencyStamper); ok {
+			return ds.DepStamp(ix.rootDir, urel) == u.tail.Dep
+		}
+		return true
+	}
+	return false
 }
 
 // visitUnitLocked is what a walk does with each unit it finds: bring it up to
@@ -53,14 +171,5 @@ func (ix *Indexer) unitUnchangedLocked(urel string, kind UnitKind) bool {
 	if dev != t.Dev || ino != t.Ino || fi.Size() != t.Size || fi.ModTime().UnixNano() != t.Mtime {
 		return false
 	}
-	switch kind {
-	case UnitLines:
-		return u.acc != nil && fi.Size() >= t.Offset
-	case UnitDocument:
-		if ds, ok := ix.layout.(DependencyStamper); ok {
-			return ds.DepStamp(ix.rootDir, urel) == t.Dep
-		}
-		return true
-	}
-	return false
+	return tailUnchanged(ix, u, urel, kind, fi.Size())
 }

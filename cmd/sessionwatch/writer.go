@@ -134,13 +134,7 @@ func refreshSources(e *env, cfg *config.Config, sources []string, fresh *refresh
 
 // add records the sessions of a source that is up to date.
 func (r *refreshed) add(ix *indexer.Indexer) {
-	src, layout := ix.Options().Source, ix.Options().Layout
-	ss := ix.Sessions()
-	es := make([]indexer.Entry, len(ss))
-	for i, s := range ss {
-		es[i] = indexer.Entry{Session: s, Source: src, Layout: layout, Project: s.Project}
-	}
-	r.bySource[src] = es
+	r.bySource[ix.Options().Source] = ix.Entries()
 }
 
 // selectSessions is the package's selectSessions, with the sessions of the
