@@ -413,6 +413,9 @@ func decodeCatalogFast(data []byte, tails bool, sums *[]uint32) (*Catalog, bool)
 		if sums != nil {
 			*sums = append(*sums, lineSum(line))
 		}
+		if len(c.Sessions) == len(block) {
+			return nil, false // a last line without its newline
+		}
 		s := &block[len(c.Sessions)]
 		s.Project = c.Project
 		if !decodeSessionLine(line, text[off:off+len(line)], s, tails) || s.ID == "" || s.File == "" {
@@ -484,9 +487,12 @@ func decodeSessionLine(line []byte, text string, s *Session, tails bool) (ok boo
 		}
 		flag := func() bool {
 			end, err := scanValue(line, i, 0)
-			vend = end
+			if vend = end; err != nil {
+				ok = false
+				return false
+			}
 			v := text[i:end]
-			ok = err == nil && (v == "true" || v == "false")
+			ok = v == "true" || v == "false"
 			return v == "true"
 		}
 		ok = true
@@ -527,7 +533,7 @@ func decodeSessionLine(line []byte, text string, s *Session, tails bool) (ok boo
 			s.Hidden = flag()
 		case "tail":
 			vend, err = scanValue(line, i, 0)
-			ok = err == nil
+			ok = err == nil && line[i] == '{'
 			if ok && tails {
 				s.Tail, ok = decodeTail(line[i:vend])
 			}

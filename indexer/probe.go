@@ -46,6 +46,8 @@ type prober struct {
 	ix    *Indexer
 	gen   uint32 // marks the units found (unit.probed)
 	found int    // distinct known units found, each unchanged
+
+	seenEmpty map[string]bool // documents found to hold no session
 }
 
 // dir probes the directory at path (rel to the root); false means a change.
@@ -97,13 +99,46 @@ func (p *prober) dir(path, rel string) bool {
 	return true
 }
 
+// noSessions reports whether a document unit the catalogs do not know holds no
+// session (Gemini's legacy .json beside its .jsonl) or fails to parse (a refresh
+// reports that and changes nothing). Such a document is read, as a refresh would.
+func (p *prober) noSessions(urel string) bool {
+	dl, ok := p.ix.layout.(DocumentLayout)
+	if !ok || p.seenEmpty[urel] {
+		return ok
+	}
+	path := p.ix.unitPath(urel)
+	fi, err := os.Lstat(path)
+	if err != nil || !fi.Mode().IsRegular() {
+		return false
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	ss, err := dl.ParseDocument(FileFacts{Root: p.ix.rootDir, Unit: urel, Path: path, Size: int64(len(data)), Mtime: fi.ModTime()}, data)
+	if err == nil && len(ss) > 0 {
+		return false
+	}
+	if p.seenEmpty == nil {
+		p.seenEmpty = map[string]bool{}
+	}
+	p.seenEmpty[urel] = true
+	return true
+}
+
 // unit checks one unit found by the walk; d is the entry of its own file when
 // the walk found it by that file (urel is the path walked), else nil.
 func (p *prober) unit(urel string, kind UnitKind, d fs.DirEntry) bool {
 	ix := p.ix
 	u := ix.units[urel]
-	if u == nil || len(u.sessions) == 0 {
-		return false // new, or known without sessions: a refresh decides
+	if u == nil {
+		// Not in the catalogs: new, unless it is a document that holds no
+		// session (a refresh reads it every time and changes nothing).
+		return kind == UnitDocument && p.noSessions(urel)
+	}
+	if len(u.sessions) == 0 {
+		return false
 	}
 	if u.probed == p.gen {
 		return true // found before (a unit can be found through several paths)

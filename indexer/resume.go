@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"unicode/utf8"
 )
 
 // ResumeName is the file beside each catalog that holds its sessions' resume
@@ -146,7 +147,7 @@ func parseResumeLine(line []byte) (e resumeEntry, ok bool) {
 	}
 	start := i + len(`,"tail":`)
 	end, err := scanValue(line, start, 0)
-	if err != nil {
+	if err != nil || end >= len(line) {
 		return e, false
 	}
 	e.tail = line[start:end]
@@ -162,7 +163,7 @@ func parseResumeLine(line []byte) (e resumeEntry, ok bool) {
 
 // jsonStringIs reports whether the JSON string raw decodes to s.
 func jsonStringIs(raw []byte, s string) bool {
-	if len(raw) >= 2 && bytes.IndexByte(raw, '\\') < 0 {
+	if len(raw) >= 2 && bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
 		return string(raw[1:len(raw)-1]) == s
 	}
 	v, ok := JSONString(raw)
