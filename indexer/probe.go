@@ -90,6 +90,13 @@ func (p *prober) dir(path, rel string) bool {
 		case name == CatalogName || strings.HasPrefix(name, TempPrefix):
 			// a native index, or a writer's temp file
 		default:
+			// A known unit's own file needs no classifying: the catalogs hold it.
+			if u := p.ix.units[r]; u != nil {
+				if !p.unit(r, u.kind, d) {
+					return false
+				}
+				continue
+			}
 			urel, kind := p.ix.layout.Classify(r)
 			if kind != UnitNone && !p.unit(urel, kind, d) {
 				return false

@@ -27,6 +27,7 @@ import (
 type benchOpts struct {
 	layout       string
 	sections     string
+	swOnly       bool // list and growth: only sessionwatch's own rows
 	sizes        intList
 	perProject   int
 	lines        int
@@ -120,6 +121,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.BoolVar(&o.coldCache, "evict", true, "cold: also measure with the store evicted from the page cache (posix_fadvise DONTNEED on its files)")
 	fs.IntVar(&o.evictMax, "evict-max", 1024, "largest store (MiB) measured with an evicted page cache (device reads are slow)")
 	fs.IntVar(&o.runs, "runs", 3, "timed runs per measurement (the median is reported)")
+	fs.BoolVar(&o.swOnly, "sessionwatch-only", false, "list and growth: measure only sessionwatch list (with its refresh, and catalogs only), not the scanners")
 	fs.Int64Var(&o.seed, "seed", 1, "store seed")
 	fs.StringVar(&o.dir, "dir", "", "work directory (default: a new temp dir, removed afterwards)")
 	fs.BoolVar(&o.keep, "keep", false, "keep the work directory")
@@ -309,7 +311,7 @@ func (c *lineCounter) Write(p []byte) (int, error) {
 type meas struct {
 	wall, cpu time.Duration
 	lines     int
-	maxRSS    int64 // peak resident set of the process (ru_maxrss), bytes
+	maxRSS    int64 // peak resident set of the process (VmHWM, sampled every ms), bytes
 }
 
 func (m meas) add(o meas) meas {
@@ -333,18 +335,49 @@ func timeCmdTo(env []string, pipe bool, name string, args ...string) (meas, erro
 	}
 	cmd.Stderr = &errb
 	start := time.Now()
-	err := cmd.Run()
+	err := cmd.Start()
+	var peak chan int64
+	if err == nil {
+		peak = make(chan int64, 1)
+		stop := make(chan struct{})
+		go func() { peak <- watchHWM(cmd.Process.Pid, stop) }()
+		err = cmd.Wait()
+		close(stop)
+	}
 	m := meas{wall: time.Since(start), lines: lc.n}
+	if peak != nil {
+		m.maxRSS = <-peak
+	}
 	if cmd.ProcessState != nil {
 		m.cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
-		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-			m.maxRSS = ru.Maxrss << 10 // Linux reports KiB
-		}
 	}
 	if err != nil {
 		return m, fmt.Errorf("%s %s: %v: %s", name, strings.Join(args, " "), err, strings.TrimSpace(errb.String()))
 	}
 	return m, nil
+}
+
+// watchHWM samples a process's VmHWM (its peak resident set since its exec)
+// every millisecond until stop closes, and returns the last value seen. The
+// rusage of a child (ru_maxrss) is no use here: it keeps the peak of the memory
+// the child was forked from, so it reports the bench's own size.
+func watchHWM(pid int, stop chan struct{}) int64 {
+	path := fmt.Sprintf("/proc/%d/status", pid)
+	var hwm int64
+	t := time.NewTicker(time.Millisecond)
+	defer t.Stop()
+	for {
+		if status, err := os.ReadFile(path); err == nil {
+			if v := kbField(status, "VmHWM:"); v > hwm {
+				hwm = v
+			}
+		}
+		select {
+		case <-stop:
+			return hwm
+		case <-t.C:
+		}
+	}
 }
 
 // slowRun is how long a warm-up run may take before it is taken as the only run.
@@ -473,13 +506,21 @@ func scanArgs(mode, parser string) func(b *bench, s *benchStore) (string, []stri
 	}
 }
 
+// contenders are the listers measured: all, or only sessionwatch's own rows.
+func (b *bench) contenders() []contender {
+	if b.o.swOnly {
+		return contenders[:2]
+	}
+	return contenders
+}
+
 // measureListing times every contender on one store; the first is the reference.
 func (b *bench) measureListing(s *benchStore) ([]meas, error) {
 	if err := b.ensureIndexed(s); err != nil {
 		return nil, err
 	}
 	var out []meas
-	for _, c := range contenders {
+	for _, c := range b.contenders() {
 		b.logf("listing %s: %s", s.name, c.name)
 		name, args := c.args(b, s)
 		var release func()
