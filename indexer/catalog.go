@@ -241,6 +241,7 @@ func (c *Catalog) encode(withResume bool) (catalog, resume []byte, err error) {
 		r = append(make([]byte, 0, rsize+len(hb)+16), resumeHeader(c)...)
 	}
 	n := 0 // resume entries
+	var states []byte
 	for i, s := range c.Sessions {
 		if i > 0 {
 			b = append(b, ',')
@@ -255,6 +256,10 @@ func (c *Catalog) encode(withResume bool) (catalog, resume []byte, err error) {
 			}
 			r = append(r, '\n')
 			r = appendResumeEntry(r, s, lineSum(b[start:]))
+			if n > 0 {
+				states = append(states, ",\n"...)
+			}
+			states = appendResumeState(states, s.Tail)
 			n++
 		}
 	}
@@ -262,6 +267,10 @@ func (c *Catalog) encode(withResume bool) (catalog, resume []byte, err error) {
 		b = append(b, '\n')
 	}
 	if withResume {
+		r = append(r, '\n')
+		r = append(r, resumeStatesLine...)
+		r = append(r, '\n')
+		r = append(r, states...)
 		if n > 0 {
 			r = append(r, '\n')
 		}
@@ -693,7 +702,7 @@ func decodeTailFixed(v []byte) (*Tail, bool) {
 // ReadCatalog reads and parses one catalog file, with each session's Tail from
 // the resume file beside it (ResumeName); errors name the file.
 func ReadCatalog(path string) (*Catalog, error) {
-	c, _, _, err := readCatalogFiles(path)
+	c, _, _, err := readCatalogFiles(path, true)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}

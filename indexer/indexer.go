@@ -92,6 +92,7 @@ type Indexer struct {
 	probing       bool            // the current walk only looks for changes (probe.go)
 	probeChanged  bool            // the probing walk found one
 	unrestored    int             // catalog sessions Load could not restore as units
+	lite          bool            // loaded by LoadLite: no accumulator states, no writes
 	probeGen      uint32          // the current Unchanged walk
 
 	gen      stamp       // the generation stamps when this indexer last looked
@@ -245,6 +246,20 @@ func (ix *Indexer) Load() error {
 	return ix.loadLocked()
 }
 
+// LoadLite is Load without the accumulators' states: enough for Unchanged and
+// Entries (list and show without a daemon, when nothing changed), at a fraction
+// of the reading. An indexer loaded so refuses to write: every later pass that
+// could (Reconcile, Refresh, Update, Verify, Retry) returns ErrLite.
+func (ix *Indexer) LoadLite() error {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	ix.lite = true
+	return ix.loadLocked()
+}
+
+// ErrLite is returned by a pass over an indexer loaded with LoadLite.
+var ErrLite = errors.New("indexer loaded without resume states: it cannot write")
+
 func (ix *Indexer) loadLocked() error {
 	dir := CatalogDir(ix.opt.StateDir, ix.opt.Source)
 	entries, err := os.ReadDir(dir)
@@ -259,7 +274,7 @@ func (ix *Indexer) loadLocked() error {
 			continue
 		}
 		path := filepath.Join(dir, e.Name(), CatalogName)
-		c, data, resume, err := readCatalogFiles(path)
+		c, data, resume, err := readCatalogFiles(path, !ix.lite)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
@@ -301,7 +316,7 @@ func (ix *Indexer) restoreLocked(s *Session) {
 		u.tail.OwnProject = ""
 		ix.units[urel] = u
 	}
-	if kind == UnitLines {
+	if kind == UnitLines && !ix.lite {
 		ll, ok := ix.layout.(LineLayout)
 		if !ok {
 			return

@@ -98,6 +98,10 @@ func restartIdle(t *testing.T, layout, root, state string) *Indexer {
 	if !ix.Unchanged() {
 		t.Errorf("Unchanged() over an unchanged %s store = false, want true", layout)
 	}
+	lite := newLayoutIndexer(t, layout, root, state, false)
+	if err := lite.LoadLite(); err != nil || !lite.Unchanged() {
+		t.Errorf("after LoadLite (%v), Unchanged() over an unchanged %s store = false, want true", err, layout)
+	}
 	if err := ix.Reconcile(); err != nil {
 		t.Fatal(err)
 	}

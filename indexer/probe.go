@@ -174,7 +174,9 @@ func (p *prober) unit(urel string, kind UnitKind, d fs.DirEntry) bool {
 func tailUnchanged(ix *Indexer, u *unit, urel string, kind UnitKind, size int64) bool {
 	switch kind {
 	case UnitLines:
-		return u.acc != nil && size >= u.tail.Offset
+		// Restored with its state (LoadLite leaves the states unread: their
+		// presence is all Unchanged needs).
+		return (u.acc != nil || ix.lite) && size >= u.tail.Offset
 	case UnitDocument:
 		if ds, ok := ix.layout.(DependencyStamper); ok {
 			return ds.DepStamp(ix.rootDir, urel) == u.tail.Dep

@@ -15,9 +15,16 @@ import (
 // not grow with a session's messages. It is internal to sessionwatch:
 //
 //	{"version":1,"generator":"sessionwatch","source":…,"layout":…,"project":…,"resume":[
-//	{"id":…,"file":…,"line":"<crc32c of the session's catalog line>","tail":{…}},
+//	{"line":"<crc32c of the session's catalog line>","id":…,"file":…,"tail":{…}},
+//	…
+//	],"states":[
+//	{…the layout's accumulator of the first entry…} or null,
 //	…
 //	]}
+//
+// The fixed tails come first and the accumulators' states after them, one per
+// entry in the same order, so what a listing needs to prove the catalogs current
+// (Unchanged: the tails) is read without the states, which grow with messages.
 //
 // Both files are written atomically in the same flush, but not together: after a
 // crash between the two renames they may disagree. An entry is used only while
@@ -49,9 +56,8 @@ func resumeHeader(c *Catalog) []byte {
 	return append(b, `,"resume":[`...)
 }
 
-// appendResumeEntry appends one session's resume line. Its members come in a
-// fixed order, and the accumulator's state is the last, so decodeResume finds
-// every part without scanning the state.
+// appendResumeEntry appends one session's resume line, its members in a fixed
+// order (parseResumeLine reads them without a general JSON scan).
 func appendResumeEntry(b []byte, s *Session, sum uint32) []byte {
 	b = append(b, `{"line":"`...)
 	b = appendHex32(b, sum)
@@ -61,12 +67,18 @@ func appendResumeEntry(b []byte, s *Session, sum uint32) []byte {
 	b = appendJSONString(b, s.File)
 	b = append(b, `,"tail":`...)
 	b = appendTailFixed(b, s.Tail)
-	b = append(b, '}')
-	if st := s.Tail.State; len(st) > 2 && st[0] == '{' && st[len(st)-1] == '}' {
-		b = append(b, `,"state":`...)
-		b = append(b, st...)
+	return append(b, "}}"...)
+}
+
+// resumeStatesLine separates a resume file's tails from its states.
+const resumeStatesLine = `],"states":[`
+
+// appendResumeState appends one entry's state line: the accumulator, or null.
+func appendResumeState(b []byte, t *Tail) []byte {
+	if st := t.State; len(st) > 2 && st[0] == '{' && st[len(st)-1] == '}' {
+		return append(b, st...)
 	}
-	return append(b, '}')
+	return append(b, "null"...)
 }
 
 func appendHex32(b []byte, v uint32) []byte {
@@ -82,23 +94,26 @@ type resumeEntry struct {
 	sum      uint32
 	id, file []byte // JSON strings
 	tail     []byte // the tail's fixed fields, a JSON object
-	state    []byte // the accumulator's state, a JSON object, or nil
+	state    []byte // the accumulator's state, a JSON object, or nil (from the states)
 }
 
 // decodeResume parses a resume file as EncodeWithResume writes it for catalog c;
 // ok is false for anything else (another catalog's, a hand-edited file), whose
-// sessions are then read again from the start.
-func decodeResume(data []byte, c *Catalog) ([]resumeEntry, bool) {
+// sessions are then read again from the start. Without states, data may end
+// right after the line that starts the states (readResumeTails).
+func decodeResume(data []byte, c *Catalog, states bool) ([]resumeEntry, bool) {
 	head, rest, found := bytes.Cut(data, []byte("\n"))
 	if !found || !bytes.Equal(head, resumeHeader(c)) {
 		return nil, false
 	}
 	entries := make([]resumeEntry, 0, len(c.Sessions))
-	for len(rest) > 0 {
+	for {
 		var line []byte
-		line, rest, _ = bytes.Cut(rest, []byte("\n"))
-		if string(line) == "]}" {
-			return entries, len(bytes.TrimSpace(rest)) == 0
+		if line, rest, found = bytes.Cut(rest, []byte("\n")); !found {
+			return nil, false
+		}
+		if string(line) == resumeStatesLine {
+			break
 		}
 		line, _ = bytes.CutSuffix(line, []byte(","))
 		e, ok := parseResumeLine(line)
@@ -107,7 +122,24 @@ func decodeResume(data []byte, c *Catalog) ([]resumeEntry, bool) {
 		}
 		entries = append(entries, e)
 	}
-	return nil, false
+	if !states {
+		return entries, true
+	}
+	for i := range entries {
+		var line []byte
+		if line, rest, found = bytes.Cut(rest, []byte("\n")); !found {
+			return nil, false
+		}
+		line, _ = bytes.CutSuffix(line, []byte(","))
+		switch {
+		case string(line) == "null":
+		case len(line) >= 2 && line[0] == '{' && line[len(line)-1] == '}':
+			entries[i].state = line
+		default:
+			return nil, false
+		}
+	}
+	return entries, string(bytes.TrimSpace(rest)) == "]}"
 }
 
 // parseResumeLine splits one line written by appendResumeEntry.
@@ -151,14 +183,7 @@ func parseResumeLine(line []byte) (e resumeEntry, ok bool) {
 		return e, false
 	}
 	e.tail = line[start:end]
-	switch rest := line[end : len(line)-1]; {
-	case len(rest) == 0:
-	case bytes.HasPrefix(rest, []byte(`,"state":{`)) && rest[len(rest)-1] == '}':
-		e.state = rest[len(`,"state":`):]
-	default:
-		return e, false
-	}
-	return e, true
+	return e, string(line[end:]) == "}"
 }
 
 // jsonStringIs reports whether the JSON string raw decodes to s.
@@ -216,7 +241,9 @@ func attachResume(c *Catalog, sums []uint32, entries []resumeEntry) {
 // readCatalogFiles reads the catalog at path and its resume file, and gives each
 // session its tail (ReadCatalog, Load). It returns the bytes of both files; a
 // missing or unreadable resume file is no error (its sessions have no tail).
-func readCatalogFiles(path string) (c *Catalog, catData, resData []byte, err error) {
+// Without states (LoadLite) only the resume file's tails are read, and resData
+// is nil.
+func readCatalogFiles(path string, states bool) (c *Catalog, catData, resData []byte, err error) {
 	catData, err = os.ReadFile(path)
 	if err != nil {
 		return nil, nil, nil, err
@@ -229,14 +256,46 @@ func readCatalogFiles(path string) (c *Catalog, catData, resData []byte, err err
 			return nil, catData, nil, err
 		}
 	}
-	resData, err = os.ReadFile(resumePath(path))
+	if states {
+		resData, err = os.ReadFile(resumePath(path))
+	} else {
+		resData, err = readResumeTails(resumePath(path))
+	}
 	if err != nil {
 		// Missing or unreadable: the sessions have no tail, so their files
 		// are read again from the start.
 		return c, catData, nil, nil
 	}
-	if entries, ok := decodeResume(resData, c); ok {
+	if entries, ok := decodeResume(resData, c, states); ok {
 		attachResume(c, sums, entries)
 	}
+	if !states {
+		resData = nil
+	}
 	return c, catData, resData, nil
+}
+
+// readResumeTails reads a resume file up to the line that starts its states.
+func readResumeTails(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	marker := []byte("\n" + resumeStatesLine + "\n")
+	buf := make([]byte, 0, 32<<10)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		from := max(len(buf)-len(marker), 0)
+		n, err := f.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if i := bytes.Index(buf[from:], marker); i >= 0 {
+			return buf[:from+i+len(marker)], nil
+		}
+		if err != nil {
+			return buf, err // io.EOF: no states line, the file does not decode
+		}
+	}
 }

@@ -3,6 +3,7 @@ package indexer
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -75,6 +76,40 @@ func TestCatalogSizeFlatInMessages(t *testing.T) {
 		}
 	}
 	restartIdle(t, "gemini", root, state)
+}
+
+// A resume file read whole gives every session its state; read up to its states
+// (LoadLite) it gives the tails alone, and the two agree.
+func TestResumeStatesAndTails(t *testing.T) {
+	root, state := t.TempDir(), t.TempDir()
+	gemChat(t, root, "proj", "one", 3)
+	gemChat(t, root, "proj", "two", 7)
+	ix := newLayoutIndexer(t, "gemini", root, state, false)
+	if err := ix.Reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	cats, _ := filepath.Glob(filepath.Join(state, "index", "gemini", "*", CatalogName))
+	for _, p := range cats {
+		full, _, _, err := readCatalogFiles(p, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lite, _, res, err := readCatalogFiles(p, false)
+		if err != nil || res != nil {
+			t.Fatalf("lite read: %v, resume bytes kept: %d", err, len(res))
+		}
+		for i, s := range full.Sessions {
+			l := lite.Sessions[i]
+			if s.Tail == nil || l.Tail == nil || len(s.Tail.State) == 0 || l.Tail.State != nil {
+				t.Fatalf("session %s: full tail %+v, lite tail %+v", s.ID, s.Tail, l.Tail)
+			}
+			want := *s.Tail
+			want.State = nil
+			if !reflect.DeepEqual(*l.Tail, want) {
+				t.Errorf("session %s: lite tail %+v, want %+v", s.ID, *l.Tail, want)
+			}
+		}
+	}
 }
 
 // snapshot is the content of every file of the state dir's index.
@@ -240,10 +275,13 @@ func TestUnchangedSeesEveryChange(t *testing.T) {
 					}
 				}
 				probe := newLayoutIndexer(t, layout, root, state, false)
-				if err := probe.Load(); err != nil {
+				if err := probe.LoadLite(); err != nil {
 					t.Fatal(err)
 				}
 				got := probe.Unchanged()
+				if err := probe.Refresh(); !errors.Is(err, ErrLite) {
+					t.Errorf("Refresh after LoadLite = %v, want ErrLite", err)
+				}
 				// A refresh proves the answer: it rewrites a catalog or resume
 				// file exactly when something changed.
 				ref := newLayoutIndexer(t, layout, root, state, false)
@@ -315,7 +353,7 @@ func TestResumeEntryRoundTrip(t *testing.T) {
 		if !ok {
 			t.Fatalf("parseResumeLine(%s) failed", line)
 		}
-		if e.sum != sum || !jsonStringIs(e.id, s.ID) || !jsonStringIs(e.file, s.File) || !bytes.Equal(e.state, tail.State) {
+		if e.sum != sum || !jsonStringIs(e.id, s.ID) || !jsonStringIs(e.file, s.File) {
 			t.Fatalf("parseResumeLine(%s) = %+v", line, e)
 		}
 		got, ok := decodeTailFixed(e.tail)
@@ -333,7 +371,7 @@ func TestResumeEntryRoundTrip(t *testing.T) {
 // FuzzResumeLine: parseResumeLine never panics, and whatever it accepts from a
 // valid JSON line is what encoding/json reads there.
 func FuzzResumeLine(f *testing.F) {
-	f.Add(appendResumeEntry(nil, &Session{ID: "a", File: "/f", Tail: &Tail{Dev: 1, Fp: "x", State: []byte(`{"v":2}`)}}, 7))
+	f.Add(appendResumeEntry(nil, &Session{ID: "a", File: "/f", Tail: &Tail{Dev: 1, Fp: "x"}}, 7))
 	f.Add(appendResumeEntry(nil, &Session{ID: `q"`, File: "/ö", Tail: &Tail{Offset: -1, OwnProject: "/p"}}, 0xffffffff))
 	f.Add([]byte(`{"line":"0000000g","id":"a","file":"b","tail":{}}`))
 	f.Fuzz(func(t *testing.T, line []byte) {
@@ -342,17 +380,16 @@ func FuzzResumeLine(f *testing.F) {
 			return
 		}
 		var want struct {
-			Line  string          `json:"line"`
-			ID    string          `json:"id"`
-			File  string          `json:"file"`
-			Tail  json.RawMessage `json:"tail"`
-			State json.RawMessage `json:"state"`
+			Line string          `json:"line"`
+			ID   string          `json:"id"`
+			File string          `json:"file"`
+			Tail json.RawMessage `json:"tail"`
 		}
 		if err := json.Unmarshal(line, &want); err != nil {
 			t.Fatalf("%q: %v", line, err)
 		}
 		if fmt.Sprintf("%08x", e.sum) != strings.ToLower(want.Line) || !jsonStringIs(e.id, want.ID) || !jsonStringIs(e.file, want.File) ||
-			!bytes.Equal(e.tail, want.Tail) || !bytes.Equal(e.state, want.State) {
+			!bytes.Equal(e.tail, want.Tail) {
 			t.Fatalf("parseResumeLine(%q) = %+v, encoding/json reads %+v", line, e, want)
 		}
 		decodeTail(e.tail) // must not panic

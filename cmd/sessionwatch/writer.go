@@ -75,7 +75,7 @@ func refreshForListing(e *env, cfg *config.Config, sources []string) *refreshed 
 		if len(sources) > 0 && !slices.Contains(sources, src) {
 			continue
 		}
-		if err := ix.Load(); err == nil && ix.Unchanged() {
+		if err := ix.LoadLite(); err == nil && ix.Unchanged() {
 			fresh.add(ix)
 		} else {
 			stale = append(stale, src)
