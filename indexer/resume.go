@@ -268,11 +268,34 @@ func readCatalogFiles(path string, states bool) (c *Catalog, catData, resData []
 	}
 	if entries, ok := decodeResume(resData, c, states); ok {
 		attachResume(c, sums, entries)
+		if states {
+			compactStates(c)
+		}
 	}
 	if !states {
 		resData = nil
 	}
 	return c, catData, resData, nil
+}
+
+// compactStates copies the sessions' states, which alias the resume file's bytes,
+// into one buffer of their exact size: a daemon keeps them for as long as the
+// sessions live, and the file's tails need not be kept with them.
+func compactStates(c *Catalog) {
+	n := 0
+	for _, s := range c.Sessions {
+		if s.Tail != nil {
+			n += len(s.Tail.State)
+		}
+	}
+	buf := make([]byte, 0, n)
+	for _, s := range c.Sessions {
+		if s.Tail != nil && s.Tail.State != nil {
+			start := len(buf)
+			buf = append(buf, s.Tail.State...)
+			s.Tail.State = buf[start:len(buf):len(buf)]
+		}
+	}
 }
 
 // readResumeTails reads a resume file up to the line that starts its states.
