@@ -115,9 +115,10 @@ func decodeCatalogSummaries(path string, data []byte) (*Catalog, error) {
 }
 
 // decodeCatalogLines is the fast path of readCatalogSummaries for the layout Encode
-// writes (a header line, then one session per line): each session line is split by
-// ObjectFields, skipping its tail, instead of being decoded by encoding/json. ok is
-// false for anything else (a hand-edited file), which the caller decodes in full.
+// writes (a header line, then one session per line): each session line is read by
+// decodeSessionLine, skipping any tail, instead of being decoded by encoding/json.
+// ok is false for anything else (a hand-edited file), which the caller decodes in
+// full.
 func decodeCatalogLines(data []byte) (*Catalog, bool) { return decodeCatalogFast(data, false, nil) }
 
 // decodeCatalogFast is decodeCatalogLines that, with tails, also decodes the
