@@ -395,3 +395,48 @@ func FuzzResumeLine(f *testing.F) {
 		decodeTail(e.tail) // must not panic
 	})
 }
+
+// A catalog written before the resume file existed (tails inline, no resume
+// file) is read with its tails: a restart over it reads no transcript bytes, and
+// its first full reconcile rewrites it in today's form.
+func TestCatalogWithInlineTailsMigrates(t *testing.T) {
+	root, state := t.TempDir(), t.TempDir()
+	copyTree(t, "testdata/wave/basic/store", root)
+	ix := newLayoutIndexer(t, "wave", root, state, false)
+	if err := ix.Reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	cats, _ := filepath.Glob(filepath.Join(state, "index", "wave", "*", CatalogName))
+	for _, p := range cats {
+		old, err := readCatalogInline(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(p, old, 0o600)
+		os.Remove(resumePath(p))
+	}
+	lite := newLayoutIndexer(t, "wave", root, state, false)
+	if err := lite.LoadLite(); err != nil || !lite.Unchanged() {
+		t.Errorf("LoadLite (%v) and Unchanged over catalogs with inline tails: want true", err)
+	}
+	ix2 := newLayoutIndexer(t, "wave", root, state, false)
+	if err := ix2.Load(); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix2.Reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	if n := ix2.Stats().BytesRead; n != 0 {
+		t.Errorf("restart over catalogs with inline tails read %d transcript bytes, want 0", n)
+	}
+	for _, p := range cats {
+		data, _ := os.ReadFile(p)
+		if bytes.Contains(data, []byte(`"tail"`)) {
+			t.Errorf("%s still holds tails after a reconcile", p)
+		}
+		if _, err := os.Stat(resumePath(p)); err != nil {
+			t.Errorf("no resume file after a reconcile: %v", err)
+		}
+	}
+	assertLayoutConverged(t, "wave", root, state)
+}
