@@ -17,7 +17,7 @@ import (
 
 // DecodeCatalog parses a catalog file's bytes.
 func DecodeCatalog(data []byte) (*Catalog, error) {
-	if c, ok := decodeCatalogFast(data, true, nil); ok {
+	if c, ok := decodeCatalogFast(data, true, nil, false); ok {
 		return c, nil
 	}
 	var c Catalog
@@ -119,12 +119,12 @@ func decodeCatalogSummaries(path string, data []byte) (*Catalog, error) {
 // decodeSessionLine, skipping any tail, instead of being decoded by encoding/json.
 // ok is false for anything else (a hand-edited file), which the caller decodes in
 // full.
-func decodeCatalogLines(data []byte) (*Catalog, bool) { return decodeCatalogFast(data, false, nil) }
+func decodeCatalogLines(data []byte) (*Catalog, bool) { return decodeCatalogFast(data, false, nil, true) }
 
 // decodeCatalogFast is decodeCatalogLines that, with tails, also decodes the
 // tails a catalog of an older version holds (Load's fast path, DecodeCatalog's
 // first try). With sums, it appends each session line's lineSum to *sums.
-func decodeCatalogFast(data []byte, tails bool, sums *[]uint32) (*Catalog, bool) {
+func decodeCatalogFast(data []byte, tails bool, sums *[]uint32, share bool) (*Catalog, bool) {
 	head, rest, found := bytes.Cut(data, []byte("\n"))
 	if !found || !bytes.HasSuffix(head, []byte(`"sessions":[`)) {
 		return nil, false
@@ -133,10 +133,16 @@ func decodeCatalogFast(data []byte, tails bool, sums *[]uint32) (*Catalog, bool)
 	if json.Unmarshal(append(append([]byte(nil), head...), "]}"...), &c) != nil || c.Version != CatalogVersion || c.Generator != "sessionwatch" {
 		return nil, false
 	}
-	// Every string decoded is a substring of one copy of the session lines
-	// (strings must not alias data, which summaryReader reuses), and the sessions
-	// are allocated together: two allocations per catalog instead of ten per session.
-	text := string(rest)
+	// With share, every string decoded is a substring of one copy of the session
+	// lines (strings must not alias data, which summaryReader reuses): two
+	// allocations per catalog instead of ten per session, for a listing that
+	// lives for milliseconds. Without, each string is copied to its exact size,
+	// for an indexer that keeps the sessions for days. The sessions are
+	// allocated together either way.
+	text := ""
+	if share {
+		text = string(rest)
+	}
 	base := len(data) - len(rest) // offset of text in data
 	n := bytes.Count(rest, []byte("\n"))
 	c.Sessions = make([]*Session, 0, n)
@@ -164,7 +170,11 @@ func decodeCatalogFast(data []byte, tails bool, sums *[]uint32) (*Catalog, bool)
 		}
 		s := &block[len(c.Sessions)]
 		s.Project = c.Project
-		if !decodeSessionLine(line, text[off:off+len(line)], s, tails) || s.ID == "" || s.File == "" {
+		lineText := ""
+		if share {
+			lineText = text[off : off+len(line)]
+		}
+		if !decodeSessionLine(line, lineText, s, tails) || s.ID == "" || s.File == "" {
 			return nil, false
 		}
 		c.Sessions = append(c.Sessions, s)
@@ -174,9 +184,9 @@ func decodeCatalogFast(data []byte, tails bool, sums *[]uint32) (*Catalog, bool)
 
 // decodeSessionLine sets s from one catalog line, a JSON object of the summary
 // fields (and, in catalogs of older versions, the tail: decoded with tails, else
-// skipped). text holds the same bytes as line: the strings set are substrings of
-// it unless they need decoding. ok is false for an unknown key or a value of the
-// wrong type.
+// skipped). text, if not empty, holds the same bytes as line: the strings set are
+// then substrings of it unless they need decoding; else they are copies. ok is
+// false for an unknown key or a value of the wrong type.
 func decodeSessionLine(line []byte, text string, s *Session, tails bool) (ok bool) {
 	i := skipSpace(line, 0)
 	if i >= len(line) || line[i] != '{' {
@@ -194,7 +204,7 @@ func decodeSessionLine(line []byte, text string, s *Session, tails bool) (ok boo
 		if err != nil || esc {
 			return false
 		}
-		key := text[i+1 : kend-1]
+		key := line[i+1 : kend-1]
 		i = skipSpace(line, kend)
 		if i >= len(line) || line[i] != ':' {
 			return false
@@ -213,7 +223,7 @@ func decodeSessionLine(line []byte, text string, s *Session, tails bool) (ok boo
 			if vend = end; err != nil {
 				return false
 			}
-			if inner := line[i+1 : end-1]; !esc && utf8.Valid(inner) {
+			if inner := line[i+1 : end-1]; text != "" && !esc && utf8.Valid(inner) {
 				*dst = text[i+1 : end-1]
 				return true
 			}
@@ -227,7 +237,7 @@ func decodeSessionLine(line []byte, text string, s *Session, tails bool) (ok boo
 				ok = false
 				return 0
 			}
-			n, err := strconv.ParseInt(text[i:end], 10, 64)
+			n, err := strconv.ParseInt(string(line[i:end]), 10, 64)
 			ok = err == nil
 			return n
 		}
@@ -237,12 +247,12 @@ func decodeSessionLine(line []byte, text string, s *Session, tails bool) (ok boo
 				ok = false
 				return false
 			}
-			v := text[i:end]
+			v := string(line[i:end])
 			ok = v == "true" || v == "false"
 			return v == "true"
 		}
 		ok = true
-		switch key {
+		switch string(key) {
 		case "id":
 			ok = str(&s.ID)
 		case "type":

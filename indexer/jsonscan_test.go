@@ -92,6 +92,9 @@ func FuzzCatalogLines(f *testing.F) {
 		if !ok {
 			return
 		}
+		if copied, ok := decodeCatalogFast(data, false, nil, false); !ok || !reflect.DeepEqual(copied, fast) {
+			t.Fatalf("with copied strings: %+v (ok %v), shared: %+v", copied, ok, fast)
+		}
 		full := &Catalog{}
 		if err := json.Unmarshal(data, full); err != nil {
 			t.Fatalf("fast path accepted what encoding/json rejects (%v): %q", err, data)

@@ -249,7 +249,7 @@ func readCatalogFiles(path string, states bool) (c *Catalog, catData, resData []
 		return nil, nil, nil, err
 	}
 	var sums []uint32
-	c, ok := decodeCatalogFast(catData, true, &sums)
+	c, ok := decodeCatalogFast(catData, true, &sums, !states)
 	if !ok {
 		sums = nil
 		if c, err = DecodeCatalog(catData); err != nil {
