@@ -119,7 +119,9 @@ func decodeCatalogSummaries(path string, data []byte) (*Catalog, error) {
 // decodeSessionLine, skipping any tail, instead of being decoded by encoding/json.
 // ok is false for anything else (a hand-edited file), which the caller decodes in
 // full.
-func decodeCatalogLines(data []byte) (*Catalog, bool) { return decodeCatalogFast(data, false, nil, true) }
+func decodeCatalogLines(data []byte) (*Catalog, bool) {
+	return decodeCatalogFast(data, false, nil, true)
+}
 
 // decodeCatalogFast is decodeCatalogLines that, with tails, also decodes the
 // tails a catalog of an older version holds (Load's fast path, DecodeCatalog's
