@@ -89,8 +89,6 @@ type Indexer struct {
 	touched       map[string]bool // units whose sessions changed since consumers last synced
 	verifying     bool            // the current pass checks fingerprints of unchanged files too
 	refreshing    bool            // the current walk leaves unchanged native indexes alone
-	probing       bool            // the current walk only looks for changes (probe.go)
-	probeChanged  bool            // the probing walk found one
 	unrestored    int             // catalog sessions Load could not restore as units
 	lite          bool            // loaded by LoadLite: no accumulator states, no writes
 	probeGen      uint32          // the current Unchanged walk
@@ -520,7 +518,7 @@ func (ix *Indexer) walkLocked(rel string) (map[string]bool, error) {
 		if urel, kind := ix.layout.Classify(ix.rootRel); kind != UnitNone {
 			if _, err := os.Lstat(ix.opt.Root); err == nil {
 				seen[urel] = true
-				walkErr = ix.visitUnitLocked(urel, kind)
+				walkErr = ix.updateUnitLocked(urel, kind)
 			}
 		}
 	} else {
@@ -544,7 +542,7 @@ func (ix *Indexer) walkLocked(rel string) (map[string]bool, error) {
 				if r != "." && ix.layout.SkipDir(r) {
 					if urel, kind := ix.layout.Classify(r); kind != UnitNone {
 						seen[urel] = true
-						ix.visitUnitLocked(urel, kind)
+						ix.updateUnitLocked(urel, kind)
 					}
 					return filepath.SkipDir
 				}
@@ -566,11 +564,8 @@ func (ix *Indexer) walkLocked(rel string) (map[string]bool, error) {
 				return nil
 			}
 			seen[urel] = true
-			if err := ix.visitUnitLocked(urel, kind); err != nil {
+			if err := ix.updateUnitLocked(urel, kind); err != nil {
 				ix.log.Warn("index failed", "file", p, "err", err)
-			}
-			if ix.probeChanged {
-				return filepath.SkipAll
 			}
 			return nil
 		})
@@ -583,10 +578,6 @@ func (ix *Indexer) walkLocked(rel string) (map[string]bool, error) {
 		if !seen[urel] && (rel == "." || urel == rel || strings.HasPrefix(urel, rel+"/")) {
 			gone = append(gone, urel)
 		}
-	}
-	if ix.probing {
-		ix.probeChanged = ix.probeChanged || len(gone) > 0
-		return natives, walkErr
 	}
 	ix.removeUnitsLocked(gone)
 	if !ix.refreshing {

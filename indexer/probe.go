@@ -26,16 +26,16 @@ func (ix *Indexer) Unchanged() bool {
 	if ix.unrestored > 0 || ix.rootPending {
 		return false
 	}
-	if ix.rootRel != "" {
-		// A file root (one unit): the walk is one stat anyway.
-		ix.probing, ix.probeChanged = true, false
-		defer func() { ix.probing, ix.probeChanged = false, false }()
-		_, err := ix.walkLocked(".")
-		return err == nil && !ix.probeChanged
-	}
 	ix.probeGen++
 	p := prober{ix: ix, gen: ix.probeGen}
-	if !p.dir(ix.rootDir, ".") {
+	if ix.rootRel != "" {
+		// A file root: its one unit, if the file is there.
+		if urel, kind := ix.layout.Classify(ix.rootRel); kind != UnitNone {
+			if _, err := os.Lstat(ix.opt.Root); err == nil && !p.unit(urel, kind, nil) {
+				return false
+			}
+		}
+	} else if !p.dir(ix.rootDir, ".") {
 		return false
 	}
 	return p.found == len(ix.units)
@@ -184,18 +184,6 @@ func tailUnchanged(ix *Indexer, u *unit, urel string, kind UnitKind, size int64)
 		return true
 	}
 	return false
-}
-
-// visitUnitLocked is what a walk does with each unit it finds: bring it up to
-// date, or, in a probing walk, only note whether it changed.
-func (ix *Indexer) visitUnitLocked(urel string, kind UnitKind) error {
-	if !ix.probing {
-		return ix.updateUnitLocked(urel, kind)
-	}
-	if !ix.probeChanged && !ix.unitUnchangedLocked(urel, kind) {
-		ix.probeChanged = true
-	}
-	return nil
 }
 
 // unitUnchangedLocked reports whether a unit's file is, by its stat (and its
