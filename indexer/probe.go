@@ -16,10 +16,9 @@ import (
 //
 // It walks the source as walkLocked does (same symlink, SkipDir, temp-file and
 // Classify rules), but lists each directory unsorted through an os.Root, which
-// stats each entry relative to the directory's descriptor as it lists it: a stat
-// per file is the whole cost of a listing's refresh, so it is kept to one short
-// syscall, where a filepath.WalkDir and an Lstat by path cost two long ones on
-// filesystems that report no entry types.
+// stats each entry relative to the directory's descriptor as it lists it
+// (fstatat): a stat per file is most of the cost of a listing's refresh, and this
+// one resolves no path from the root.
 func (ix *Indexer) Unchanged() bool {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
