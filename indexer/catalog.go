@@ -3,12 +3,8 @@ package indexer
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 )
 
@@ -197,9 +193,21 @@ func SortSessions(ss []*Session) {
 	})
 }
 
-// Encode renders the catalog deterministically: a header, then one session per line.
-// UpdatedAt is set to the newest lastActiveAt so a rebuild reproduces it exactly.
+// Encode renders the catalog deterministically: a header, then one session per line,
+// without the sessions' resume state (EncodeWithResume renders that too). UpdatedAt
+// is set to the newest lastActiveAt so a rebuild reproduces it exactly.
 func (c *Catalog) Encode() ([]byte, error) {
+	cat, _, err := c.encode(false)
+	return cat, err
+}
+
+// EncodeWithResume renders the catalog (as Encode) and its resume file: the
+// sessions' Tail, each tied to its catalog line by a checksum (ResumeName).
+func (c *Catalog) EncodeWithResume() (catalog, resume []byte, err error) {
+	return c.encode(true)
+}
+
+func (c *Catalog) encode(withResume bool) (catalog, resume []byte, err error) {
 	SortSessions(c.Sessions)
 	c.UpdatedAt = ""
 	if len(c.Sessions) > 0 {
@@ -209,286 +217,59 @@ func (c *Catalog) Encode() ([]byte, error) {
 	head.Sessions = nil
 	hb, err := marshalNoEscape(head)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	hb = bytes.TrimSuffix(hb, []byte("null}"))
-	size := len(hb) + 8
+	size, rsize := len(hb)+8, 0
 	for _, s := range c.Sessions {
-		size += 400 + len(s.File) + len(s.FirstPrompt) + len(s.Title) + len(s.Tail.stateBytes())
+		size += 300 + len(s.File) + len(s.FirstPrompt) + len(s.Title)
+		if withResume && s.Tail != nil {
+			rsize += 260 + len(s.File) + len(s.ID) + len(s.Tail.State)
+		}
 	}
 	b := append(make([]byte, 0, size), hb...)
 	b = append(b, '[')
+	var r []byte
+	if withResume {
+		r = append(make([]byte, 0, rsize+len(hb)+16), resumeHeader(c)...)
+	}
+	n := 0 // resume entries
+	var states []byte
 	for i, s := range c.Sessions {
 		if i > 0 {
 			b = append(b, ',')
 		}
 		b = append(b, '\n')
-		b = appendSession(b, s)
+		start := len(b)
+		b = appendSessionSummary(b, s)
+		b = append(b, '}')
+		if withResume && s.Tail != nil {
+			if n > 0 {
+				r = append(r, ',')
+			}
+			r = append(r, '\n')
+			r = appendResumeEntry(r, s, lineSum(b[start:]))
+			if n > 0 {
+				states = append(states, ",\n"...)
+			}
+			states = appendResumeState(states, s.Tail)
+			n++
+		}
 	}
 	if len(c.Sessions) > 0 {
 		b = append(b, '\n')
 	}
-	return append(b, "]}\n"...), nil
-}
-
-// DecodeCatalog parses a catalog file's bytes.
-func DecodeCatalog(data []byte) (*Catalog, error) {
-	if c, ok := decodeCatalogFast(data, true); ok {
-		return c, nil
-	}
-	var c Catalog
-	if err := json.Unmarshal(data, &c); err != nil {
-		return nil, err
-	}
-	if c.Version != CatalogVersion || c.Generator != "sessionwatch" {
-		return nil, fmt.Errorf("not a sessionwatch catalog version %d", CatalogVersion)
-	}
-	for i, s := range c.Sessions {
-		if s == nil || s.ID == "" || s.File == "" {
-			return nil, fmt.Errorf("sessions[%d]: missing id or file", i)
+	if withResume {
+		r = append(r, '\n')
+		r = append(r, resumeStatesLine...)
+		r = append(r, '\n')
+		r = append(r, states...)
+		if n > 0 {
+			r = append(r, '\n')
 		}
-		s.Project = c.Project
+		r = append(r, "]}\n"...)
 	}
-	return &c, nil
-}
-
-// skipTail decodes to nothing: listing needs no resume state, and skipping it keeps
-// `list` fast.
-type skipTail struct{}
-
-func (*skipTail) UnmarshalJSON([]byte) error { return nil }
-
-// listSession decodes a session without its tail: the outer Tail field shadows the
-// embedded Session's.
-type listSession struct {
-	*Session
-	Tail skipTail `json:"tail"`
-}
-
-// readCatalogSummaries reads a catalog without the sessions' tail state.
-func readCatalogSummaries(path string) (*Catalog, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	return decodeCatalogSummaries(path, data)
-}
-
-// summaryReader reads catalogs' summaries through one reused buffer: nothing
-// decoded refers to it (every string is copied out).
-type summaryReader struct{ buf []byte }
-
-func (r *summaryReader) read(path string) (*Catalog, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	r.buf = r.buf[:0]
-	if fi, err := f.Stat(); err == nil && int(fi.Size())+512 > cap(r.buf) {
-		r.buf = make([]byte, 0, int(fi.Size())+512)
-	}
-	for {
-		if len(r.buf) == cap(r.buf) {
-			r.buf = append(r.buf, 0)[:len(r.buf)] // grown by append
-		}
-		n, err := f.Read(r.buf[len(r.buf):cap(r.buf)])
-		r.buf = r.buf[:len(r.buf)+n]
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("read catalog %s: %w", path, err)
-		}
-	}
-	return decodeCatalogSummaries(path, r.buf)
-}
-
-func decodeCatalogSummaries(path string, data []byte) (*Catalog, error) {
-	if c, ok := decodeCatalogLines(data); ok {
-		return c, nil
-	}
-	var lite struct {
-		Catalog
-		Sessions []listSession `json:"sessions"`
-	}
-	if err := json.Unmarshal(data, &lite); err != nil {
-		return nil, fmt.Errorf("read catalog %s: %w", path, err)
-	}
-	c := lite.Catalog
-	if c.Version != CatalogVersion || c.Generator != "sessionwatch" {
-		return nil, fmt.Errorf("read catalog %s: not a sessionwatch catalog version %d", path, CatalogVersion)
-	}
-	c.Sessions = make([]*Session, 0, len(lite.Sessions))
-	for i, ls := range lite.Sessions {
-		if ls.Session == nil || ls.ID == "" || ls.File == "" {
-			return nil, fmt.Errorf("read catalog %s: sessions[%d]: missing id or file", path, i)
-		}
-		ls.Session.Project = c.Project
-		c.Sessions = append(c.Sessions, ls.Session)
-	}
-	return &c, nil
-}
-
-// summaryFields sets a session's summary fields from their raw JSON values; the
-// tail is left out.
-var summaryFields = map[string]func(s *Session, v []byte) bool{
-	"id":           func(s *Session, v []byte) (ok bool) { s.ID, ok = JSONString(v); return },
-	"type":         func(s *Session, v []byte) (ok bool) { s.Type, ok = JSONString(v); return },
-	"parentId":     func(s *Session, v []byte) (ok bool) { s.ParentID, ok = JSONString(v); return },
-	"file":         func(s *Session, v []byte) (ok bool) { s.File, ok = JSONString(v); return },
-	"title":        func(s *Session, v []byte) (ok bool) { s.Title, ok = JSONString(v); return },
-	"firstPrompt":  func(s *Session, v []byte) (ok bool) { s.FirstPrompt, ok = JSONString(v); return },
-	"createdAt":    func(s *Session, v []byte) (ok bool) { s.CreatedAt, ok = JSONString(v); return },
-	"lastActiveAt": func(s *Session, v []byte) (ok bool) { s.LastActiveAt, ok = JSONString(v); return },
-	"provider":     func(s *Session, v []byte) (ok bool) { s.Provider, ok = JSONString(v); return },
-	"model":        func(s *Session, v []byte) (ok bool) { s.Model, ok = JSONString(v); return },
-	"gitBranch":    func(s *Session, v []byte) (ok bool) { s.GitBranch, ok = JSONString(v); return },
-	"messageCount": func(s *Session, v []byte) bool {
-		n, err := strconv.Atoi(string(v))
-		s.MessageCount = n
-		return err == nil
-	},
-	"sizeBytes": func(s *Session, v []byte) bool {
-		n, err := strconv.ParseInt(string(v), 10, 64)
-		s.SizeBytes = n
-		return err == nil
-	},
-	"skippedLines": func(s *Session, v []byte) bool {
-		n, err := strconv.Atoi(string(v))
-		s.SkippedLines = n
-		return err == nil
-	},
-	"invalid": func(s *Session, v []byte) bool { s.Invalid = JSONTrue(v); return s.Invalid || string(v) == "false" },
-	"corrupt": func(s *Session, v []byte) bool { s.Corrupt = JSONTrue(v); return s.Corrupt || string(v) == "false" },
-	"hidden":  func(s *Session, v []byte) bool { s.Hidden = JSONTrue(v); return s.Hidden || string(v) == "false" },
-	"tail":    func(*Session, []byte) bool { return true },
-}
-
-// decodeCatalogLines is the fast path of readCatalogSummaries for the layout Encode
-// writes (a header line, then one session per line): each session line is split by
-// ObjectFields, skipping its tail, instead of being decoded by encoding/json. ok is
-// false for anything else (a hand-edited file), which the caller decodes in full.
-func decodeCatalogLines(data []byte) (*Catalog, bool) { return decodeCatalogFast(data, false) }
-
-// decodeCatalogFast is decodeCatalogLines that, with tails, also decodes every
-// session's tail (Load's fast path, DecodeCatalog's first try).
-func decodeCatalogFast(data []byte, tails bool) (*Catalog, bool) {
-	head, rest, found := bytes.Cut(data, []byte("\n"))
-	if !found || !bytes.HasSuffix(head, []byte(`"sessions":[`)) {
-		return nil, false
-	}
-	var c Catalog
-	if json.Unmarshal(append(append([]byte(nil), head...), "]}"...), &c) != nil || c.Version != CatalogVersion || c.Generator != "sessionwatch" {
-		return nil, false
-	}
-	c.Sessions = make([]*Session, 0, bytes.Count(rest, []byte("\n")))
-	more := false // the previous session line ended with a comma
-	for len(rest) > 0 {
-		var line []byte
-		line, rest, _ = bytes.Cut(rest, []byte("\n"))
-		if string(line) == "]}" {
-			if more || len(bytes.TrimSpace(rest)) != 0 {
-				return nil, false
-			}
-			return &c, true
-		}
-		if len(c.Sessions) > 0 && !more {
-			return nil, false // two sessions without a comma between them
-		}
-		line, more = bytes.CutSuffix(line, []byte(","))
-		s := &Session{Project: c.Project}
-		ok := true
-		if err := ObjectFields(line, func(k, v []byte) {
-			if tails && string(k) == "tail" {
-				if s.Tail, ok = decodeTail(v); !ok {
-					return
-				}
-			} else if set, known := summaryFields[string(k)]; !known || !set(s, v) {
-				ok = false
-			}
-		}); err != nil || !ok || s.ID == "" || s.File == "" {
-			return nil, false
-		}
-		c.Sessions = append(c.Sessions, s)
-	}
-	return nil, false
-}
-
-// decodeTail is Tail.UnmarshalJSON for a tail as Encode writes it (compact, the
-// fixed keys first): the accumulator's members are copied as they are.
-func decodeTail(v []byte) (*Tail, bool) {
-	t := &Tail{}
-	var st []byte
-	ok := true
-	num := func(v []byte) int64 {
-		n, err := strconv.ParseInt(string(v), 10, 64)
-		ok = ok && err == nil
-		return n
-	}
-	unum := func(v []byte) uint64 {
-		n, err := strconv.ParseUint(string(v), 10, 64)
-		ok = ok && err == nil
-		return n
-	}
-	str := func(v []byte) string {
-		s, sok := JSONString(v)
-		ok = ok && sok
-		return s
-	}
-	err := ObjectFields(v, func(k, v []byte) {
-		switch string(k) {
-		case "dev":
-			t.Dev = unum(v)
-		case "ino":
-			t.Ino = unum(v)
-		case "offset":
-			t.Offset = num(v)
-		case "mtime":
-			t.Mtime = num(v)
-		case "size":
-			t.Size = num(v)
-		case "longLine":
-			t.LongLine = JSONTrue(v)
-		case "fp":
-			t.Fp = str(v)
-		case "hfp":
-			t.Hfp = str(v)
-		case "dep":
-			t.Dep = str(v)
-		case "ownProject":
-			t.OwnProject = str(v)
-		default:
-			if st == nil {
-				st = append(make([]byte, 0, len(v)+64), '{')
-			} else {
-				st = append(st, ',')
-			}
-			st = appendJSONString(st, string(k))
-			st = append(st, ':')
-			st = append(st, v...)
-		}
-	})
-	if err != nil || !ok {
-		return nil, false
-	}
-	if st != nil {
-		t.State = append(st, '}')
-	}
-	return t, true
-}
-
-// ReadCatalog reads and parses one catalog file; errors name the file.
-func ReadCatalog(path string) (*Catalog, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	c, err := DecodeCatalog(data)
-	if err != nil {
-		return nil, fmt.Errorf("read catalog %s: %w", path, err)
-	}
-	return c, nil
+	return append(b, "]}\n"...), r, nil
 }
 
 // CatalogDir is where the catalogs of one source live.

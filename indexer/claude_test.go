@@ -26,7 +26,7 @@ func checkStoreGoldens(t *testing.T, layout, name string) (root, state string) {
 	got := map[string][]byte{}
 	cats, _ := filepath.Glob(filepath.Join(state, "index", layout, "*", CatalogName))
 	for _, p := range cats {
-		data, err := os.ReadFile(p)
+		data, err := readCatalogInline(p)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -183,7 +183,7 @@ func TestCollabGolden(t *testing.T) {
 		{filepath.Join(root, "webapp"), "catalog-webapp.json"},
 		{filepath.Join(root, "clients", "acme"), "catalog-acme.json"},
 	} {
-		data, err := os.ReadFile(filepath.Join(state, "index", "collab-terminals", ProjectKey(c.project), CatalogName))
+		data, err := readCatalogInline(filepath.Join(state, "index", "collab-terminals", ProjectKey(c.project), CatalogName))
 		if err != nil {
 			t.Fatal(err)
 		}

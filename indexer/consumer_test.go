@@ -2,6 +2,7 @@ package indexer
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -102,11 +103,10 @@ func (r *recorder) Sync(ss []SessionRef) error {
 	// beyond what this consumer had synced by then.
 	cats, _ := filepath.Glob(filepath.Join(r.state, "index", "*", "*", CatalogName))
 	for _, path := range cats {
-		data, err := os.ReadFile(path)
-		if err != nil {
+		c, err := ReadCatalog(path) // with the tails of its resume file
+		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
-		c, err := DecodeCatalog(data)
 		if err != nil {
 			r.t.Errorf("catalog %s: %v", path, err)
 			continue
@@ -224,6 +224,10 @@ func TestConsumerCatchesUpAndSkipsWhatItHas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	olderResume, err := os.ReadFile(resumePath(catalog))
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	// A consumer attached to a restarted indexer is handed the lines it lacks,
 	// although the indexer itself reads only what was appended.
@@ -253,6 +257,9 @@ func TestConsumerCatchesUpAndSkipsWhatItHas(t *testing.T) {
 	if err := os.WriteFile(catalog, older, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.WriteFile(resumePath(catalog), olderResume, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	ix2 := newLayoutIndexer(t, "wave", root, state, false)
 	if err := ix2.Load(); err != nil {
 		t.Fatal(err)
@@ -276,6 +283,9 @@ func TestConsumerCatchesUpAndSkipsWhatItHas(t *testing.T) {
 	// again behind): its fingerprint no longer matches, so it starts over rather
 	// than keep stale text.
 	if err := os.WriteFile(catalog, older, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(resumePath(catalog), olderResume, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	data, _ := os.ReadFile(file)

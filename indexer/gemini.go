@@ -10,7 +10,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"syscall"
 )
@@ -22,12 +21,32 @@ func init() { register(geminiLayout{}) }
 
 type geminiLayout struct{}
 
-var (
-	// geminiMainRE matches a main chat file; Gemini sanitizes ids to [A-Za-z0-9_-].
-	geminiMainRE = regexp.MustCompile(`^session-[A-Za-z0-9_-]+\.jsonl?$`)
-	// geminiIDRE matches a sanitized session id (a subagent file stem or parent dir).
-	geminiIDRE = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
-)
+// geminiMainName matches a main chat file, session-<id>.jsonl or .json (the
+// regexp ^session-[A-Za-z0-9_-]+\.jsonl?$; Gemini sanitizes ids to
+// [A-Za-z0-9_-]). Written out, as every walk and every Load classifies every file.
+func geminiMainName(name string) bool {
+	stem, ok := strings.CutPrefix(name, "session-")
+	if !ok {
+		return false
+	}
+	if s, ok := strings.CutSuffix(stem, ".jsonl"); ok {
+		return geminiID(s)
+	}
+	s, ok := strings.CutSuffix(stem, ".json")
+	return ok && geminiID(s)
+}
+
+// geminiID matches a sanitized session id (a subagent file stem or parent dir):
+// ^[A-Za-z0-9_-]+$.
+func geminiID(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return s != ""
+}
 
 // geminiProjectRootFile is the ownership marker Gemini writes into a project dir.
 const geminiProjectRootFile = ".project_root"
@@ -47,7 +66,7 @@ func (geminiLayout) Classify(rel string) (string, UnitKind) {
 	}
 	switch name := parts[len(parts)-1]; len(parts) {
 	case 3:
-		if !geminiMainRE.MatchString(name) {
+		if !geminiMainName(name) {
 			return "", UnitNone
 		}
 		if strings.HasSuffix(name, ".json") {
@@ -56,7 +75,7 @@ func (geminiLayout) Classify(rel string) (string, UnitKind) {
 		return rel, UnitLines
 	case 4:
 		stem, ok := strings.CutSuffix(name, ".jsonl")
-		if ok && geminiIDRE.MatchString(stem) && geminiIDRE.MatchString(parts[2]) {
+		if ok && geminiID(stem) && geminiID(parts[2]) {
 			return rel, UnitLines
 		}
 	}
@@ -73,7 +92,7 @@ func (geminiLayout) SkipDir(rel string) bool {
 	case 2:
 		return parts[1] != "chats"
 	case 3:
-		return parts[1] != "chats" || !geminiIDRE.MatchString(parts[2])
+		return parts[1] != "chats" || !geminiID(parts[2])
 	}
 	return true
 }
@@ -87,7 +106,7 @@ func (geminiLayout) ProjectDir(unit string) string {
 // beside it, so the .json is re-read whenever the .jsonl changes, appears or goes.
 // The reverse is not needed: a .jsonl's summary never depends on its .json.
 func (geminiLayout) Related(unit string) []string {
-	if strings.Count(unit, "/") == 2 && strings.HasSuffix(unit, ".jsonl") && geminiMainRE.MatchString(pathBase(unit)) {
+	if strings.Count(unit, "/") == 2 && strings.HasSuffix(unit, ".jsonl") && geminiMainName(pathBase(unit)) {
 		return []string{strings.TrimSuffix(unit, "l")}
 	}
 	return nil

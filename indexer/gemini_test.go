@@ -21,7 +21,7 @@ func catalogGoldensForLayout(t *testing.T, source, state, root, dir string) {
 	want := map[string]bool{}
 	for _, c := range cats {
 		key := filepath.Base(filepath.Dir(c))
-		data, err := os.ReadFile(c)
+		data, err := readCatalogInline(c)
 		if err != nil {
 			t.Fatal(err)
 		}

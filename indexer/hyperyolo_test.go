@@ -172,7 +172,7 @@ func TestHyperyoloGolden(t *testing.T) {
 	if err := ix.Reconcile(); err != nil {
 		t.Fatal(err)
 	}
-	data, err := os.ReadFile(filepath.Join(state, "index", "hyperyolo", "_", CatalogName))
+	data, err := readCatalogInline(filepath.Join(state, "index", "hyperyolo", "_", CatalogName))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -89,6 +89,9 @@ type Indexer struct {
 	touched       map[string]bool // units whose sessions changed since consumers last synced
 	verifying     bool            // the current pass checks fingerprints of unchanged files too
 	refreshing    bool            // the current walk leaves unchanged native indexes alone
+	unrestored    int             // catalog sessions Load could not restore as units
+	lite          bool            // loaded by LoadLite: no accumulator states, no writes
+	probeGen      uint32          // the current Unchanged walk
 
 	gen      stamp       // the generation stamps when this indexer last looked
 	genKnown bool        // gen was read (by Load or a write)
@@ -175,6 +178,7 @@ type unit struct {
 	state    json.RawMessage // acc's state from a catalog, not decoded yet
 	skipped  int
 	sessions []*Session
+	probed   uint32 // the last Unchanged walk that found it (probe.go)
 }
 
 type output struct {
@@ -244,6 +248,20 @@ func (ix *Indexer) Load() error {
 	return ix.loadLocked()
 }
 
+// LoadLite is Load without the accumulators' states: enough for Unchanged and
+// Entries (list and show without a daemon, when nothing changed), at a fraction
+// of the reading. An indexer loaded so refuses to write: every later pass that
+// could (Reconcile, Refresh, Update, Verify, Retry) returns ErrLite.
+func (ix *Indexer) LoadLite() error {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	ix.lite = true
+	return ix.loadLocked()
+}
+
+// ErrLite is returned by a pass over an indexer loaded with LoadLite.
+var ErrLite = errors.New("indexer loaded without resume states: it cannot write")
+
 func (ix *Indexer) loadLocked() error {
 	dir := CatalogDir(ix.opt.StateDir, ix.opt.Source)
 	entries, err := os.ReadDir(dir)
@@ -258,16 +276,18 @@ func (ix *Indexer) loadLocked() error {
 			continue
 		}
 		path := filepath.Join(dir, e.Name(), CatalogName)
-		data, err := os.ReadFile(path)
-		if err != nil {
+		c, data, resume, err := readCatalogFiles(path, !ix.lite)
+		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
-		c, err := DecodeCatalog(data)
 		if err != nil || c.Source != ix.opt.Source || c.Layout != ix.layout.Name() {
 			ix.log.Warn("catalog unreadable, rebuilding", "file", path, "err", err)
 			continue
 		}
 		ix.recordOutput(path, outputHash(data))
+		if resume != nil {
+			ix.recordOutput(resumePath(path), outputHash(resume))
+		}
 		ix.keys[c.Project] = e.Name()
 		for _, s := range c.Sessions {
 			ix.restoreLocked(s)
@@ -278,14 +298,17 @@ func (ix *Indexer) loadLocked() error {
 
 func (ix *Indexer) restoreLocked(s *Session) {
 	if s.Tail == nil {
+		ix.unrestored++
 		return
 	}
 	rel, ok := ix.relOf(s.File)
 	if !ok {
+		ix.unrestored++
 		return
 	}
 	urel, kind := ix.layout.Classify(rel)
 	if kind == UnitNone {
+		ix.unrestored++
 		return
 	}
 	u := ix.units[urel]
@@ -295,7 +318,7 @@ func (ix *Indexer) restoreLocked(s *Session) {
 		u.tail.OwnProject = ""
 		ix.units[urel] = u
 	}
-	if kind == UnitLines {
+	if kind == UnitLines && !ix.lite {
 		ll, ok := ix.layout.(LineLayout)
 		if !ok {
 			return
@@ -314,6 +337,13 @@ func (ix *Indexer) restoreLocked(s *Session) {
 
 // relOf maps an absolute path to a slash-separated path relative to rootDir.
 func (ix *Indexer) relOf(path string) (string, bool) {
+	// The common case, a clean path below the root (every walked path and every
+	// catalog's file), without filepath.Rel's allocations.
+	if rest, ok := strings.CutPrefix(path, ix.rootDir); ok && len(rest) > 1 && rest[0] == filepath.Separator {
+		if rest = rest[1:]; filepath.Clean(rest) == rest && rest != ".." && !strings.HasPrefix(rest, ".."+string(filepath.Separator)) {
+			return filepath.ToSlash(rest), true
+		}
+	}
 	rel, err := filepath.Rel(ix.rootDir, path)
 	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 		return "", false
@@ -1105,10 +1135,7 @@ func (ix *Indexer) writeCatalogsLocked() error {
 			ix.dirtyProjects[p2] = true
 			continue
 		}
-		if ix.removeOutputLocked(filepath.Join(CatalogDir(ix.opt.StateDir, ix.opt.Source), old, CatalogName)) {
-			ix.stats.CatalogWrites++
-		}
-		ix.removeDirLocked(filepath.Join(CatalogDir(ix.opt.StateDir, ix.opt.Source), old))
+		ix.removeCatalogLocked(filepath.Join(CatalogDir(ix.opt.StateDir, ix.opt.Source), old))
 	}
 	for p, k := range keys {
 		if ix.keys[p] != k {
@@ -1122,18 +1149,26 @@ func (ix *Indexer) writeCatalogsLocked() error {
 			continue
 		}
 		c := &Catalog{Version: CatalogVersion, Generator: "sessionwatch", Source: ix.opt.Source, Layout: ix.layout.Name(), Project: p, Sessions: ss}
-		data, err := c.Encode()
+		data, resume, err := c.EncodeWithResume()
 		if err != nil {
 			errs = append(errs, fmt.Errorf("encode catalog of %q: %w", p, err))
 			continue
 		}
 		path := filepath.Join(CatalogDir(ix.opt.StateDir, ix.opt.Source), keys[p], CatalogName)
-		wrote, err := ix.writeOutputLocked(path, data, dirtyMark{project: p})
-		if wrote {
-			ix.stats.CatalogWrites++
-		}
-		if err != nil {
-			errs = append(errs, err)
+		// The resume file and the catalog are written side by side; a crash
+		// between the two leaves entries whose checksum no longer matches, and
+		// their files are read again from the start (resume.go).
+		for _, out := range [...]struct {
+			path string
+			data []byte
+		}{{resumePath(path), resume}, {path, data}} {
+			wrote, err := ix.writeOutputLocked(out.path, out.data, dirtyMark{project: p})
+			if wrote {
+				ix.stats.CatalogWrites++
+			}
+			if err != nil {
+				errs = append(errs, err)
+			}
 		}
 	}
 	ix.keys = keys
@@ -1268,11 +1303,19 @@ func (ix *Indexer) sweepCatalogsLocked() {
 		if !e.IsDir() || owned[e.Name()] {
 			continue
 		}
-		if ix.removeOutputLocked(filepath.Join(dir, e.Name(), CatalogName)) {
+		ix.removeCatalogLocked(filepath.Join(dir, e.Name()))
+	}
+}
+
+// removeCatalogLocked removes a catalog directory's catalog and resume file, then
+// the directory if that left it empty.
+func (ix *Indexer) removeCatalogLocked(dir string) {
+	for _, name := range [...]string{CatalogName, ResumeName} {
+		if ix.removeOutputLocked(filepath.Join(dir, name)) {
 			ix.stats.CatalogWrites++
 		}
-		ix.removeDirLocked(filepath.Join(dir, e.Name()))
 	}
+	ix.removeDirLocked(dir)
 }
 
 // writeOutputLocked writes data to path unless the file already holds exactly that.

@@ -107,6 +107,17 @@ func (o *indentObject) end() {
 // every session of each catalog it rewrites, so this is on the hot path; keeping
 // the rendered lines instead would cost a kilobyte of memory per session.
 func appendSession(b []byte, s *Session) []byte {
+	b = appendSessionSummary(b, s)
+	if t := s.Tail; t != nil {
+		b = append(b, `,"tail":`...)
+		b = appendTail(b, t)
+	}
+	return append(b, '}')
+}
+
+// appendSessionSummary appends s's catalog line without its tail and without the
+// closing brace.
+func appendSessionSummary(b []byte, s *Session) []byte {
 	b = append(b, `{"id":`...)
 	b = appendJSONString(b, s.ID)
 	b = append(b, `,"type":`...)
@@ -150,34 +161,41 @@ func appendSession(b []byte, s *Session) []byte {
 		b = append(b, `,"skippedLines":`...)
 		b = strconv.AppendInt(b, int64(s.SkippedLines), 10)
 	}
-	if t := s.Tail; t != nil {
-		b = append(b, `,"tail":{"dev":`...)
-		b = strconv.AppendUint(b, t.Dev, 10)
-		b = append(b, `,"ino":`...)
-		b = strconv.AppendUint(b, t.Ino, 10)
-		b = append(b, `,"offset":`...)
-		b = strconv.AppendInt(b, t.Offset, 10)
-		b = append(b, `,"mtime":`...)
-		b = strconv.AppendInt(b, t.Mtime, 10)
-		b = append(b, `,"size":`...)
-		b = strconv.AppendInt(b, t.Size, 10)
-		if t.LongLine {
-			b = append(b, `,"longLine":true`...)
-		}
-		for _, f := range [...]struct{ k, v string }{{`,"fp":`, t.Fp}, {`,"hfp":`, t.Hfp}, {`,"dep":`, t.Dep}, {`,"ownProject":`, t.OwnProject}} {
-			if f.v != "" {
-				b = append(b, f.k...)
-				b = appendJSONString(b, f.v)
-			}
-		}
-		if st := t.State; len(st) > 2 && st[0] == '{' && st[len(st)-1] == '}' {
-			// The accumulator's keys continue the tail object. State is always
-			// compact JSON (see Tail.State), as encoding/json would make it.
-			b = append(b, ',')
-			b = append(b, st[1:]...)
-		} else {
-			b = append(b, '}')
-		}
+	return b
+}
+
+// appendTail appends t as Tail.MarshalJSON renders it.
+func appendTail(b []byte, t *Tail) []byte {
+	b = appendTailFixed(b, t)
+	if st := t.State; len(st) > 2 && st[0] == '{' && st[len(st)-1] == '}' {
+		// The accumulator's keys continue the tail object. State is always
+		// compact JSON (see Tail.State), as encoding/json would make it.
+		b = append(b, ',')
+		return append(b, st[1:]...)
 	}
 	return append(b, '}')
+}
+
+// appendTailFixed appends t's fixed fields as an object without its closing brace.
+func appendTailFixed(b []byte, t *Tail) []byte {
+	b = append(b, `{"dev":`...)
+	b = strconv.AppendUint(b, t.Dev, 10)
+	b = append(b, `,"ino":`...)
+	b = strconv.AppendUint(b, t.Ino, 10)
+	b = append(b, `,"offset":`...)
+	b = strconv.AppendInt(b, t.Offset, 10)
+	b = append(b, `,"mtime":`...)
+	b = strconv.AppendInt(b, t.Mtime, 10)
+	b = append(b, `,"size":`...)
+	b = strconv.AppendInt(b, t.Size, 10)
+	if t.LongLine {
+		b = append(b, `,"longLine":true`...)
+	}
+	for _, f := range [...]struct{ k, v string }{{`,"fp":`, t.Fp}, {`,"hfp":`, t.Hfp}, {`,"dep":`, t.Dep}, {`,"ownProject":`, t.OwnProject}} {
+		if f.v != "" {
+			b = append(b, f.k...)
+			b = appendJSONString(b, f.v)
+		}
+	}
+	return b
 }

@@ -114,7 +114,7 @@ func TestMogziGolden(t *testing.T) {
 	if err := ix.Reconcile(); err != nil {
 		t.Fatal(err)
 	}
-	data, err := os.ReadFile(filepath.Join(state, "index", "mogzi", "_", CatalogName))
+	data, err := readCatalogInline(filepath.Join(state, "index", "mogzi", "_", CatalogName))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -106,6 +106,21 @@ func readCatalogs(stateDir string, sources []string, projects []string, read fun
 	return out, errors.Join(errs...)
 }
 
+// Entries returns every session of the source as a listing entry, unsorted and
+// not copied: for a caller that is done with the indexer (list without a
+// daemon lists what Load read).
+func (ix *Indexer) Entries() []Entry {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	out := make([]Entry, 0, len(ix.units))
+	for _, u := range ix.units {
+		for _, s := range u.sessions {
+			out = append(out, Entry{Session: s, Source: ix.opt.Source, Layout: ix.layout.Name(), Project: s.Project})
+		}
+	}
+	return out
+}
+
 // SortEntries orders entries newest first (ties by id, source, file and project:
 // a total order, so the listing is the same whatever order the catalogs were read).
 func SortEntries(es []Entry) {

@@ -53,6 +53,15 @@ func TestCatalogsMatchPublishedSchema(t *testing.T) {
 				for _, problem := range schema.validate(doc, "") {
 					t.Errorf("%s: %s", p, problem)
 				}
+				// The resume state lives beside the catalog, not in it.
+				for i, s := range doc.(map[string]any)["sessions"].([]any) {
+					if _, ok := s.(map[string]any)["tail"]; ok {
+						t.Errorf("%s: sessions[%d] carries a tail", p, i)
+					}
+				}
+				if _, err := os.Stat(filepath.Join(filepath.Dir(p), ResumeName)); err != nil {
+					t.Errorf("no %s beside %s: %v", ResumeName, p, err)
+				}
 			}
 			seen[layout] = true
 		})

@@ -175,6 +175,9 @@ func (w *Writer) Release() error {
 // one; a command's are covered by its Writer) and, when another process wrote
 // since this indexer last looked, reloads its state from disk first.
 func (ix *Indexer) beginWriteLocked() (end func(), err error) {
+	if ix.lite {
+		return nil, ErrLite
+	}
 	w := ix.opt.Writer
 	if w == nil {
 		return func() {}, nil

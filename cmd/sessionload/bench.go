@@ -13,7 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -27,6 +27,7 @@ import (
 type benchOpts struct {
 	layout       string
 	sections     string
+	swOnly       bool // list and growth: only sessionwatch's own rows
 	sizes        intList
 	perProject   int
 	lines        int
@@ -127,6 +128,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.BoolVar(&o.coldCache, "evict", true, "cold: also measure with the store evicted from the page cache (posix_fadvise DONTNEED on its files)")
 	fs.IntVar(&o.evictMax, "evict-max", 1024, "largest store (MiB) measured with an evicted page cache (device reads are slow)")
 	fs.IntVar(&o.runs, "runs", 3, "timed runs per measurement (the median is reported)")
+	fs.BoolVar(&o.swOnly, "sessionwatch-only", false, "list and growth: measure only sessionwatch list (with its refresh, and catalogs only), not the scanners")
 	fs.Int64Var(&o.seed, "seed", 1, "store seed")
 	fs.StringVar(&o.dir, "dir", "", "work directory (default: a new temp dir, removed afterwards)")
 	fs.BoolVar(&o.keep, "keep", false, "keep the work directory")
@@ -347,9 +349,12 @@ func (c *lineCounter) Write(p []byte) (int, error) {
 type meas struct {
 	wall, cpu time.Duration
 	lines     int
+	maxRSS    int64 // peak resident set of the process (VmHWM, sampled every ms), bytes
 }
 
-func (m meas) add(o meas) meas { return meas{m.wall + o.wall, m.cpu + o.cpu, m.lines + o.lines} }
+func (m meas) add(o meas) meas {
+	return meas{m.wall + o.wall, m.cpu + o.cpu, m.lines + o.lines, max(m.maxRSS, o.maxRSS)}
+}
 
 // timeCmd runs a command and measures it; its output is read through a pipe
 // and its lines counted.
@@ -368,8 +373,19 @@ func timeCmdTo(env []string, pipe bool, name string, args ...string) (meas, erro
 	}
 	cmd.Stderr = &errb
 	start := time.Now()
-	err := cmd.Run()
+	err := cmd.Start()
+	var peak chan int64
+	if err == nil {
+		peak = make(chan int64, 1)
+		stop := make(chan struct{})
+		go func() { peak <- watchHWM(cmd.Process.Pid, stop) }()
+		err = cmd.Wait()
+		close(stop)
+	}
 	m := meas{wall: time.Since(start), lines: lc.n}
+	if peak != nil {
+		m.maxRSS = <-peak
+	}
 	if cmd.ProcessState != nil {
 		m.cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	}
@@ -377,6 +393,29 @@ func timeCmdTo(env []string, pipe bool, name string, args ...string) (meas, erro
 		return m, fmt.Errorf("%s %s: %v: %s", name, strings.Join(args, " "), err, strings.TrimSpace(errb.String()))
 	}
 	return m, nil
+}
+
+// watchHWM samples a process's VmHWM (its peak resident set since its exec)
+// every millisecond until stop closes, and returns the last value seen. The
+// rusage of a child (ru_maxrss) is no use here: it keeps the peak of the memory
+// the child was forked from, so it reports the bench's own size.
+func watchHWM(pid int, stop chan struct{}) int64 {
+	path := fmt.Sprintf("/proc/%d/status", pid)
+	var hwm int64
+	t := time.NewTicker(time.Millisecond)
+	defer t.Stop()
+	for {
+		if status, err := os.ReadFile(path); err == nil {
+			if v := kbField(status, "VmHWM:"); v > hwm {
+				hwm = v
+			}
+		}
+		select {
+		case <-stop:
+			return hwm
+		case <-t.C:
+		}
+	}
 }
 
 // slowRun is how long a warm-up run may take before it is taken as the only run.
@@ -395,17 +434,19 @@ func (b *bench) median(warm bool, f func() (meas, error)) (meas, error) {
 		}
 	}
 	var walls, cpus []time.Duration
+	var rsss []int64
 	var last meas
 	for range b.o.runs {
 		m, err := f()
 		if err != nil {
 			return meas{}, err
 		}
-		walls, cpus, last = append(walls, m.wall), append(cpus, m.cpu), m
+		walls, cpus, rsss, last = append(walls, m.wall), append(cpus, m.cpu), append(rsss, m.maxRSS), m
 	}
-	sort.Slice(walls, func(i, j int) bool { return walls[i] < walls[j] })
-	sort.Slice(cpus, func(i, j int) bool { return cpus[i] < cpus[j] })
-	return meas{wall: walls[len(walls)/2], cpu: cpus[len(cpus)/2], lines: last.lines}, nil
+	slices.Sort(walls)
+	slices.Sort(cpus)
+	slices.Sort(rsss)
+	return meas{wall: walls[len(walls)/2], cpu: cpus[len(cpus)/2], lines: last.lines, maxRSS: rsss[len(rsss)/2]}, nil
 }
 
 // reindexFresh runs `sessionwatch reindex` on an empty state dir, with the native
@@ -503,13 +544,21 @@ func scanArgs(mode, parser string) func(b *bench, s *benchStore) (string, []stri
 	}
 }
 
+// contenders are the listers measured: all, or only sessionwatch's own rows.
+func (b *bench) contenders() []contender {
+	if b.o.swOnly {
+		return contenders[:2]
+	}
+	return contenders
+}
+
 // measureListing times every contender on one store; the first is the reference.
 func (b *bench) measureListing(s *benchStore) ([]meas, error) {
 	if err := b.ensureIndexed(s); err != nil {
 		return nil, err
 	}
 	var out []meas
-	for _, c := range contenders {
+	for _, c := range b.contenders() {
 		b.logf("listing %s: %s", s.name, c.name)
 		name, args := c.args(b, s)
 		var release func()
@@ -531,8 +580,8 @@ func (b *bench) measureListing(s *benchStore) ([]meas, error) {
 	return out, nil
 }
 
-const listingHead = "contender | wall | CPU | wall ÷ list | CPU ÷ list | rows listed |"
-const listingRule = "---|---:|---:|---:|---:|---:|"
+const listingHead = "contender | wall | CPU | wall ÷ list | CPU ÷ list | peak RSS | rows listed |"
+const listingRule = "---|---:|---:|---:|---:|---:|---:|"
 
 // listingRows renders one store's measurements, first column(s) given by lead.
 func (b *bench) listingRows(lead string, mm []meas) {
@@ -545,7 +594,7 @@ func (b *bench) listingRows(lead string, mm []meas) {
 		if i > 0 {
 			lead = blank
 		}
-		fmt.Fprintf(b.out, "| %s | %s | %s | %s | %s | %s | %s |\n", lead, contenders[i].name, ms(m.wall), ms(m.cpu), ratio(m.wall, mm[0].wall), ratio(m.cpu, mm[0].cpu), rows)
+		fmt.Fprintf(b.out, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", lead, contenders[i].name, ms(m.wall), ms(m.cpu), ratio(m.wall, mm[0].wall), ratio(m.cpu, mm[0].cpu), human(m.maxRSS), rows)
 	}
 }
 

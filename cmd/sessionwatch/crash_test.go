@@ -159,6 +159,16 @@ func checkConverged(t *testing.T, e *testEnv, sessions []*gen.Session) {
 				t.Errorf("catalog %s does not parse: %v", p, err)
 				return nil
 			}
+			// Every session's resume state is beside it, in step with its line.
+			if full, err := indexer.ReadCatalog(p); err != nil {
+				t.Errorf("catalog %s: %v", p, err)
+			} else {
+				for _, s := range full.Sessions {
+					if s.Tail == nil {
+						t.Errorf("catalog %s: session %s has no resume state in %s", p, s.ID, indexer.ResumeName)
+					}
+				}
+			}
 			for _, s := range c.Sessions {
 				if prev, dup := seen[s.ID]; dup {
 					t.Errorf("session %s listed twice (%s and %s)", s.ID, prev, p)

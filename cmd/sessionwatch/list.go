@@ -65,16 +65,21 @@ func selectSessions(cfg *config.Config, sc scope) ([]indexer.Entry, error) {
 	if err != nil && len(entries) == 0 {
 		return nil, err
 	}
-	if sc.typ != "all" {
-		kept := entries[:0]
-		for _, e := range entries {
-			if e.Type == sc.typ && !e.Hidden { // hidden sessions: --type all only
-				kept = append(kept, e)
-			}
-		}
-		entries = kept
+	return keepType(entries, sc.typ), nil
+}
+
+// keepType keeps the entries of a --type (hidden sessions: --type all only).
+func keepType(entries []indexer.Entry, typ string) []indexer.Entry {
+	if typ == "all" {
+		return entries
 	}
-	return entries, nil
+	kept := entries[:0]
+	for _, e := range entries {
+		if e.Type == typ && !e.Hidden {
+			kept = append(kept, e)
+		}
+	}
+	return kept
 }
 
 // scopeFlags registers the flags that choose a scope, and --json (list, show).
@@ -156,8 +161,7 @@ func cmdList(e *env, args []string) error {
 	if f.archived {
 		return cmdListArchived(e, cfg, f.archivedScope(sc), f.json)
 	}
-	refreshCatalogs(e, cfg, sc.sources)
-	entries, err := selectSessions(cfg, sc)
+	entries, err := refreshForListing(e, cfg, sc.sources).selectSessions(cfg, sc)
 	if err != nil {
 		return err
 	}

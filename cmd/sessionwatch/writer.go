@@ -2,7 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"slices"
 	"time"
 
@@ -28,20 +32,80 @@ func holdWriter(ctx context.Context, cfg *config.Config) (*indexer.Writer, error
 const refreshWait = time.Second
 
 // refreshCatalogs brings the catalogs of the given sources (all when empty) up
-// to date before list or show reads them, when no daemon does that: as a writer
-// under the single-writer rule, stat only for unchanged files. While a daemon
-// runs, or another command is writing, it touches nothing.
+// to date before a command reads them, when no daemon does that: as a writer
+// under the single-writer rule, stat only for unchanged files, with the
+// consumers (search index, usage ledger) attached so they are brought up to date
+// too. While a daemon runs, or another command is writing, it touches nothing.
 func refreshCatalogs(e *env, cfg *config.Config, sources []string) {
-	if running, _ := daemonRunning(cfg.StateDir); running || indexer.WriterHeld(cfg.StateDir) {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), refreshWait)
-	w, err := indexer.AcquireWriter(ctx, cfg.StateDir)
-	cancel()
-	if err != nil {
+	w := acquireRefreshWriter(cfg)
+	if w == nil {
 		return
 	}
 	defer w.Release()
+	refreshSources(e, cfg, sources, nil)
+}
+
+// refreshed holds the sessions of the sources refreshForListing brought up to
+// date (or proved up to date), as their catalogs now hold them, so a listing
+// need not read those catalogs again. A nil *refreshed knows no source.
+type refreshed struct {
+	bySource map[string][]indexer.Entry
+}
+
+// refreshForListing is refreshCatalogs for list and show, which read only the
+// catalogs: each source's catalogs are loaded and every file is stat'ed; when
+// nothing changed (the common case) nothing else happens and the loaded
+// sessions are the listing. Only a source where something changed is refreshed,
+// with the consumers attached as refreshCatalogs does (opening them costs more
+// than the whole listing).
+func refreshForListing(e *env, cfg *config.Config, sources []string) *refreshed {
+	w := acquireRefreshWriter(cfg)
+	if w == nil {
+		return nil
+	}
+	defer w.Release()
+	fresh := &refreshed{bySource: map[string][]indexer.Entry{}}
+	g, err := indexer.NewGroup(cfg, quietLogger(cfg, e.stderr), false)
+	if err != nil {
+		return nil
+	}
+	var stale []string
+	for _, ix := range g.Indexers() {
+		src := ix.Options().Source
+		if len(sources) > 0 && !slices.Contains(sources, src) {
+			continue
+		}
+		if err := ix.LoadLite(); err == nil && ix.Unchanged() {
+			fresh.add(ix)
+		} else {
+			stale = append(stale, src)
+		}
+	}
+	if len(stale) > 0 {
+		refreshSources(e, cfg, stale, fresh)
+	}
+	return fresh
+}
+
+// acquireRefreshWriter takes the writer lock for a refresh, or returns nil when
+// a daemon runs or another command writes (then the catalogs are read as they are).
+func acquireRefreshWriter(cfg *config.Config) *indexer.Writer {
+	if running, _ := daemonRunning(cfg.StateDir); running || indexer.WriterHeld(cfg.StateDir) {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), refreshWait)
+	defer cancel()
+	w, err := indexer.AcquireWriter(ctx, cfg.StateDir)
+	if err != nil {
+		return nil
+	}
+	return w
+}
+
+// refreshSources loads and refreshes the given sources (all when empty) with the
+// consumers attached; the caller holds the writer lock. The sessions of each
+// source refreshed without error are added to fresh, if given.
+func refreshSources(e *env, cfg *config.Config, sources []string, fresh *refreshed) {
 	logger := quietLogger(cfg, e.stderr)
 	g, err := indexer.NewGroup(cfg, logger, false)
 	if err != nil {
@@ -62,6 +126,72 @@ func refreshCatalogs(e *env, cfg *config.Config, sources []string) {
 		}
 		if err != nil {
 			fmt.Fprintf(e.stderr, "sessionwatch: index %s: %v\n", ix.Options().Source, err)
+		} else if fresh != nil {
+			fresh.add(ix)
 		}
 	}
+}
+
+// add records the sessions of a source that is up to date.
+func (r *refreshed) add(ix *indexer.Indexer) {
+	r.bySource[ix.Options().Source] = ix.Entries()
+}
+
+// selectSessions is the package's selectSessions, with the sessions of the
+// refreshed sources taken from memory rather than read again from the catalogs.
+func (r *refreshed) selectSessions(cfg *config.Config, sc scope) ([]indexer.Entry, error) {
+	if r == nil {
+		return selectSessions(cfg, sc)
+	}
+	sources := sc.sources
+	if sources == nil {
+		// Every source with catalogs, configured or not, as ReadCatalogs lists them.
+		ents, err := os.ReadDir(filepath.Join(cfg.StateDir, "index"))
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("read catalogs: %w", err)
+		}
+		for _, e := range ents {
+			if e.IsDir() {
+				sources = append(sources, e.Name())
+			}
+		}
+	}
+	var want map[string]bool
+	var projects []string
+	if !sc.all {
+		cwd, err := os.Getwd()
+		if err != nil {
+			return nil, fmt.Errorf("find current directory: %w", err)
+		}
+		projects = indexer.ProjectCandidates(cwd)
+		want = map[string]bool{}
+		for _, p := range projects {
+			want[p] = true
+		}
+	}
+	var entries []indexer.Entry
+	var rest []string // sources read from their catalogs
+	for _, src := range sources {
+		es, ok := r.bySource[src]
+		if !ok {
+			rest = append(rest, src)
+			continue
+		}
+		for _, en := range es {
+			if want == nil || want[en.Project] {
+				entries = append(entries, en)
+			}
+		}
+	}
+	var err error
+	if len(rest) > 0 {
+		var more []indexer.Entry
+		more, err = indexer.ReadCatalogs(cfg.StateDir, rest, projects)
+		entries = append(entries, more...)
+	}
+	indexer.SortEntries(entries)
+	if err != nil && len(entries) == 0 {
+		return nil, err
+	}
+	return keepType(entries, sc.typ), nil
 }

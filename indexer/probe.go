@@ -1,0 +1,206 @@
+package indexer
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"strings"
+)
+
+// Unchanged reports whether the catalogs Load read are up to date with the files,
+// by a stat of every unit and nothing else: no file is read or written and no
+// consumer is consulted. list and show without a daemon call it before they
+// refresh: when nothing changed (the common case) they list what Load read, and
+// skip the refresh with its consumers altogether. Any doubt (a catalog session
+// Load could not restore, a directory that cannot be listed) answers false.
+//
+// It walks the source as walkLocked does (same symlink, SkipDir, temp-file and
+// Classify rules), but lists each directory unsorted through an os.Root, which
+// stats each entry relative to the directory's descriptor as it lists it
+// (fstatat): a stat per file is most of the cost of a listing's refresh, and this
+// one resolves no path from the root.
+func (ix *Indexer) Unchanged() bool {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if ix.unrestored > 0 || ix.rootPending {
+		return false
+	}
+	ix.probeGen++
+	p := prober{ix: ix, gen: ix.probeGen}
+	if ix.rootRel != "" {
+		// A file root: its one unit, if the file is there.
+		if urel, kind := ix.layout.Classify(ix.rootRel); kind != UnitNone {
+			if _, err := os.Lstat(ix.opt.Root); err == nil && !p.unit(urel, kind, nil) {
+				return false
+			}
+		}
+	} else if !p.dir(ix.rootDir, ".") {
+		return false
+	}
+	return p.found == len(ix.units)
+}
+
+// prober is one Unchanged walk.
+type prober struct {
+	ix    *Indexer
+	gen   uint32 // marks the units found (unit.probed)
+	found int    // distinct known units found, each unchanged
+
+	seenEmpty map[string]bool // documents found to hold no session
+}
+
+// dir probes the directory at path (rel to the root); false means a change.
+func (p *prober) dir(path, rel string) bool {
+	root, err := os.OpenRoot(path)
+	if err != nil {
+		// A root that does not exist holds nothing: unchanged if nothing was known.
+		return rel == "." && errors.Is(err, fs.ErrNotExist) && len(p.ix.units) == 0
+	}
+	defer root.Close()
+	f, err := root.Open(".")
+	if err != nil {
+		return false
+	}
+	ents, err := f.ReadDir(-1)
+	f.Close()
+	if err != nil {
+		return false
+	}
+	for _, d := range ents {
+		name := d.Name()
+		r := name
+		if rel != "." {
+			r = rel + "/" + name
+		}
+		typ := d.Type()
+		switch {
+		case typ&fs.ModeSymlink != 0:
+			// never followed
+		case typ.IsDir():
+			if p.ix.layout.SkipDir(r) {
+				if urel, kind := p.ix.layout.Classify(r); kind != UnitNone && !p.unit(urel, kind, nil) {
+					return false
+				}
+				continue
+			}
+			if !p.dir(path+"/"+name, r) {
+				return false
+			}
+		case name == CatalogName || strings.HasPrefix(name, TempPrefix):
+			// a native index, or a writer's temp file
+		default:
+			// A known unit's own file needs no classifying: the catalogs hold it.
+			if u := p.ix.units[r]; u != nil {
+				if !p.unit(r, u.kind, d) {
+					return false
+				}
+				continue
+			}
+			urel, kind := p.ix.layout.Classify(r)
+			if kind != UnitNone && !p.unit(urel, kind, d) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// noSessions reports whether a document unit the catalogs do not know holds no
+// session (Gemini's legacy .json beside its .jsonl) or fails to parse (a refresh
+// reports that and changes nothing). Such a document is read, as a refresh would.
+func (p *prober) noSessions(urel string) bool {
+	dl, ok := p.ix.layout.(DocumentLayout)
+	if !ok || p.seenEmpty[urel] {
+		return ok
+	}
+	path := p.ix.unitPath(urel)
+	fi, err := os.Lstat(path)
+	if err != nil || !fi.Mode().IsRegular() {
+		return false
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	ss, err := dl.ParseDocument(FileFacts{Root: p.ix.rootDir, Unit: urel, Path: path, Size: int64(len(data)), Mtime: fi.ModTime()}, data)
+	if err == nil && len(ss) > 0 {
+		return false
+	}
+	if p.seenEmpty == nil {
+		p.seenEmpty = map[string]bool{}
+	}
+	p.seenEmpty[urel] = true
+	return true
+}
+
+// unit checks one unit found by the walk; d is the entry of its own file when
+// the walk found it by that file (urel is the path walked), else nil.
+func (p *prober) unit(urel string, kind UnitKind, d fs.DirEntry) bool {
+	ix := p.ix
+	u := ix.units[urel]
+	if u == nil {
+		// Not in the catalogs: new, unless it is a document that holds no
+		// session (a refresh reads it every time and changes nothing).
+		return kind == UnitDocument && p.noSessions(urel)
+	}
+	if len(u.sessions) == 0 {
+		return false
+	}
+	if u.probed == p.gen {
+		return true // found before (a unit can be found through several paths)
+	}
+	u.probed = p.gen
+	p.found++
+	if d == nil || !strings.HasSuffix(urel, "/"+d.Name()) && urel != d.Name() {
+		// Found through another path (a file it depends on): checked by its own.
+		return ix.unitUnchangedLocked(urel, kind)
+	}
+	// A directory read through an os.Root has stat'ed each entry relative to
+	// the directory's descriptor already: Info costs nothing more.
+	fi, err := d.Info()
+	if err != nil || !fi.Mode().IsRegular() {
+		return false
+	}
+	dev, ino := statIdentity(fi)
+	t := &u.tail
+	if dev != t.Dev || ino != t.Ino || fi.Size() != t.Size || fi.ModTime().UnixNano() != t.Mtime {
+		return false
+	}
+	return tailUnchanged(ix, u, urel, kind, fi.Size())
+}
+
+// tailUnchanged is the rest of the unchanged test once the stat matched.
+func tailUnchanged(ix *Indexer, u *unit, urel string, kind UnitKind, size int64) bool {
+	switch kind {
+	case UnitLines:
+		// Restored with its state (LoadLite leaves the states unread: their
+		// presence is all Unchanged needs).
+		return (u.acc != nil || ix.lite) && size >= u.tail.Offset
+	case UnitDocument:
+		if ds, ok := ix.layout.(DependencyStamper); ok {
+			return ds.DepStamp(ix.rootDir, urel) == u.tail.Dep
+		}
+		return true
+	}
+	return false
+}
+
+// unitUnchangedLocked reports whether a unit's file is, by its stat (and its
+// dependency stamp), what the unit was built from; the same test the reads make
+// before they skip a file.
+func (ix *Indexer) unitUnchangedLocked(urel string, kind UnitKind) bool {
+	u := ix.units[urel]
+	if u == nil || len(u.sessions) == 0 {
+		return false
+	}
+	fi, err := os.Lstat(ix.unitPath(urel))
+	if err != nil || !fi.Mode().IsRegular() {
+		return false
+	}
+	dev, ino := statIdentity(fi)
+	t := &u.tail
+	if dev != t.Dev || ino != t.Ino || fi.Size() != t.Size || fi.ModTime().UnixNano() != t.Mtime {
+		return false
+	}
+	return tailUnchanged(ix, u, urel, kind, fi.Size())
+}

@@ -1,0 +1,324 @@
+package indexer
+
+import (
+	"bytes"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+	"strconv"
+	"unicode/utf8"
+)
+
+// ResumeName is the file beside each catalog that holds its sessions' resume
+// state (the Tail: file identity, offset, fingerprints and the layout's
+// accumulator), so the catalog holds only what a listing needs and its size does
+// not grow with a session's messages. It is internal to sessionwatch:
+//
+//	{"version":1,"generator":"sessionwatch","source":…,"layout":…,"project":…,"resume":[
+//	{"line":"<crc32c of the session's catalog line>","id":…,"file":…,"tail":{…}},
+//	…
+//	],"states":[
+//	{…the layout's accumulator of the first entry…} or null,
+//	…
+//	]}
+//
+// The fixed tails come first and the accumulators' states after them, one per
+// entry in the same order, so what a listing needs to prove the catalogs current
+// (Unchanged: the tails) is read without the states, which grow with messages.
+//
+// Both files are written atomically in the same flush, but not together: after a
+// crash between the two renames they may disagree. An entry is used only while
+// its checksum matches the session's line in the catalog; a session without a
+// matching entry is read again from the start, which gives what a rebuild gives.
+const ResumeName = "sessions-resume.json"
+
+// resumePath is the resume file of a catalog file.
+func resumePath(catalogPath string) string {
+	return filepath.Join(filepath.Dir(catalogPath), ResumeName)
+}
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// lineSum is the checksum that ties a resume entry to its catalog line (the
+// session's JSON object, as Encode writes it).
+func lineSum(line []byte) uint32 { return crc32.Checksum(line, castagnoli) }
+
+// resumeHeader is the resume file's first line.
+func resumeHeader(c *Catalog) []byte {
+	b := append([]byte(nil), `{"version":`...)
+	b = strconv.AppendInt(b, CatalogVersion, 10)
+	b = append(b, `,"generator":"sessionwatch","source":`...)
+	b = appendJSONString(b, c.Source)
+	b = append(b, `,"layout":`...)
+	b = appendJSONString(b, c.Layout)
+	b = append(b, `,"project":`...)
+	b = appendJSONString(b, c.Project)
+	return append(b, `,"resume":[`...)
+}
+
+// appendResumeEntry appends one session's resume line, its members in a fixed
+// order (parseResumeLine reads them without a general JSON scan).
+func appendResumeEntry(b []byte, s *Session, sum uint32) []byte {
+	b = append(b, `{"line":"`...)
+	b = appendHex32(b, sum)
+	b = append(b, `","id":`...)
+	b = appendJSONString(b, s.ID)
+	b = append(b, `,"file":`...)
+	b = appendJSONString(b, s.File)
+	b = append(b, `,"tail":`...)
+	b = appendTailFixed(b, s.Tail)
+	return append(b, "}}"...)
+}
+
+// resumeStatesLine separates a resume file's tails from its states.
+const resumeStatesLine = `],"states":[`
+
+// appendResumeState appends one entry's state line: the accumulator, or null.
+func appendResumeState(b []byte, t *Tail) []byte {
+	if st := t.State; len(st) > 2 && st[0] == '{' && st[len(st)-1] == '}' {
+		return append(b, st...)
+	}
+	return append(b, "null"...)
+}
+
+func appendHex32(b []byte, v uint32) []byte {
+	const digits = "0123456789abcdef"
+	for shift := 28; shift >= 0; shift -= 4 {
+		b = append(b, digits[v>>shift&0xf])
+	}
+	return b
+}
+
+// resumeEntry is one parsed resume line; its slices alias the file's bytes.
+type resumeEntry struct {
+	sum      uint32
+	id, file []byte // JSON strings
+	tail     []byte // the tail's fixed fields, a JSON object
+	state    []byte // the accumulator's state, a JSON object, or nil (from the states)
+}
+
+// decodeResume parses a resume file as EncodeWithResume writes it for catalog c;
+// ok is false for anything else (another catalog's, a hand-edited file), whose
+// sessions are then read again from the start. Without states, data may end
+// right after the line that starts the states (readResumeTails).
+func decodeResume(data []byte, c *Catalog, states bool) ([]resumeEntry, bool) {
+	head, rest, found := bytes.Cut(data, []byte("\n"))
+	if !found || !bytes.Equal(head, resumeHeader(c)) {
+		return nil, false
+	}
+	entries := make([]resumeEntry, 0, len(c.Sessions))
+	for {
+		var line []byte
+		if line, rest, found = bytes.Cut(rest, []byte("\n")); !found {
+			return nil, false
+		}
+		if string(line) == resumeStatesLine {
+			break
+		}
+		line, _ = bytes.CutSuffix(line, []byte(","))
+		e, ok := parseResumeLine(line)
+		if !ok {
+			return nil, false
+		}
+		entries = append(entries, e)
+	}
+	if !states {
+		return entries, true
+	}
+	for i := range entries {
+		var line []byte
+		if line, rest, found = bytes.Cut(rest, []byte("\n")); !found {
+			return nil, false
+		}
+		line, _ = bytes.CutSuffix(line, []byte(","))
+		switch {
+		case string(line) == "null":
+		case len(line) >= 2 && line[0] == '{' && line[len(line)-1] == '}':
+			entries[i].state = line
+		default:
+			return nil, false
+		}
+	}
+	return entries, string(bytes.TrimSpace(rest)) == "]}"
+}
+
+// parseResumeLine splits one line written by appendResumeEntry.
+func parseResumeLine(line []byte) (e resumeEntry, ok bool) {
+	const pre = `{"line":"`
+	i := len(pre) + 8
+	if len(line) < i+1 || string(line[:len(pre)]) != pre || line[len(line)-1] != '}' {
+		return e, false
+	}
+	n, err := strconv.ParseUint(string(line[len(pre):i]), 16, 32)
+	if err != nil {
+		return e, false
+	}
+	e.sum = uint32(n)
+	str := func(key string) []byte {
+		if i < 0 || !bytes.HasPrefix(line[i:], []byte(key)) {
+			i = -1
+			return nil
+		}
+		start := i + len(key)
+		end, _, err := scanString(line, start)
+		if err != nil || start >= len(line) || line[start] != '"' {
+			i = -1
+			return nil
+		}
+		i = end
+		return line[start:end]
+	}
+	if line[i] != '"' {
+		return e, false
+	}
+	i++
+	e.id = str(`,"id":`)
+	e.file = str(`,"file":`)
+	if i < 0 || !bytes.HasPrefix(line[i:], []byte(`,"tail":{`)) {
+		return e, false
+	}
+	start := i + len(`,"tail":`)
+	end, err := scanValue(line, start, 0)
+	if err != nil || end >= len(line) {
+		return e, false
+	}
+	e.tail = line[start:end]
+	return e, string(line[end:]) == "}"
+}
+
+// jsonStringIs reports whether the JSON string raw decodes to s.
+func jsonStringIs(raw []byte, s string) bool {
+	if len(raw) >= 2 && bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
+		return string(raw[1:len(raw)-1]) == s
+	}
+	v, ok := JSONString(raw)
+	return ok && v == s
+}
+
+// attachResume gives each session of c that has no tail yet the tail of its
+// entry: the one of the same file and id whose checksum is that of the session's
+// catalog line (sums[i]). Entries are in the catalog's order, so the entry at the
+// session's own position is tried first.
+func attachResume(c *Catalog, sums []uint32, entries []resumeEntry) {
+	if len(entries) == 0 || len(sums) != len(c.Sessions) {
+		return
+	}
+	var bySum map[uint32][]int // built only when the two files are out of step
+	for i, s := range c.Sessions {
+		if s.Tail != nil {
+			continue // an older catalog that holds its tails itself
+		}
+		match := func(j int) bool {
+			e := &entries[j]
+			return e.sum == sums[i] && jsonStringIs(e.file, s.File) && jsonStringIs(e.id, s.ID)
+		}
+		j := i
+		if j >= len(entries) || !match(j) {
+			if bySum == nil {
+				bySum = make(map[uint32][]int, len(entries))
+				for k, e := range entries {
+					bySum[e.sum] = append(bySum[e.sum], k)
+				}
+			}
+			j = -1
+			for _, k := range bySum[sums[i]] {
+				if match(k) {
+					j = k
+					break
+				}
+			}
+			if j < 0 {
+				continue
+			}
+		}
+		if t, ok := decodeTail(entries[j].tail); ok {
+			t.State = entries[j].state
+			s.Tail = t
+		}
+	}
+}
+
+// readCatalogFiles reads the catalog at path and its resume file, and gives each
+// session its tail (ReadCatalog, Load). It returns the bytes of both files; a
+// missing or unreadable resume file is no error (its sessions have no tail).
+// Without states (LoadLite) only the resume file's tails are read, and resData
+// is nil.
+func readCatalogFiles(path string, states bool) (c *Catalog, catData, resData []byte, err error) {
+	catData, err = os.ReadFile(path)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	var sums []uint32
+	c, ok := decodeCatalogFast(catData, true, &sums, !states)
+	if !ok {
+		sums = nil
+		if c, err = DecodeCatalog(catData); err != nil {
+			return nil, catData, nil, err
+		}
+	}
+	if states {
+		resData, err = os.ReadFile(resumePath(path))
+	} else {
+		resData, err = readResumeTails(resumePath(path))
+	}
+	if err != nil {
+		// Missing or unreadable: the sessions have no tail, so their files
+		// are read again from the start.
+		return c, catData, nil, nil
+	}
+	if entries, ok := decodeResume(resData, c, states); ok {
+		attachResume(c, sums, entries)
+		if states {
+			compactStates(c)
+		}
+	}
+	if !states {
+		resData = nil
+	}
+	return c, catData, resData, nil
+}
+
+// compactStates copies the sessions' states, which alias the resume file's bytes,
+// into one buffer of their exact size: a daemon keeps them for as long as the
+// sessions live, and the file's tails need not be kept with them.
+func compactStates(c *Catalog) {
+	n := 0
+	for _, s := range c.Sessions {
+		if s.Tail != nil {
+			n += len(s.Tail.State)
+		}
+	}
+	buf := make([]byte, 0, n)
+	for _, s := range c.Sessions {
+		if s.Tail != nil && s.Tail.State != nil {
+			start := len(buf)
+			buf = append(buf, s.Tail.State...)
+			s.Tail.State = buf[start:len(buf):len(buf)]
+		}
+	}
+}
+
+// readResumeTails reads a resume file up to the line that starts its states.
+func readResumeTails(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	marker := []byte("\n" + resumeStatesLine + "\n")
+	buf := make([]byte, 0, 32<<10)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		from := max(len(buf)-len(marker), 0)
+		n, err := f.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if i := bytes.Index(buf[from:], marker); i >= 0 {
+			return buf[:from+i+len(marker)], nil
+		}
+		if err != nil {
+			return buf, err // io.EOF: no states line, the file does not decode
+		}
+	}
+}
