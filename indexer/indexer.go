@@ -356,6 +356,12 @@ func (ix *Indexer) relOf(path string) (string, bool) {
 // files that are gone leave the catalog. Every catalog and native index is verified
 // and stale ones are removed.
 func (ix *Indexer) Reconcile() error {
+	return ix.write(ix.reconcileLocked)
+}
+
+// write runs fn holding the indexer's mutex and, as a writer of the state dir,
+// its writer lock (reloading first what another writer changed meanwhile).
+func (ix *Indexer) write(fn func() error) error {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	end, err := ix.beginWriteLocked()
@@ -363,43 +369,33 @@ func (ix *Indexer) Reconcile() error {
 		return err
 	}
 	defer end()
-	return ix.reconcileLocked()
+	return fn()
 }
 
 // Verify is Reconcile that also proves every unchanged file unchanged, by its head
 // and tail fingerprints (two reads of at most headWindow and fpWindow bytes per
 // file): the periodic rescan, which catches a rewrite that kept size and mtime.
 func (ix *Indexer) Verify() error {
-	ix.mu.Lock()
-	defer ix.mu.Unlock()
-	end, err := ix.beginWriteLocked()
-	if err != nil {
-		return err
-	}
-	defer end()
-	ix.verifying = true
-	defer func() { ix.verifying = false }()
-	return ix.reconcileLocked()
+	return ix.write(func() error {
+		ix.verifying = true
+		defer func() { ix.verifying = false }()
+		return ix.reconcileLocked()
+	})
 }
 
 // Refresh brings the catalogs up to date with the files at the least cost: a stat
 // for every unchanged file, reads only of what changed, and writes only of the
 // catalogs and native indexes that changed (list and show without a daemon).
 func (ix *Indexer) Refresh() error {
-	ix.mu.Lock()
-	defer ix.mu.Unlock()
-	end, err := ix.beginWriteLocked()
-	if err != nil {
+	return ix.write(func() error {
+		ix.refreshing = true
+		_, err := ix.walkLocked(".")
+		ix.refreshing = false
+		if ferr := ix.flushLocked(); ferr != nil && err == nil {
+			err = ferr
+		}
 		return err
-	}
-	defer end()
-	ix.refreshing = true
-	_, err = ix.walkLocked(".")
-	ix.refreshing = false
-	if ferr := ix.flushLocked(); ferr != nil && err == nil {
-		err = ferr
-	}
-	return err
+	})
 }
 
 func (ix *Indexer) reconcileLocked() error {
@@ -432,27 +428,22 @@ func (ix *Indexer) reconcileLocked() error {
 // Update re-examines the given absolute paths (files or directories, existing or
 // not) and writes whatever catalogs and native indexes changed.
 func (ix *Indexer) Update(paths []string) error {
-	ix.mu.Lock()
-	defer ix.mu.Unlock()
-	end, err := ix.beginWriteLocked()
-	if err != nil {
-		return err
-	}
-	defer end()
-	var errs []error
-	for _, p := range paths {
-		rel, ok := ix.relOf(p)
-		if !ok {
-			continue
+	return ix.write(func() error {
+		var errs []error
+		for _, p := range paths {
+			rel, ok := ix.relOf(p)
+			if !ok {
+				continue
+			}
+			if err := ix.updatePathLocked(rel); err != nil {
+				errs = append(errs, err)
+			}
 		}
-		if err := ix.updatePathLocked(rel); err != nil {
+		if err := ix.flushLocked(); err != nil {
 			errs = append(errs, err)
 		}
-	}
-	if err := ix.flushLocked(); err != nil {
-		errs = append(errs, err)
-	}
-	return errors.Join(errs...)
+		return errors.Join(errs...)
+	})
 }
 
 func (ix *Indexer) updatePathLocked(rel string) error {
