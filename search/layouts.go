@@ -134,18 +134,7 @@ func claudeLine(line []byte, tools bool, emit func(string, int64, string, string
 // are not indexed twice); response_item function_call / function_call_output /
 // custom_tool_call(_output) are tool text.
 func codexLine(line []byte, tools bool, emit func(string, int64, string, string)) error {
-	var typ, ts string
-	var payload []byte
-	err := indexer.ObjectFields(line, func(k, v []byte) {
-		switch string(k) {
-		case "type":
-			typ = jstr(v)
-		case "timestamp":
-			ts = jstr(v)
-		case "payload":
-			payload = v
-		}
-	})
+	typ, ts, payload, err := envelope(line, "timestamp")
 	if err != nil || (typ != "event_msg" && typ != "response_item") {
 		return err
 	}
@@ -226,18 +215,7 @@ func geminiLine(line []byte, tools bool, emit func(string, int64, string, string
 // "tool","blocks":[{type:text,text}, {type:code,code}, {type:tool_call,name,
 // parameters}, {type:tool_response,toolName,result}]}}}.
 func llxprtLine(line []byte, tools bool, emit func(string, int64, string, string)) error {
-	var typ, ts string
-	var payload []byte
-	err := indexer.ObjectFields(line, func(k, v []byte) {
-		switch string(k) {
-		case "type":
-			typ = jstr(v)
-		case "ts":
-			ts = jstr(v)
-		case "payload":
-			payload = v
-		}
-	})
+	typ, ts, payload, err := envelope(line, "ts")
 	if err != nil || typ != "content" {
 		return err
 	}
@@ -292,4 +270,20 @@ func llxprtLine(line []byte, tools bool, emit func(string, int64, string, string
 	}
 	emit(r, parseMillis(ts), text.String(), tool.String())
 	return nil
+}
+
+// envelope reads the {"type", <timeKey>, "payload"} wrapper Codex and llxprt put
+// around every line.
+func envelope(line []byte, timeKey string) (typ, ts string, payload []byte, err error) {
+	err = indexer.ObjectFields(line, func(k, v []byte) {
+		switch string(k) {
+		case "type":
+			typ = jstr(v)
+		case timeKey:
+			ts = jstr(v)
+		case "payload":
+			payload = v
+		}
+	})
+	return typ, ts, payload, err
 }
