@@ -52,3 +52,14 @@ func TestPrintTableMatchesTabwriter(t *testing.T) {
 		}
 	}
 }
+
+// An invalid byte that is the last character to fit is one byte long, not
+// utf8.RuneLen(RuneError)'s three: cell panicked on it (a title from a transcript).
+func TestCellInvalidLastByte(t *testing.T) {
+	if got, want := cell("ab\xff", 3), "ab\uFFFD"; got != want {
+		t.Fatalf("cell = %q, want %q", got, want)
+	}
+	if got, want := safeCell("ab\xff", 3), "ab\uFFFD"; got != want {
+		t.Fatalf("safeCell = %q, want %q", got, want)
+	}
+}
