@@ -61,7 +61,7 @@ func readCatalogs(stateDir string, sources []string, projects []string, read fun
 			}
 		}
 	}
-	var out []Entry
+	var cats []*Catalog
 	var errs []error
 	want := map[string]bool{}
 	for _, p := range projects {
@@ -97,13 +97,77 @@ func readCatalogs(stateDir string, sources []string, projects []string, read fun
 			if len(projects) > 0 && !want[c.Project] {
 				continue
 			}
-			for _, s := range c.Sessions {
-				out = append(out, Entry{Session: s, Source: c.Source, Layout: c.Layout, Project: c.Project})
-			}
+			cats = append(cats, c)
 		}
 	}
-	SortEntries(out)
-	return out, errors.Join(errs...)
+	return mergeCatalogs(cats), errors.Join(errs...)
+}
+
+// mergeCatalogs lists the catalogs' sessions in SortEntries order. A catalog
+// keeps its sessions sorted (SortSessions is SortEntries within one source and
+// project), so the catalogs are runs to merge, not entries to sort: log2(runs)
+// comparisons per entry instead of log2(entries). A run found out of order (a
+// catalog not written by Encode) is sorted first.
+func mergeCatalogs(cats []*Catalog) []Entry {
+	n := 0
+	for _, c := range cats {
+		n += len(c.Sessions)
+	}
+	out := make([]Entry, 0, n)
+	var ends []int
+	for _, c := range cats {
+		if len(c.Sessions) == 0 {
+			continue
+		}
+		start := len(out)
+		for _, s := range c.Sessions {
+			out = append(out, Entry{Session: s, Source: c.Source, Layout: c.Layout, Project: c.Project})
+		}
+		if run := out[start:]; !slices.IsSortedFunc(run, compareEntries) {
+			slices.SortFunc(run, compareEntries)
+		}
+		ends = append(ends, len(out))
+	}
+	if len(ends) <= 1 {
+		return out
+	}
+	// Bottom-up: merge neighbouring runs pairwise until one is left.
+	buf := make([]Entry, n)
+	src, dst := out, buf
+	for len(ends) > 1 {
+		merged := ends[:0]
+		start := 0
+		for i := 0; i < len(ends); i += 2 {
+			if i+1 == len(ends) {
+				copy(dst[start:ends[i]], src[start:ends[i]])
+				merged = append(merged, ends[i])
+				break
+			}
+			mergeRuns(dst[start:ends[i+1]], src[start:ends[i]], src[ends[i]:ends[i+1]])
+			start = ends[i+1]
+			merged = append(merged, ends[i+1])
+		}
+		ends = merged
+		src, dst = dst, src
+	}
+	return src
+}
+
+// mergeRuns merges the sorted a and b into dst (len(a)+len(b) long).
+func mergeRuns(dst, a, b []Entry) {
+	k := 0
+	for len(a) > 0 && len(b) > 0 {
+		if compareEntries(b[0], a[0]) < 0 {
+			dst[k] = b[0]
+			b = b[1:]
+		} else {
+			dst[k] = a[0]
+			a = a[1:]
+		}
+		k++
+	}
+	k += copy(dst[k:], a)
+	copy(dst[k:], b)
 }
 
 // Entries returns every session of the source as a listing entry, unsorted and
@@ -123,22 +187,22 @@ func (ix *Indexer) Entries() []Entry {
 
 // SortEntries orders entries newest first (ties by id, source, file and project:
 // a total order, so the listing is the same whatever order the catalogs were read).
-func SortEntries(es []Entry) {
-	slices.SortFunc(es, func(a, b Entry) int {
-		if c := strings.Compare(b.LastActiveAt, a.LastActiveAt); c != 0 {
-			return c
-		}
-		if c := strings.Compare(a.ID, b.ID); c != 0 {
-			return c
-		}
-		if c := strings.Compare(a.Source, b.Source); c != 0 {
-			return c
-		}
-		if c := strings.Compare(a.File, b.File); c != 0 {
-			return c
-		}
-		return strings.Compare(a.Project, b.Project)
-	})
+func SortEntries(es []Entry) { slices.SortFunc(es, compareEntries) }
+
+func compareEntries(a, b Entry) int {
+	if c := strings.Compare(b.LastActiveAt, a.LastActiveAt); c != 0 {
+		return c
+	}
+	if c := strings.Compare(a.ID, b.ID); c != 0 {
+		return c
+	}
+	if c := strings.Compare(a.Source, b.Source); c != 0 {
+		return c
+	}
+	if c := strings.Compare(a.File, b.File); c != 0 {
+		return c
+	}
+	return strings.Compare(a.Project, b.Project)
 }
 
 // ProjectCandidates are the project paths that name directory dir: the path as

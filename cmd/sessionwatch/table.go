@@ -4,6 +4,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -81,18 +82,20 @@ func printRows(w io.Writer, n int, row func(int) tableRow, width int) {
 	times := make([]byte, 0, 32*n)
 	timeEnd := make([]int32, 0, 2*n) // where each row's STARTED and LAST ACTIVE cells end in times
 	var scratch []byte
+	// Rows of one source and model come in runs.
+	sources, models := lastCell{}, lastCell{orDash: true}
 	for i := range n {
 		r := row(i)
 		colw[0] = max(colw[0], digits(r.N))
 		colw[id] = max(colw[id], utf8.RuneCountInString(termSafe(short(r.ID, 8))))
-		colw[source] = max(colw[source], utf8.RuneCountInString(termSafe(oneCell(r.Source))))
+		colw[source] = max(colw[source], utf8.RuneCountInString(sources.get(r.Source)))
 		for k, ts := range [2]string{r.CreatedAt, r.LastActiveAt} {
 			before := len(times)
 			times = appendLocalTime(times, ts)
 			timeEnd = append(timeEnd, int32(len(times)))
 			colw[started+k] = max(colw[started+k], utf8.RuneCount(times[before:]))
 		}
-		colw[model] = max(colw[model], utf8.RuneCountInString(termSafe(oneCell(dash(r.Model)))))
+		colw[model] = max(colw[model], utf8.RuneCountInString(models.get(r.Model)))
 		colw[msgs] = max(colw[msgs], digits(r.MessageCount))
 		scratch = appendHumanSize(scratch[:0], r.SizeBytes)
 		colw[size] = max(colw[size], len(scratch))
@@ -150,7 +153,7 @@ func printRows(w io.Writer, n int, row func(int) tableRow, width int) {
 		s := termSafe(short(r.ID, 8))
 		b = append(b, s...)
 		b = pad(b, id, utf8.RuneCountInString(s))
-		s = termSafe(oneCell(r.Source))
+		s = sources.get(r.Source)
 		b = append(b, s...)
 		b = pad(b, source, utf8.RuneCountInString(s))
 		for k := range 2 {
@@ -162,7 +165,7 @@ func printRows(w io.Writer, n int, row func(int) tableRow, width int) {
 			}
 			prev = end
 		}
-		s = termSafe(oneCell(dash(r.Model)))
+		s = models.get(r.Model)
 		if modelW > 0 {
 			start = len(b)
 			b = appendCell(b, s, modelW)
@@ -187,6 +190,24 @@ func printRows(w io.Writer, n int, row func(int) tableRow, width int) {
 		}
 	}
 	w.Write(b)
+}
+
+// lastCell is the SOURCE or MODEL cell of the last value asked for,
+// termSafe(oneCell(v)), remembered; orDash: "-" for "".
+type lastCell struct {
+	in, out    string
+	ok, orDash bool
+}
+
+func (c *lastCell) get(v string) string {
+	if !c.ok || v != c.in {
+		out := v
+		if c.orDash {
+			out = dash(v)
+		}
+		c.in, c.out, c.ok = v, termSafe(oneCell(out)), true
+	}
+	return c.out
 }
 
 // digits is how many characters strconv.Itoa(n) has.
@@ -291,11 +312,66 @@ func localTime(ts string) string { return string(appendLocalTime(nil, ts)) }
 
 // appendLocalTime appends localTime(ts) to b.
 func appendLocalTime(b []byte, ts string) []byte {
-	t := indexer.ParseTime(ts)
+	t, ok := parseUTCSeconds(ts)
+	if !ok {
+		t = indexer.ParseTime(ts)
+	}
 	if t.IsZero() {
 		return append(b, '-')
 	}
-	return t.Local().AppendFormat(b, "2006-01-02 15:04")
+	t = t.Local()
+	y, mo, d := t.Date()
+	if y < 1000 || y > 9999 {
+		return t.AppendFormat(b, "2006-01-02 15:04")
+	}
+	h, mi, _ := t.Clock()
+	two := func(b []byte, v int) []byte { return append(b, byte('0'+v/10), byte('0'+v%10)) }
+	b = two(two(b, y/100), y%100)
+	b = two(append(b, '-'), int(mo))
+	b = two(append(b, '-'), d)
+	b = two(append(b, ' '), h)
+	return two(append(b, ':'), mi)
+}
+
+// parseUTCSeconds reads the common form of a timestamp, "2006-01-02T15:04:05Z"
+// with an optional fraction of 1 to 9 digits, to the second; ok is false for
+// anything else (indexer.ParseTime then reads it). For every string it accepts it
+// gives ParseTime's time but the fraction (TestParseUTCSecondsIsParseTime): a
+// listing parses two per row, and time.Parse was a tenth of `list --all`.
+func parseUTCSeconds(ts string) (time.Time, bool) {
+	n := len(ts)
+	if n < 20 || ts[n-1] != 'Z' || ts[4] != '-' || ts[7] != '-' || ts[10] != 'T' || ts[13] != ':' || ts[16] != ':' {
+		return time.Time{}, false
+	}
+	if n > 20 {
+		if ts[19] != '.' || n < 22 || n > 30 {
+			return time.Time{}, false
+		}
+		for i := 20; i < n-1; i++ {
+			if ts[i] < '0' || ts[i] > '9' {
+				return time.Time{}, false
+			}
+		}
+	}
+	num := func(i, w int) int {
+		v := 0
+		for _, c := range []byte(ts[i : i+w]) {
+			if c < '0' || c > '9' {
+				return -1
+			}
+			v = v*10 + int(c-'0')
+		}
+		return v
+	}
+	y, mo, d, h, mi, sec := num(0, 4), num(5, 2), num(8, 2), num(11, 2), num(14, 2), num(17, 2)
+	if y < 0 || mo < 1 || mo > 12 || d < 1 || h < 0 || h > 23 || mi < 0 || mi > 59 || sec < 0 || sec > 59 {
+		return time.Time{}, false
+	}
+	t := time.Date(y, time.Month(mo), d, h, mi, sec, 0, time.UTC)
+	if t.Day() != d {
+		return time.Time{}, false // the 31st of a shorter month
+	}
+	return t, true
 }
 
 // humanSize renders bytes as B, KB or MB (decimal, as `list` shows).
