@@ -1,6 +1,7 @@
 package indexer
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"errors"
 	"fmt"
@@ -103,71 +104,21 @@ func readCatalogs(stateDir string, sources []string, projects []string, read fun
 	return mergeCatalogs(cats), errors.Join(errs...)
 }
 
-// mergeCatalogs lists the catalogs' sessions in SortEntries order. A catalog
-// keeps its sessions sorted (SortSessions is SortEntries within one source and
-// project), so the catalogs are runs to merge, not entries to sort: log2(runs)
-// comparisons per entry instead of log2(entries). A run found out of order (a
-// catalog not written by Encode) is sorted first.
+// mergeCatalogs lists the catalogs' sessions in SortEntries order, in one
+// slice allocated once.
 func mergeCatalogs(cats []*Catalog) []Entry {
 	n := 0
 	for _, c := range cats {
 		n += len(c.Sessions)
 	}
 	out := make([]Entry, 0, n)
-	var ends []int
 	for _, c := range cats {
-		if len(c.Sessions) == 0 {
-			continue
-		}
-		start := len(out)
 		for _, s := range c.Sessions {
 			out = append(out, Entry{Session: s, Source: c.Source, Layout: c.Layout, Project: c.Project})
 		}
-		if run := out[start:]; !slices.IsSortedFunc(run, compareEntries) {
-			slices.SortFunc(run, compareEntries)
-		}
-		ends = append(ends, len(out))
 	}
-	if len(ends) <= 1 {
-		return out
-	}
-	// Bottom-up: merge neighbouring runs pairwise until one is left.
-	buf := make([]Entry, n)
-	src, dst := out, buf
-	for len(ends) > 1 {
-		merged := ends[:0]
-		start := 0
-		for i := 0; i < len(ends); i += 2 {
-			if i+1 == len(ends) {
-				copy(dst[start:ends[i]], src[start:ends[i]])
-				merged = append(merged, ends[i])
-				break
-			}
-			mergeRuns(dst[start:ends[i+1]], src[start:ends[i]], src[ends[i]:ends[i+1]])
-			start = ends[i+1]
-			merged = append(merged, ends[i+1])
-		}
-		ends = merged
-		src, dst = dst, src
-	}
-	return src
-}
-
-// mergeRuns merges the sorted a and b into dst (len(a)+len(b) long).
-func mergeRuns(dst, a, b []Entry) {
-	k := 0
-	for len(a) > 0 && len(b) > 0 {
-		if compareEntries(b[0], a[0]) < 0 {
-			dst[k] = b[0]
-			b = b[1:]
-		} else {
-			dst[k] = a[0]
-			a = a[1:]
-		}
-		k++
-	}
-	k += copy(dst[k:], a)
-	copy(dst[k:], b)
+	SortEntries(out)
+	return out
 }
 
 // Entries returns every session of the source as a listing entry, unsorted and
@@ -187,7 +138,70 @@ func (ix *Indexer) Entries() []Entry {
 
 // SortEntries orders entries newest first (ties by id, source, file and project:
 // a total order, so the listing is the same whatever order the catalogs were read).
-func SortEntries(es []Entry) { slices.SortFunc(es, compareEntries) }
+//
+// It sorts keys, not entries: each entry's first 16 bytes of lastActiveAt packed
+// in two integers beside its index, the entries consulted only on a tie. A
+// comparison of entries follows two pointers (the session, then its string),
+// and at 20,000 entries that was an eighth of `list --all`.
+func SortEntries(es []Entry) {
+	keys := make([]entryKey, len(es))
+	for i := range es {
+		keys[i] = entryKey{prefixWord(es[i].LastActiveAt, 0), prefixWord(es[i].LastActiveAt, 8), int32(i)}
+	}
+	slices.SortFunc(keys, func(a, b entryKey) int {
+		// Newest first: b before a.
+		if c := cmp.Compare(b.k0, a.k0); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(b.k1, a.k1); c != 0 {
+			return c
+		}
+		return compareEntries(es[a.i], es[b.i])
+	})
+	// Apply the permutation in place, cycle by cycle: position p takes what was
+	// at keys[p].i.
+	for p := range es {
+		if int(keys[p].i) == p {
+			continue
+		}
+		held, j := es[p], p
+		for {
+			from := int(keys[j].i)
+			keys[j].i = int32(j)
+			if from == p {
+				es[j] = held
+				break
+			}
+			es[j] = es[from]
+			j = from
+		}
+	}
+}
+
+// entryKey is an entry's sort key: lastActiveAt's bytes 0–7 and 8–15 big-endian
+// (a shorter string padded with zero bytes, so two keys compare as the strings'
+// first 16 bytes do, up to ties) and the entry's index.
+type entryKey struct {
+	k0, k1 uint64
+	i      int32
+}
+
+// prefixWord is s[off:off+8] as a big-endian integer, zero bytes past its end.
+func prefixWord(s string, off int) uint64 {
+	if len(s) >= off+8 {
+		s = s[off : off+8]
+		return uint64(s[0])<<56 | uint64(s[1])<<48 | uint64(s[2])<<40 | uint64(s[3])<<32 |
+			uint64(s[4])<<24 | uint64(s[5])<<16 | uint64(s[6])<<8 | uint64(s[7])
+	}
+	var w uint64
+	for i := off; i < off+8; i++ {
+		w <<= 8
+		if i < len(s) {
+			w |= uint64(s[i])
+		}
+	}
+	return w
+}
 
 func compareEntries(a, b Entry) int {
 	if c := strings.Compare(b.LastActiveAt, a.LastActiveAt); c != 0 {

@@ -7,40 +7,46 @@ import (
 	"testing"
 )
 
-// mergeCatalogs gives what sorting every entry gives, for any number of
-// catalogs, sorted (as Encode writes them) or not, with equal timestamps and ids
-// across catalogs.
-func TestMergeCatalogsIsSortEntries(t *testing.T) {
+// SortEntries (keys of lastActiveAt's first 16 bytes, entries on a tie, the
+// permutation applied in place) orders entries as sorting them by
+// compareEntries does: timestamps of different shapes and lengths, shorter
+// than 16 bytes, with NUL bytes, equal ones with ties broken by id, source,
+// file and project.
+func TestSortEntriesIsCompareOrder(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	for _, k := range []int{0, 1, 2, 3, 7, 64} {
+	stamps := []string{"", "2", "2026", "2026-01-01", "2026-01-01\x00", "2026-01-01\x00\x01", "2026-01-01T00:00",
+		"2026-01-01T00:00Z", "2026-01-01T00:00:00Z", "2026-01-01T00:00:00.5Z", "2026-01-01T00:00:00.123Z", "2026-01-01T00:00:01Z",
+		"2026-01-02T00:00:00Z", "2026-01-01T00:00:00+02:00", "garbage", "\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff"}
+	for _, n := range []int{0, 1, 2, 3, 50, 2000} {
 		var cats []*Catalog
-		var all []Entry
-		for c := range k {
+		var want []Entry
+		for len(want) < n {
 			cat := &Catalog{Source: []string{"a", "b"}[r.IntN(2)], Layout: "wave", Project: fmt.Sprintf("/p%d", r.IntN(4))}
-			for range r.IntN(40) {
-				cat.Sessions = append(cat.Sessions, &Session{ID: fmt.Sprintf("id%d", r.IntN(30)), File: fmt.Sprintf("f%d", r.IntN(3)),
-					LastActiveAt: fmt.Sprintf("2026-01-%02dT00:00:00Z", 1+r.IntN(5))})
-			}
-			if c%3 != 0 {
-				SortSessions(cat.Sessions)
-			}
-			for _, s := range cat.Sessions {
-				all = append(all, Entry{Session: s, Source: cat.Source, Layout: cat.Layout, Project: cat.Project})
+			for range min(1+r.IntN(40), n-len(want)) {
+				s := &Session{ID: fmt.Sprintf("id%d", r.IntN(30)), File: fmt.Sprintf("f%d", r.IntN(3)), LastActiveAt: stamps[r.IntN(len(stamps))]}
+				cat.Sessions = append(cat.Sessions, s)
+				want = append(want, Entry{Session: s, Source: cat.Source, Layout: cat.Layout, Project: cat.Project})
 			}
 			cats = append(cats, cat)
 		}
-		SortEntries(all)
+		slices.SortStableFunc(want, compareEntries)
 		got := mergeCatalogs(cats)
-		if len(got) != len(all) {
-			t.Fatalf("%d catalogs: %d entries, want %d", k, len(got), len(all))
+		if len(got) != len(want) {
+			t.Fatalf("%d entries: got %d", n, len(got))
 		}
-		for i := range all {
-			if compareEntries(got[i], all[i]) != 0 {
-				t.Fatalf("%d catalogs: entry %d is %+v, want %+v", k, i, got[i], all[i])
+		for i := range want {
+			if compareEntries(got[i], want[i]) != 0 {
+				t.Fatalf("%d entries: entry %d is %+v %+v, want %+v %+v", n, i, got[i], *got[i].Session, want[i], *want[i].Session)
 			}
 		}
-		if !slices.IsSortedFunc(got, compareEntries) {
-			t.Fatalf("%d catalogs: not sorted", k)
+		seen := map[*Session]int{}
+		for _, e := range got {
+			seen[e.Session]++
+		}
+		for _, e := range want {
+			if seen[e.Session] != 1 {
+				t.Fatalf("%d entries: session %+v appears %d times", n, *e.Session, seen[e.Session])
+			}
 		}
 	}
 }
