@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // Entry is a session as the CLI sees it: its catalog record and where it is filed.
@@ -71,7 +72,7 @@ func readCatalogs(stateDir string, sources []string, projects []string, read fun
 	for _, src := range sources {
 		var files []string
 		if len(projects) == 0 {
-			files, _ = filepath.Glob(filepath.Join(root, src, "*", CatalogName))
+			files = catalogFiles(filepath.Join(root, src))
 		} else {
 			seen := map[string]bool{}
 			for _, p := range projects {
@@ -90,7 +91,7 @@ func readCatalogs(stateDir string, sources []string, projects []string, read fun
 		for _, f := range files {
 			c, err := read(f)
 			if err != nil {
-				if !errors.Is(err, os.ErrNotExist) {
+				if !errors.Is(err, os.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
 					errs = append(errs, err)
 				}
 				continue
@@ -102,6 +103,25 @@ func readCatalogs(stateDir string, sources []string, projects []string, read fun
 		}
 	}
 	return mergeCatalogs(cats), errors.Join(errs...)
+}
+
+// catalogFiles names the catalog of every entry of a source's index directory,
+// sorted, as filepath.Glob(dir/*/CatalogName) would, but without its lstat of each
+// match: the read that follows finds out (a catalog that is not there is
+// ErrNotExist, an entry that is no directory ENOTDIR).
+func catalogFiles(dir string) []string {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil
+	}
+	names, _ := f.Readdirnames(-1)
+	f.Close()
+	slices.Sort(names)
+	files := make([]string, len(names))
+	for i, n := range names {
+		files[i] = dir + string(filepath.Separator) + n + string(filepath.Separator) + CatalogName
+	}
+	return files
 }
 
 // mergeCatalogs lists the catalogs' sessions in SortEntries order, in one

@@ -3,6 +3,8 @@ package indexer
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 )
@@ -48,5 +50,22 @@ func TestSortEntriesIsCompareOrder(t *testing.T) {
 				t.Fatalf("%d entries: session %+v appears %d times", n, *e.Session, seen[e.Session])
 			}
 		}
+	}
+}
+
+// A stray file beside the project directories of a source's index is no
+// catalog and no error (catalogFiles does not stat what it names).
+func TestReadCatalogsSkipsStrayFiles(t *testing.T) {
+	state := t.TempDir()
+	dir := filepath.Join(state, "index", "src")
+	if err := os.MkdirAll(filepath.Join(dir, "empty-project"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "stray"), []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	es, err := ReadCatalogs(state, nil, nil)
+	if err != nil || len(es) != 0 {
+		t.Fatalf("ReadCatalogs = %d entries, %v; want none, no error", len(es), err)
 	}
 }
