@@ -8,11 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
-	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/sessionwatch/sessionwatch/config"
 	"github.com/sessionwatch/sessionwatch/indexer"
@@ -165,20 +161,21 @@ func cmdList(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	now := time.Now()
-	inUse := janitor.NewLiveChecker(cfg)
-	rows := make([]listed, len(entries))
-	for i, en := range entries {
-		rows[i] = toListedWith(cfg, i+1, en, now, inUse)
-	}
 	if f.json {
+		now := time.Now()
+		inUse := janitor.NewLiveChecker(cfg)
+		rows := make([]listed, len(entries))
+		for i, en := range entries {
+			rows[i] = toListedWith(cfg, i+1, en, now, inUse)
+		}
 		return writeJSONRows(e.stdout, rows)
 	}
-	if len(rows) == 0 {
+	if len(entries) == 0 {
 		explainEmpty(e, cfg, sc)
 		return nil
 	}
-	printTable(e.stdout, rows, termWidth(e.stdout))
+	// The table shows neither in-use nor stale: no checker, no listed rows.
+	printEntries(e.stdout, entries, termWidth(e.stdout))
 	return nil
 }
 
@@ -257,203 +254,6 @@ func isStale(cfg *config.Config, en indexer.Entry, now time.Time) bool {
 		}
 	}
 	return false
-}
-
-// listHeader is the table's header row.
-var listHeader = [...]string{"#", "ID", "AGENT", "STARTED", "LAST ACTIVE", "MODEL", "MSGS", "SIZE", "TITLE"}
-
-const (
-	// maxTitle is the widest a TITLE cell gets, terminal or not.
-	maxTitle = 60
-	// minTitle is the narrowest TITLE a narrow terminal shrinks it to before
-	// MODEL shrinks too.
-	minTitle = 16
-	// minModel is the narrowest MODEL cell.
-	minModel = 8
-)
-
-// printTable writes the rows as text/tabwriter (padding 2) would lay them out:
-// every column but the last as wide as its widest cell (in runes) plus two spaces.
-// Within width columns (0: no limit) the TITLE column shrinks first, then MODEL,
-// then STARTED is left out.
-// It is written by hand because tabwriter was a quarter of `list --all` at 10,000
-// rows; TestPrintTableMatchesTabwriter keeps the two identical.
-func printTable(w io.Writer, rows []listed, width int) {
-	const started, model, title = 3, 5, len(listHeader) - 1
-	cells := make([][len(listHeader)]string, 0, len(rows)+1)
-	cells = append(cells, listHeader)
-	titles := make([]string, len(rows))
-	for i, r := range rows {
-		t := r.Title
-		if t == "" {
-			t = r.FirstPrompt
-		}
-		if r.Hidden {
-			t = "(hidden) " + t
-		}
-		titles[i] = t
-		cells = append(cells, [len(listHeader)]string{strconv.Itoa(r.N), termSafe(short(r.ID, 8)), termSafe(oneCell(r.Source)),
-			localTime(r.CreatedAt), localTime(r.LastActiveAt), termSafe(oneCell(dash(r.Model))), strconv.Itoa(r.MessageCount),
-			humanSize(r.SizeBytes), safeCell(t, maxTitle)})
-	}
-	var colw [len(listHeader)]int
-	for _, row := range cells {
-		for i := range colw {
-			colw[i] = max(colw[i], utf8.RuneCountInString(row[i]))
-		}
-	}
-	drop := -1 // a column left out of a narrow terminal
-	if width > 0 {
-		used := 0 // every column but TITLE, with its padding
-		for i := range title {
-			used += colw[i] + 2
-		}
-		if colw[title] > width-used {
-			if width-used < minTitle && colw[model] > minModel {
-				// TITLE alone cannot give enough: MODEL shrinks too.
-				newModel := max(minModel, colw[model]-(minTitle-(width-used)))
-				for i := range cells[1:] {
-					cells[i+1][model] = cell(cells[i+1][model], newModel)
-				}
-				used -= colw[model] - newModel
-				colw[model] = newModel
-			}
-			if width-used < minTitle {
-				// Still too narrow (an 80-column terminal): STARTED goes; LAST
-				// ACTIVE is what sorts the list.
-				drop = started
-				used -= colw[started] + 2
-			}
-			titleW := max(width-used, minTitle)
-			for i := range rows {
-				cells[i+1][title] = safeCell(titles[i], titleW)
-			}
-		}
-	}
-	const spaces = "                                                                "
-	b := make([]byte, 0, 64<<10)
-	for _, row := range cells {
-		for i, c := range row[:title] {
-			if i == drop {
-				continue
-			}
-			b = append(b, c...)
-			for pad := colw[i] + 2 - utf8.RuneCountInString(c); pad > 0; {
-				n := min(pad, len(spaces))
-				b = append(b, spaces[:n]...)
-				pad -= n
-			}
-		}
-		b = append(b, row[title]...)
-		b = append(b, '\n')
-		if len(b) > 60<<10 {
-			if _, err := w.Write(b); err != nil {
-				return
-			}
-			b = b[:0]
-		}
-	}
-	w.Write(b)
-}
-
-// safeCell is cell(s, n) of text from outside: whitespace runs collapsed, control
-// characters escaped (termSafe) before it is cut to n characters.
-func safeCell(s string, n int) string {
-	c := cell(s, n)
-	if termSafe(c) == c {
-		return c
-	}
-	return cell(termSafe(oneLine(s)), n)
-}
-
-// oneCell keeps a cell on one line: tabs and newlines would break the table.
-func oneCell(s string) string {
-	if strings.ContainsAny(s, "\t\n\r") {
-		return oneLine(s)
-	}
-	return s
-}
-
-// short is the first n characters of s (not bytes: a cut never splits a character).
-func short(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	i := 0
-	for k := range s {
-		if i == n {
-			return s[:k]
-		}
-		i++
-	}
-	return s
-}
-
-func dash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
-// oneLine collapses every whitespace run of s to one space.
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-// cell renders s on one line (whitespace runs become one space) in at most n
-// characters, the last one "…" when s is longer; it stops reading once full.
-func cell(s string, n int) string {
-	var b strings.Builder
-	count, space := 0, false
-	for i, r := range s {
-		if unicode.IsSpace(r) {
-			space = count > 0
-			continue
-		}
-		need := 1
-		if space {
-			need = 2
-		}
-		if count+need > n-1 {
-			// No room left beside a "…": only a last character that fits exactly.
-			if count+need == n && strings.TrimSpace(s[i+utf8.RuneLen(r):]) == "" {
-				if space {
-					b.WriteByte(' ')
-				}
-				b.WriteRune(r)
-				return b.String()
-			}
-			b.WriteString("…")
-			return b.String()
-		}
-		if space {
-			b.WriteByte(' ')
-			count++
-			space = false
-		}
-		b.WriteRune(r)
-		count++
-	}
-	return b.String()
-}
-
-func localTime(ts string) string {
-	t := indexer.ParseTime(ts)
-	if t.IsZero() {
-		return "-"
-	}
-	return t.Local().Format("2006-01-02 15:04")
-}
-
-// humanSize renders bytes as B, KB or MB (decimal, as `list` shows).
-func humanSize(n int64) string {
-	switch {
-	case n < 1000:
-		return fmt.Sprintf("%dB", n)
-	case n < 1000*1000:
-		return fmt.Sprintf("%.1fKB", float64(n)/1000)
-	default:
-		return fmt.Sprintf("%.1fMB", float64(n)/1000/1000)
-	}
 }
 
 // writeJSONRows prints a JSON array with one compact row per line: as easy to
