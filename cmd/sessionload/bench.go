@@ -873,38 +873,19 @@ func (b *bench) phase(ctx context.Context, d *daemon, tr *tracker, st *gen.Store
 	if err != nil {
 		return r, err
 	}
-	stopRSS := make(chan struct{})
-	peak := make(chan int64)
-	go func() {
-		var m int64
-		t := time.NewTicker(100 * time.Millisecond)
-		defer t.Stop()
-		for {
-			if p, err := sampleProc(d.pid()); err == nil {
-				m = max(m, p.rss)
-			}
-			select {
-			case <-stopRSS:
-				peak <- m
-				return
-			case <-t.C:
-			}
-		}
-	}()
+	peakRSS := samplePeakRSS(d.pid)
 	b.logf("inc: %s", name)
 	r.ws, err = st.Run(ctx, gen.WriteOptions{Writers: b.o.writers, Rate: rate, Duration: b.o.phase, Partial: partial, Seed: b.o.seed,
 		Targets: targets, OnAppend: func(s *gen.Session, ts time.Time, n int, done time.Time) {
 			tr.add(b.catalogOf(d.s, s), s.ID, ts, done)
 		}})
 	if err != nil {
-		close(stopRSS)
-		<-peak
+		peakRSS()
 		return r, err
 	}
 	tr.wait(30 * time.Second)
 	p1, err := sampleProc(d.pid())
-	close(stopRSS)
-	r.rss = <-peak
+	r.rss = peakRSS()
 	if err != nil {
 		return r, err
 	}
@@ -1044,27 +1025,11 @@ func (b *bench) benchRSS(ctx context.Context) error {
 			}
 			r.watches, r.kernelWatches = st.Watches, inotifyWatches(d.pid())
 			b.logf("rss %s: %d appends/s for %s", s.name, b.o.rssRate, b.o.phase)
-			stop := make(chan struct{})
-			peak := make(chan int64)
-			go func() {
-				var m int64
-				for {
-					if p, err := sampleProc(d.pid()); err == nil {
-						m = max(m, p.rss)
-					}
-					select {
-					case <-stop:
-						peak <- m
-						return
-					case <-time.After(100 * time.Millisecond):
-					}
-				}
-			}()
+			peakRSS := samplePeakRSS(d.pid)
 			ws, err := s.stores[0].Run(ctx, gen.WriteOptions{Writers: b.o.writers, Rate: float64(b.o.rssRate), Duration: b.o.phase, Seed: b.o.seed})
 			time.Sleep(time.Second) // the last batch
 			p2, perr := sampleProc(d.pid())
-			close(stop)
-			r.loadRSS = <-peak
+			r.loadRSS = peakRSS()
 			if err != nil {
 				return err
 			}
@@ -1141,4 +1106,30 @@ func holdDaemonLock(stateDir string) (func(), error) {
 		return nil, fmt.Errorf("lock %s: %w", f.Name(), err)
 	}
 	return func() { f.Close() }, nil
+}
+
+// samplePeakRSS samples a process's VmRSS every 100 ms until the returned func is
+// called, which stops the sampling and returns the largest value seen.
+func samplePeakRSS(pid func() int) func() int64 {
+	stop, peak := make(chan struct{}), make(chan int64)
+	go func() {
+		var m int64
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		for {
+			if p, err := sampleProc(pid()); err == nil {
+				m = max(m, p.rss)
+			}
+			select {
+			case <-stop:
+				peak <- m
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() int64 {
+		close(stop)
+		return <-peak
+	}
 }

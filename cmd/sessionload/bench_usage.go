@@ -206,25 +206,10 @@ func (b *bench) benchUsage(ctx context.Context) error {
 			return err
 		}
 		idleRSS = p.rss
-		stop, peak := make(chan struct{}), make(chan int64)
-		go func() {
-			var m int64
-			for {
-				if p, err := sampleProc(d.pid()); err == nil {
-					m = max(m, p.rss)
-				}
-				select {
-				case <-stop:
-					peak <- m
-					return
-				case <-time.After(100 * time.Millisecond):
-				}
-			}
-		}()
+		peakRSS := samplePeakRSS(d.pid)
 		ws, err := rs.stores[0].Run(ctx, gen.WriteOptions{Writers: b.o.writers, Rate: float64(b.o.rssRate), Duration: b.o.phase, Seed: b.o.seed})
 		time.Sleep(time.Second)
-		close(stop)
-		loadPeak = <-peak
+		loadPeak = peakRSS()
 		appends = ws.Appends
 		return err
 	}()

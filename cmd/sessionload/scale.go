@@ -452,22 +452,7 @@ func (b *bench) scaleDaemon(ctx context.Context, s *scaleStore, add func(string,
 		p1.rss < 64<<20)
 
 	b.logf("scale: %d appends/s over %d files for %s", o.rate, o.targets, o.phase)
-	stop := make(chan struct{})
-	peak := make(chan int64)
-	go func() {
-		var m int64
-		for {
-			if p, err := sampleProc(cmd.Process.Pid); err == nil {
-				m = max(m, p.rss)
-			}
-			select {
-			case <-stop:
-				peak <- m
-				return
-			case <-time.After(100 * time.Millisecond):
-			}
-		}
-	}()
+	peakRSS := samplePeakRSS(func() int { return cmd.Process.Pid })
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var appends int64
@@ -491,8 +476,7 @@ func (b *bench) scaleDaemon(ctx context.Context, s *scaleStore, add func(string,
 	wg.Wait()
 	time.Sleep(time.Second) // the last batch
 	p2, perr := sampleProc(cmd.Process.Pid)
-	close(stop)
-	loadRSS := <-peak
+	loadRSS := peakRSS()
 	if werr != nil {
 		return d, werr
 	}
