@@ -34,6 +34,9 @@ type Ledger struct {
 	members map[groupKey][]*unitRec   // the units (live and retired) filed under each session
 	sess    map[groupKey][]SessionRow // the summary's S rows, as last written
 
+	// What changed since the last Sync. Each is replaced by a new map once written,
+	// never cleared: a map keeps the size it once had (every unit, after the
+	// start-up pass), and clearing or ranging over it costs that size, not its length.
 	dirtyUnits  map[ukey]bool     // units whose records changed since the last Sync
 	dirtyRows   map[rowKey]bool   // rows that changed
 	dirtyGroups map[groupKey]bool // sessions whose units or usage changed
@@ -96,7 +99,7 @@ func Open(stateDir string) (*Ledger, error) {
 		return nil, err
 	}
 	l.fileAll()
-	clear(l.dirtyRows) // what the files hold; summaryMatches checks the summary
+	l.dirtyRows = map[rowKey]bool{} // what the files hold; summaryMatches checks the summary
 	now := indexer.FormatTime(l.now())
 	for k, r := range l.units {
 		if _, err := os.Lstat(r.Path); errors.Is(err, fs.ErrNotExist) {
@@ -413,8 +416,7 @@ func (l *Ledger) Sync(sessions []indexer.SessionRef) error {
 	}
 	if l.dir == "" {
 		l.settleGroups(false)
-		clear(l.dirtyUnits)
-		clear(l.dirtyRows)
+		l.dirtyUnits, l.dirtyRows = map[ukey]bool{}, map[rowKey]bool{}
 		return nil
 	}
 	if err := l.writeUnits(); err != nil {

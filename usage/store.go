@@ -42,14 +42,15 @@ func (f *logFile) due(ratio, min int64) bool {
 	return f.compact || f.base == 0 || f.tail > max(f.base/ratio, min)
 }
 
-// appendBatch appends data (a batch closed by its commit line) and fsyncs it.
-func (f *logFile) appendBatch(data []byte) error {
+// appendBatch appends data (a batch closed by its commit line), and fsyncs it when
+// durable is set.
+func (f *logFile) appendBatch(data []byte, durable bool) error {
 	h, err := os.OpenFile(f.path, os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return fmt.Errorf("append to %s: %w", f.path, err)
 	}
 	_, err = h.Write(data)
-	if err == nil {
+	if err == nil && durable {
 		err = h.Sync()
 	}
 	if cerr := h.Close(); err == nil {
@@ -211,7 +212,7 @@ func (l *Ledger) writeUnits() error {
 		if err != nil {
 			return err
 		}
-		clear(l.dirtyUnits)
+		l.dirtyUnits = map[ukey]bool{}
 		for _, p := range l.v1 {
 			os.Remove(p)
 		}
@@ -233,10 +234,10 @@ func (l *Ledger) writeUnits() error {
 		}
 	}
 	b.Write(commitLine)
-	if err := f.appendBatch(b.Bytes()); err != nil {
+	if err := f.appendBatch(b.Bytes(), true); err != nil {
 		return err
 	}
-	clear(l.dirtyUnits)
+	l.dirtyUnits = map[ukey]bool{}
 	for _, k := range later {
 		l.dirtyUnits[k] = true
 	}
