@@ -11,7 +11,8 @@ import (
 )
 
 // benchLedger opens a ledger in a temp state dir holding n Claude units of lines
-// assistant lines each (spread over a day, two models), synced, as a daemon holds
+// assistant lines each (spread over 5 hours of a day, two models; 1,000 sessions a
+// day over 100 projects), synced, as a daemon holds
 // it after its start-up pass. It returns the ledger and the units' refs.
 func benchLedger(tb testing.TB, n, lines int) (*Ledger, []indexer.UnitRef) {
 	tb.Helper()
@@ -29,7 +30,8 @@ func benchLedger(tb testing.TB, n, lines int) (*Ledger, []indexer.UnitRef) {
 		l.Reset(refs[i])
 		off := int64(0)
 		for k := 0; k < lines; k++ {
-			ts := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(i*7+k*11) * time.Minute).Format(time.RFC3339)
+			// Sessions of a project on a day overlap in time, as they do in use.
+			ts := time.Date(2026, 3, 1+i/1000, 9, 0, 0, 0, time.UTC).Add(time.Duration(i%13+k*11) * time.Minute).Format(time.RFC3339)
 			line := claudeLine(ts, fmt.Sprintf("m%d-%d", i, k), fmt.Sprintf("r%d-%d", i, k), []string{"opus", "sonnet"}[k%2], 100+k, 20, 300, 4000, "")
 			l.Line(refs[i], off, []byte(line))
 			off += int64(len(line)) + 1

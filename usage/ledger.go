@@ -2,6 +2,7 @@ package usage
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -43,7 +44,10 @@ type Ledger struct {
 
 	reading                int // units with a read in progress
 	unitsFile, summaryFile logFile
-	v1                     []string // files of a first-version ledger, removed once rewritten
+	hot                    []*unitRec // records whose account is in memory (resident.go)
+	rd                     *os.File   // the units file, to read accounts back from
+	err                    error      // an account could not be read back: Sync fails
+	v1                     []string   // files of a first-version ledger, removed once rewritten
 }
 
 type ukey struct{ source, unit string }
@@ -76,6 +80,13 @@ type unitRec struct {
 	// way and is handed over again from Off counts nothing twice.
 	reading bool
 	fed     int64
+
+	// Where the record was last written (resident.go): its key's line in the units
+	// file and its place there (-1: the live record, i: the i-th retired one);
+	// evicted: acc is not in memory but on that line.
+	span    span
+	idx     int32
+	evicted bool
 }
 
 func (r *unitRec) group() groupKey {
@@ -186,7 +197,7 @@ func (l *Ledger) file(r *unitRec, sign int) {
 			l.members[g] = m
 		}
 	}
-	for _, b := range r.acc.Buckets {
+	for _, b := range l.accOf(r).Buckets {
 		l.addRow(rowKey{b.Q, r.Source, r.Project, b.Model}, b.T, sign)
 	}
 	l.dirtyGroups[g] = true
@@ -247,7 +258,7 @@ func (l *Ledger) Reset(u indexer.UnitRef) {
 		l.touch(k)
 		return
 	}
-	n := &unitRec{Source: u.Source, Unit: u.Unit, Layout: u.Layout, Path: u.Path, Dev: u.Dev, Ino: u.Ino}
+	n := l.newRec(u)
 	if r != nil {
 		n.Session, n.Type, n.Project = r.Session, r.Type, r.Project
 		l.endRead(r)
@@ -261,11 +272,18 @@ func (l *Ledger) Reset(u indexer.UnitRef) {
 
 func isDocument(r *unitRec) bool { return r.Seen != nil }
 
+// newRec is a new, empty record of u (resident: it has nothing on disk yet).
+func (l *Ledger) newRec(u indexer.UnitRef) *unitRec {
+	r := &unitRec{Source: l.intern(u.Source), Unit: u.Unit, Layout: l.intern(u.Layout), Path: u.Path, Dev: u.Dev, Ino: u.Ino}
+	l.hot = append(l.hot, r)
+	return r
+}
+
 func (l *Ledger) recLocked(u indexer.UnitRef) *unitRec {
 	k := keyOf(u)
 	r := l.units[k]
 	if r == nil {
-		r = &unitRec{Source: u.Source, Unit: u.Unit, Layout: u.Layout, Path: u.Path, Dev: u.Dev, Ino: u.Ino}
+		r = l.newRec(u)
 		l.units[k] = r
 		l.file(r, 1)
 		l.dropRetired(k)
@@ -295,7 +313,7 @@ func (l *Ledger) Line(u indexer.UnitRef, off int64, line []byte) {
 		}
 		return
 	}
-	r.acc.add(ev, l.intern, l.observe(r))
+	l.accOf(r).add(ev, l.intern, l.observe(r))
 	l.touch(keyOf(u))
 }
 
@@ -342,10 +360,11 @@ func (l *Ledger) Document(u indexer.UnitRef, data []byte, sessions []*indexer.Se
 		// The total went down: the session was reset. What was counted stays, in
 		// the retired part; the unit counts from zero again, so its live usage is
 		// always its current total (what a rebuild finds).
-		if len(r.acc.Buckets) > 0 {
+		if len(l.accOf(r).Buckets) > 0 {
 			l.file(r, -1)
 			old := *r
 			old.Retired, old.Seen, old.acc.Win = indexer.FormatTime(l.now()), nil, nil
+			l.hot = append(l.hot, &old)
 			l.retired[k] = append(l.retired[k], &old)
 			l.file(&old, 1)
 			r.acc = account{}
@@ -363,7 +382,7 @@ func (l *Ledger) Document(u indexer.UnitRef, data []byte, sessions []*indexer.Se
 	if len(sessions) > 0 {
 		model = sessions[0].Model
 	}
-	r.acc.credit(Quarter(at), l.intern(model), d, 1, l.observe(r))
+	l.accOf(r).credit(Quarter(at), l.intern(model), d, 1, l.observe(r))
 	l.touch(k)
 }
 
@@ -381,7 +400,7 @@ func (l *Ledger) Remove(u indexer.UnitRef) {
 func (l *Ledger) retireLocked(k ukey, r *unitRec, now string) {
 	delete(l.units, k)
 	l.endRead(r)
-	if len(r.acc.Buckets) > 0 {
+	if len(l.accOf(r).Buckets) > 0 {
 		r.Retired = now
 		r.acc.Win, r.St, r.Dev, r.Ino, r.Off, r.Fp = nil, ParseState{}, 0, 0, 0, ""
 		l.retired[k] = append(l.retired[k], r)
@@ -409,10 +428,13 @@ func (l *Ledger) Sync(sessions []indexer.SessionRef) error {
 		}
 		if r.Session != s.ID || r.Type != s.Type || r.Project != s.Project {
 			l.file(r, -1)
-			r.Session, r.Type, r.Project = s.ID, s.Type, s.Project
+			r.Session, r.Type, r.Project = s.ID, l.intern(s.Type), l.intern(s.Project)
 			l.file(r, 1)
 			l.touch(k)
 		}
+	}
+	if l.err != nil {
+		return fmt.Errorf("%w (run 'sessionwatch reindex')", l.err)
 	}
 	if l.dir == "" {
 		l.settleGroups(false)
@@ -422,5 +444,12 @@ func (l *Ledger) Sync(sessions []indexer.SessionRef) error {
 	if err := l.writeUnits(); err != nil {
 		return err
 	}
-	return l.writeSummary()
+	if err := l.writeSummary(); err != nil {
+		return err
+	}
+	if l.err != nil { // an account read back while writing
+		return fmt.Errorf("%w (run 'sessionwatch reindex')", l.err)
+	}
+	l.evictLocked()
+	return nil
 }

@@ -93,7 +93,7 @@ func (k sessKey) less(o sessKey) bool {
 func (l *Ledger) groupRows(g groupKey) []SessionRow {
 	var out []SessionRow
 	for _, r := range l.members[g] {
-		for _, b := range r.acc.Buckets {
+		for _, b := range l.accOf(r).Buckets {
 			i := sort.Search(len(out), func(i int) bool { return out[i].Model >= b.Model })
 			if i == len(out) || out[i].Model != b.Model {
 				out = append(out, SessionRow{})
@@ -266,7 +266,7 @@ func (l *Ledger) writeSummary() error {
 	// Not fsynced: the summary is derived from the units file (fsynced first), and
 	// a summary that lost its last batches in a power cut is not what the units add
 	// up to, which Open checks and repairs by rewriting it. One fsync per flush.
-	if err := f.appendBatch(b, false); err != nil {
+	if _, err := f.appendBatch(b, false); err != nil {
 		return err
 	}
 	l.dirtyRows = map[rowKey]bool{}
