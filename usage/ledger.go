@@ -31,9 +31,12 @@ type Ledger struct {
 	models  map[string]string
 	now     func() time.Time
 
-	rows    map[rowKey]Tokens         // the summary's B rows
-	members map[groupKey][]*unitRec   // the units (live and retired) filed under each session
-	sess    map[groupKey][]SessionRow // the summary's S rows, as last written
+	rows    map[rowKey]Tokens       // the summary's B rows
+	members map[groupKey][]*unitRec // the units (live and retired) filed under each session
+	// The S rows of the sessions in dirtyGroups as the summary holds them, taken
+	// before their first change since the last write (the S rows of every session
+	// are not kept: they are in the summary, and add up from the members).
+	before map[groupKey][]SessionRow
 
 	// What changed since the last Sync. Each is replaced by a new map once written,
 	// never cleared: a map keeps the size it once had (every unit, after the
@@ -143,7 +146,7 @@ func NewRebuild(stateDir string) (*Ledger, error) {
 
 func newLedger(dir string) *Ledger {
 	return &Ledger{dir: dir, units: map[ukey]*unitRec{}, retired: map[ukey][]*unitRec{}, models: map[string]string{}, now: time.Now,
-		rows: map[rowKey]Tokens{}, members: map[groupKey][]*unitRec{}, sess: map[groupKey][]SessionRow{},
+		rows: map[rowKey]Tokens{}, members: map[groupKey][]*unitRec{}, before: map[groupKey][]SessionRow{},
 		dirtyUnits: map[ukey]bool{}, dirtyRows: map[rowKey]bool{}, dirtyGroups: map[groupKey]bool{},
 		unitsFile: logFile{path: filepath.Join(dir, UnitsName)}, summaryFile: logFile{path: filepath.Join(dir, SummaryName)}}
 }
@@ -180,6 +183,7 @@ func (l *Ledger) addRow(k rowKey, t Tokens, sign int) {
 // ledger at all goes through file(-1), the change, file(1).
 func (l *Ledger) file(r *unitRec, sign int) {
 	g := r.group()
+	l.markGroup(g)
 	m := l.members[g]
 	if sign > 0 {
 		l.members[g] = append(m, r)
@@ -200,6 +204,15 @@ func (l *Ledger) file(r *unitRec, sign int) {
 	for _, b := range l.accOf(r).Buckets {
 		l.addRow(rowKey{b.Q, r.Source, r.Project, b.Model}, b.T, sign)
 	}
+}
+
+// markGroup notes that session g is about to change, keeping its S rows as they
+// were (what the summary holds) on its first change since the last write.
+func (l *Ledger) markGroup(g groupKey) {
+	if l.dirtyGroups[g] {
+		return
+	}
+	l.before[g] = l.groupRows(g)
 	l.dirtyGroups[g] = true
 }
 
@@ -218,8 +231,8 @@ func (l *Ledger) fileAll() {
 // observe is the observer of a record's account: the B row of each bucket follows.
 func (l *Ledger) observe(r *unitRec) observer {
 	return func(q int32, model string, t Tokens, sign int) {
+		l.markGroup(r.group()) // before the account changes
 		l.addRow(rowKey{q, r.Source, r.Project, model}, t, sign)
-		l.dirtyGroups[r.group()] = true
 	}
 }
 
