@@ -40,7 +40,7 @@ type wireUnit struct {
 
 func tokArr(t Tokens) [4]int64 { return [4]int64{t.Input, t.Output, t.CacheWrite, t.CacheRead} }
 
-func toWire(r *unitRec) wireUnit {
+func toWire(r *unitRec, acc account) wireUnit {
 	w := wireUnit{Source: r.Source, Unit: r.Unit, Layout: r.Layout, Path: r.Path, Dev: r.Dev, Ino: r.Ino, Offset: r.Off,
 		Fp: r.Fp, Session: r.Session, Type: r.Type, Project: r.Project, Retired: r.Retired}
 	if r.St != (ParseState{}) {
@@ -51,11 +51,11 @@ func toWire(r *unitRec) wireUnit {
 		s := tokArr(*r.Seen)
 		w.Seen = &s
 	}
-	for _, e := range r.acc.Win {
+	for _, e := range acc.Win {
 		w.Window = append(w.Window, []any{strconv.FormatUint(e.ID, 16), strconv.FormatUint(e.OrigReq, 16), strconv.FormatUint(e.Req, 16),
 			e.Side, e.Q, e.Model, e.T.Input, e.T.Output, e.T.CacheWrite, e.T.CacheRead})
 	}
-	for _, b := range r.acc.Buckets {
+	for _, b := range acc.Buckets {
 		w.Buckets = append(w.Buckets, []any{b.Q, b.Model, b.T.Input, b.T.Output, b.T.CacheWrite, b.T.CacheRead})
 	}
 	return w
@@ -66,10 +66,10 @@ func encodeShard(live, retired []*unitRec) ([]byte, error) { // the first versio
 	sort.SliceStable(retired, func(i, j int) bool { return less(retired[i], retired[j]) })
 	s := wireShard{Version: 1, Units: []wireUnit{}, Retired: []wireUnit{}}
 	for _, r := range live {
-		s.Units = append(s.Units, toWire(r))
+		s.Units = append(s.Units, toWire(r, r.acc))
 	}
 	for _, r := range retired {
-		s.Retired = append(s.Retired, toWire(r))
+		s.Retired = append(s.Retired, toWire(r, r.acc))
 	}
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
@@ -118,8 +118,8 @@ func decodeShard(data []byte, intern func(string) string) (live, retired []*unit
 }
 
 func fromWire(w wireUnit, intern func(string) string) (*unitRec, error) {
-	r := &unitRec{Source: w.Source, Unit: w.Unit, Layout: w.Layout, Path: w.Path, Dev: w.Dev, Ino: w.Ino, Off: w.Offset, Fp: w.Fp,
-		Session: w.Session, Type: w.Type, Project: w.Project, Retired: w.Retired}
+	r := &unitRec{Source: intern(w.Source), Unit: w.Unit, Layout: intern(w.Layout), Path: w.Path, Dev: w.Dev, Ino: w.Ino, Off: w.Offset, Fp: w.Fp,
+		Session: w.Session, Type: intern(w.Type), Project: intern(w.Project), Retired: w.Retired}
 	if w.State != nil {
 		r.St = *w.State
 	}

@@ -2,6 +2,7 @@ package usage
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -30,17 +31,26 @@ type Ledger struct {
 	models  map[string]string
 	now     func() time.Time
 
-	rows    map[rowKey]Tokens         // the summary's B rows
-	members map[groupKey][]*unitRec   // the units (live and retired) filed under each session
-	sess    map[groupKey][]SessionRow // the summary's S rows, as last written
+	rows    map[rowKey]Tokens       // the summary's B rows
+	members map[groupKey][]*unitRec // the units (live and retired) filed under each session
+	// The S rows of the sessions in dirtyGroups as the summary holds them, taken
+	// before their first change since the last write (the S rows of every session
+	// are not kept: they are in the summary, and add up from the members).
+	before map[groupKey][]SessionRow
 
+	// What changed since the last Sync. Each is replaced by a new map once written,
+	// never cleared: a map keeps the size it once had (every unit, after the
+	// start-up pass), and clearing or ranging over it costs that size, not its length.
 	dirtyUnits  map[ukey]bool     // units whose records changed since the last Sync
 	dirtyRows   map[rowKey]bool   // rows that changed
 	dirtyGroups map[groupKey]bool // sessions whose units or usage changed
 
 	reading                int // units with a read in progress
 	unitsFile, summaryFile logFile
-	v1                     []string // files of a first-version ledger, removed once rewritten
+	hot                    []*unitRec // records whose account is in memory (resident.go)
+	rd                     *os.File   // the units file, to read accounts back from
+	err                    error      // an account could not be read back: Sync fails
+	v1                     []string   // files of a first-version ledger, removed once rewritten
 }
 
 type ukey struct{ source, unit string }
@@ -73,6 +83,13 @@ type unitRec struct {
 	// way and is handed over again from Off counts nothing twice.
 	reading bool
 	fed     int64
+
+	// Where the record was last written (resident.go): its key's line in the units
+	// file and its place there (-1: the live record, i: the i-th retired one);
+	// evicted: acc is not in memory but on that line.
+	span    span
+	idx     int32
+	evicted bool
 }
 
 func (r *unitRec) group() groupKey {
@@ -96,7 +113,7 @@ func Open(stateDir string) (*Ledger, error) {
 		return nil, err
 	}
 	l.fileAll()
-	clear(l.dirtyRows) // what the files hold; summaryMatches checks the summary
+	l.dirtyRows = map[rowKey]bool{} // what the files hold; summaryMatches checks the summary
 	now := indexer.FormatTime(l.now())
 	for k, r := range l.units {
 		if _, err := os.Lstat(r.Path); errors.Is(err, fs.ErrNotExist) {
@@ -129,7 +146,7 @@ func NewRebuild(stateDir string) (*Ledger, error) {
 
 func newLedger(dir string) *Ledger {
 	return &Ledger{dir: dir, units: map[ukey]*unitRec{}, retired: map[ukey][]*unitRec{}, models: map[string]string{}, now: time.Now,
-		rows: map[rowKey]Tokens{}, members: map[groupKey][]*unitRec{}, sess: map[groupKey][]SessionRow{},
+		rows: map[rowKey]Tokens{}, members: map[groupKey][]*unitRec{}, before: map[groupKey][]SessionRow{},
 		dirtyUnits: map[ukey]bool{}, dirtyRows: map[rowKey]bool{}, dirtyGroups: map[groupKey]bool{},
 		unitsFile: logFile{path: filepath.Join(dir, UnitsName)}, summaryFile: logFile{path: filepath.Join(dir, SummaryName)}}
 }
@@ -166,6 +183,7 @@ func (l *Ledger) addRow(k rowKey, t Tokens, sign int) {
 // ledger at all goes through file(-1), the change, file(1).
 func (l *Ledger) file(r *unitRec, sign int) {
 	g := r.group()
+	l.markGroup(g)
 	m := l.members[g]
 	if sign > 0 {
 		l.members[g] = append(m, r)
@@ -183,9 +201,18 @@ func (l *Ledger) file(r *unitRec, sign int) {
 			l.members[g] = m
 		}
 	}
-	for _, b := range r.acc.Buckets {
+	for _, b := range l.accOf(r).Buckets {
 		l.addRow(rowKey{b.Q, r.Source, r.Project, b.Model}, b.T, sign)
 	}
+}
+
+// markGroup notes that session g is about to change, keeping its S rows as they
+// were (what the summary holds) on its first change since the last write.
+func (l *Ledger) markGroup(g groupKey) {
+	if l.dirtyGroups[g] {
+		return
+	}
+	l.before[g] = l.groupRows(g)
 	l.dirtyGroups[g] = true
 }
 
@@ -204,8 +231,8 @@ func (l *Ledger) fileAll() {
 // observe is the observer of a record's account: the B row of each bucket follows.
 func (l *Ledger) observe(r *unitRec) observer {
 	return func(q int32, model string, t Tokens, sign int) {
+		l.markGroup(r.group()) // before the account changes
 		l.addRow(rowKey{q, r.Source, r.Project, model}, t, sign)
-		l.dirtyGroups[r.group()] = true
 	}
 }
 
@@ -244,7 +271,7 @@ func (l *Ledger) Reset(u indexer.UnitRef) {
 		l.touch(k)
 		return
 	}
-	n := &unitRec{Source: u.Source, Unit: u.Unit, Layout: u.Layout, Path: u.Path, Dev: u.Dev, Ino: u.Ino}
+	n := l.newRec(u)
 	if r != nil {
 		n.Session, n.Type, n.Project = r.Session, r.Type, r.Project
 		l.endRead(r)
@@ -258,11 +285,18 @@ func (l *Ledger) Reset(u indexer.UnitRef) {
 
 func isDocument(r *unitRec) bool { return r.Seen != nil }
 
+// newRec is a new, empty record of u (resident: it has nothing on disk yet).
+func (l *Ledger) newRec(u indexer.UnitRef) *unitRec {
+	r := &unitRec{Source: l.intern(u.Source), Unit: u.Unit, Layout: l.intern(u.Layout), Path: u.Path, Dev: u.Dev, Ino: u.Ino}
+	l.hot = append(l.hot, r)
+	return r
+}
+
 func (l *Ledger) recLocked(u indexer.UnitRef) *unitRec {
 	k := keyOf(u)
 	r := l.units[k]
 	if r == nil {
-		r = &unitRec{Source: u.Source, Unit: u.Unit, Layout: u.Layout, Path: u.Path, Dev: u.Dev, Ino: u.Ino}
+		r = l.newRec(u)
 		l.units[k] = r
 		l.file(r, 1)
 		l.dropRetired(k)
@@ -292,7 +326,7 @@ func (l *Ledger) Line(u indexer.UnitRef, off int64, line []byte) {
 		}
 		return
 	}
-	r.acc.add(ev, l.intern, l.observe(r))
+	l.accOf(r).add(ev, l.intern, l.observe(r))
 	l.touch(keyOf(u))
 }
 
@@ -339,10 +373,11 @@ func (l *Ledger) Document(u indexer.UnitRef, data []byte, sessions []*indexer.Se
 		// The total went down: the session was reset. What was counted stays, in
 		// the retired part; the unit counts from zero again, so its live usage is
 		// always its current total (what a rebuild finds).
-		if len(r.acc.Buckets) > 0 {
+		if len(l.accOf(r).Buckets) > 0 {
 			l.file(r, -1)
 			old := *r
 			old.Retired, old.Seen, old.acc.Win = indexer.FormatTime(l.now()), nil, nil
+			l.hot = append(l.hot, &old)
 			l.retired[k] = append(l.retired[k], &old)
 			l.file(&old, 1)
 			r.acc = account{}
@@ -360,7 +395,7 @@ func (l *Ledger) Document(u indexer.UnitRef, data []byte, sessions []*indexer.Se
 	if len(sessions) > 0 {
 		model = sessions[0].Model
 	}
-	r.acc.credit(Quarter(at), l.intern(model), d, 1, l.observe(r))
+	l.accOf(r).credit(Quarter(at), l.intern(model), d, 1, l.observe(r))
 	l.touch(k)
 }
 
@@ -378,7 +413,7 @@ func (l *Ledger) Remove(u indexer.UnitRef) {
 func (l *Ledger) retireLocked(k ukey, r *unitRec, now string) {
 	delete(l.units, k)
 	l.endRead(r)
-	if len(r.acc.Buckets) > 0 {
+	if len(l.accOf(r).Buckets) > 0 {
 		r.Retired = now
 		r.acc.Win, r.St, r.Dev, r.Ino, r.Off, r.Fp = nil, ParseState{}, 0, 0, 0, ""
 		l.retired[k] = append(l.retired[k], r)
@@ -406,19 +441,28 @@ func (l *Ledger) Sync(sessions []indexer.SessionRef) error {
 		}
 		if r.Session != s.ID || r.Type != s.Type || r.Project != s.Project {
 			l.file(r, -1)
-			r.Session, r.Type, r.Project = s.ID, s.Type, s.Project
+			r.Session, r.Type, r.Project = s.ID, l.intern(s.Type), l.intern(s.Project)
 			l.file(r, 1)
 			l.touch(k)
 		}
 	}
+	if l.err != nil {
+		return fmt.Errorf("%w (run 'sessionwatch reindex')", l.err)
+	}
 	if l.dir == "" {
 		l.settleGroups(false)
-		clear(l.dirtyUnits)
-		clear(l.dirtyRows)
+		l.dirtyUnits, l.dirtyRows = map[ukey]bool{}, map[rowKey]bool{}
 		return nil
 	}
 	if err := l.writeUnits(); err != nil {
 		return err
 	}
-	return l.writeSummary()
+	if err := l.writeSummary(); err != nil {
+		return err
+	}
+	if l.err != nil { // an account read back while writing
+		return fmt.Errorf("%w (run 'sessionwatch reindex')", l.err)
+	}
+	l.evictLocked()
+	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -42,14 +43,18 @@ func (f *logFile) due(ratio, min int64) bool {
 	return f.compact || f.base == 0 || f.tail > max(f.base/ratio, min)
 }
 
-// appendBatch appends data (a batch closed by its commit line) and fsyncs it.
-func (f *logFile) appendBatch(data []byte) error {
+// appendBatch appends data (a batch closed by its commit line), and fsyncs it when
+// durable is set. It returns the offset the batch starts at.
+func (f *logFile) appendBatch(data []byte, durable bool) (int64, error) {
 	h, err := os.OpenFile(f.path, os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
-		return fmt.Errorf("append to %s: %w", f.path, err)
+		return 0, fmt.Errorf("append to %s: %w", f.path, err)
 	}
-	_, err = h.Write(data)
+	at, err := h.Seek(0, io.SeekEnd)
 	if err == nil {
+		_, err = h.Write(data)
+	}
+	if err == nil && durable {
 		err = h.Sync()
 	}
 	if cerr := h.Close(); err == nil {
@@ -58,10 +63,10 @@ func (f *logFile) appendBatch(data []byte) error {
 	if err != nil {
 		// The batch may be half there: the next Sync rewrites the file whole.
 		f.compact = true
-		return fmt.Errorf("append to %s: %w", f.path, err)
+		return 0, fmt.Errorf("append to %s: %w", f.path, err)
 	}
 	f.tail += int64(len(data))
-	return nil
+	return at, nil
 }
 
 func (f *logFile) rewrite(data []byte) error {
@@ -142,14 +147,24 @@ type wireKey struct {
 
 var commitLine = []byte("{\"commit\":true}\n")
 
+// appendKey appends k's line: its live record and what it left retired (an
+// evicted account is read back to be written again).
 func (l *Ledger) appendKey(b *bytes.Buffer, k ukey) error {
 	w := wireKey{K: [2]string{k.source, k.unit}}
 	if r := l.units[k]; r != nil {
-		u := toWire(r)
+		acc, err := l.peekAcc(r)
+		if err != nil {
+			return err
+		}
+		u := toWire(r, acc)
 		w.Live = &u
 	}
 	for _, r := range l.retired[k] {
-		w.Retired = append(w.Retired, toWire(r))
+		acc, err := l.peekAcc(r)
+		if err != nil {
+			return err
+		}
+		w.Retired = append(w.Retired, toWire(r, acc))
 	}
 	enc := json.NewEncoder(b)
 	enc.SetEscapeHTML(false)
@@ -182,8 +197,10 @@ func (l *Ledger) writeUnits() error {
 	}
 	// A compaction waits for the reads in progress (it writes every record).
 	if f.due(unitsRatio, unitsMin) && (l.reading == 0 || f.base == 0 || f.compact) {
+		var ps []placed
 		err := f.rewriteWith(func(w *bufio.Writer) error {
-			enc := json.NewEncoder(w)
+			var b bytes.Buffer
+			enc := json.NewEncoder(&b)
 			enc.SetEscapeHTML(false)
 			if err := enc.Encode(unitsHeader{Version: LedgerVersion, Generator: "sessionwatch"}); err != nil {
 				return err
@@ -195,23 +212,35 @@ func (l *Ledger) writeUnits() error {
 			for k := range l.retired {
 				keys[k] = true
 			}
-			var b bytes.Buffer
+			pos := int64(0)
 			for _, k := range sortedKeys(keys) {
-				b.Reset()
-				if err := l.appendKey(&b, k); err != nil {
-					return err
-				}
 				if _, err := w.Write(b.Bytes()); err != nil {
 					return err
 				}
+				pos += int64(b.Len())
+				b.Reset()
+				// A key written before and not changed since is copied as it is.
+				if s, ok := l.cleanSpan(k); ok {
+					line, err := l.readLine(s)
+					if err != nil {
+						return err
+					}
+					b.Write(line)
+				} else if err := l.appendKey(&b, k); err != nil {
+					return err
+				}
+				ps = l.keyRecs(k, ps, span{pos, int64(b.Len())})
 			}
-			_, err := w.Write(commitLine)
+			b.Write(commitLine)
+			_, err := w.Write(b.Bytes())
 			return err
 		})
 		if err != nil {
 			return err
 		}
-		clear(l.dirtyUnits)
+		l.resetReader()
+		l.applyPlaced(ps)
+		l.dirtyUnits = map[ukey]bool{}
 		for _, p := range l.v1 {
 			os.Remove(p)
 		}
@@ -223,20 +252,28 @@ func (l *Ledger) writeUnits() error {
 	}
 	var b bytes.Buffer
 	var later []ukey
+	var ps []placed
 	for _, k := range sortedKeys(l.dirtyUnits) {
 		if r := l.units[k]; r != nil && r.reading {
 			later = append(later, k) // written once its read is done
 			continue
 		}
+		start := int64(b.Len())
 		if err := l.appendKey(&b, k); err != nil {
 			return err
 		}
+		ps = l.keyRecs(k, ps, span{start, int64(b.Len()) - start})
 	}
 	b.Write(commitLine)
-	if err := f.appendBatch(b.Bytes()); err != nil {
+	at, err := f.appendBatch(b.Bytes(), true)
+	if err != nil {
 		return err
 	}
-	clear(l.dirtyUnits)
+	for i := range ps {
+		ps[i].s.off += at
+	}
+	l.applyPlaced(ps)
+	l.dirtyUnits = map[ukey]bool{}
 	for _, k := range later {
 		l.dirtyUnits[k] = true
 	}
@@ -269,7 +306,11 @@ func (l *Ledger) load(live bool) error {
 		retired []*unitRec
 	}
 	keys := map[ukey]state{}
-	var pending []wireKey
+	type pend struct {
+		w wireKey
+		s span
+	}
+	var pending []pend
 	good := int64(0) // bytes up to the last commit line
 	// Streamed, not read whole: the file can be tens of megabytes.
 	sc := bufio.NewScanner(bufio.NewReaderSize(fh, 256<<10))
@@ -301,23 +342,27 @@ func (l *Ledger) load(live bool) error {
 			break
 		}
 		if !w.Commit {
-			pending = append(pending, w)
+			n := int64(len(line)) + 1
+			pending = append(pending, pend{w, span{pos - n, n}})
 			continue
 		}
-		for _, w := range pending {
+		for _, p := range pending {
+			w := p.w
 			var st state
 			if w.Live != nil {
 				r, err := fromWire(*w.Live, l.intern)
 				if err != nil {
 					return fmt.Errorf("usage ledger %s: unit %s: %w", l.unitsFile.path, w.K[1], err)
 				}
+				r.span, r.idx = p.s, -1
 				st.live = r
 			}
-			for _, wu := range w.Retired {
+			for i, wu := range w.Retired {
 				r, err := fromWire(wu, l.intern)
 				if err != nil {
 					return fmt.Errorf("usage ledger %s: unit %s: %w", l.unitsFile.path, w.K[1], err)
 				}
+				r.span, r.idx = p.s, int32(i)
 				st.retired = append(st.retired, r)
 			}
 			keys[ukey{w.K[0], w.K[1]}] = st
@@ -341,9 +386,11 @@ func (l *Ledger) load(live bool) error {
 	for k, st := range keys {
 		if st.live != nil && live {
 			l.units[k] = st.live
+			l.hot = append(l.hot, st.live)
 		}
 		if len(st.retired) > 0 {
 			l.retired[k] = st.retired
+			l.hot = append(l.hot, st.retired...)
 		}
 	}
 	return nil
@@ -365,11 +412,13 @@ func (l *Ledger) loadV1(live bool) error {
 		if live {
 			for _, r := range lv {
 				l.units[ukey{r.Source, r.Unit}] = r
+				l.hot = append(l.hot, r)
 			}
 		}
 		for _, r := range rt {
 			k := ukey{r.Source, r.Unit}
 			l.retired[k] = append(l.retired[k], r)
+			l.hot = append(l.hot, r)
 		}
 	}
 	l.v1 = paths

@@ -176,6 +176,7 @@ func TestLedgerMigratesFirstVersion(t *testing.T) {
 		acc: account{Buckets: []Bucket{{Q: 1969300, Model: "opus", T: Tokens{Input: 7}}}}}
 	var live []*unitRec
 	for _, r := range l.units {
+		l.accOf(r) // idle accounts are on disk only
 		live = append(live, r)
 	}
 	data, err := encodeShard(live, []*unitRec{gone})
@@ -327,5 +328,68 @@ func TestLedgerReadInProgress(t *testing.T) {
 	s, _ = ReadSummary(state, Want{})
 	if len(s.Rows) != 1 || s.Rows[0].T.Input != 6 {
 		t.Errorf("after a read handed over twice the summary holds %+v, want 6 input tokens", s.Rows)
+	}
+}
+
+// Idle units keep only their header in memory: after a flush every account is on
+// disk only, and one read back when its unit grows again still deduplicates
+// against the messages counted before (its window came back with it), through
+// compactions that copy idle units' lines as they are and across a restart.
+func TestLedgerIdleUnitsLeaveMemory(t *testing.T) {
+	defer func(a, b int64) { unitsRatio, unitsMin = a, b }(unitsRatio, unitsMin)
+	unitsRatio, unitsMin = 4, 0
+	f := newFixture(t, "claude")
+	const n = 50
+	for i := 0; i < n; i++ {
+		appendTo(t, filepath.Join(f.root, "-w-p", sid(i)+".jsonl"), claudeSession("/w/p", i, "2026-03-01T10:00:00Z"))
+	}
+	g, l := f.daemonLike()
+	resident := func() int {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		c := 0
+		for _, r := range l.units {
+			if !r.evicted || len(r.acc.Buckets)+len(r.acc.Win) > 0 {
+				c++
+			}
+		}
+		return c
+	}
+	if c := resident(); c != 0 {
+		t.Fatalf("%d of %d idle units hold their account in memory after a flush", c, n)
+	}
+	want := Tokens{n, 2 * n, 3 * n, 4 * n}
+	for k := 0; k < 12; k++ {
+		i := (k * 7) % n
+		// A later copy of the unit's first message (same ids, larger): it replaces
+		// the copy counted, found in the window read back from disk.
+		appendTo(t, filepath.Join(f.root, "-w-p", sid(i)+".jsonl"),
+			claudeLine("2026-03-01T10:00:01Z", fmt.Sprintf("m%d", i), fmt.Sprintf("r%d", i), "opus", 1, 2, 3, 4+k+1, "")+"\n"+
+				claudeLine("2026-03-01T11:00:00Z", fmt.Sprintf("x%d", k), "rx", "sonnet", 1, 1, 1, 1, "")+"\n")
+		if err := g.ReconcileAll(); err != nil {
+			t.Fatal(err)
+		}
+		if c := resident(); c != 0 {
+			t.Fatalf("after flush %d, %d units hold their account in memory", k, c)
+		}
+	}
+	// Units 0, 7, …: the last copy of each replaced message counts.
+	last := map[int]int{}
+	for k := 0; k < 12; k++ {
+		last[(k*7)%n] = 4 + k + 1
+	}
+	for _, v := range last {
+		want.CacheRead += int64(v - 4)
+	}
+	want.Add(Tokens{12, 12, 12, 12})
+	if got := f.total(); got != want {
+		t.Errorf("ledger holds %+v, want %+v", got, want)
+	}
+	f.pass()
+	if got := f.total(); got != want {
+		t.Errorf("after a restart the ledger holds %+v, want %+v", got, want)
+	}
+	if d := f.check(); len(d) != 0 {
+		t.Errorf("ledger differs from a rebuild: %v", d)
 	}
 }

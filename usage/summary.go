@@ -93,7 +93,11 @@ func (k sessKey) less(o sessKey) bool {
 func (l *Ledger) groupRows(g groupKey) []SessionRow {
 	var out []SessionRow
 	for _, r := range l.members[g] {
-		for _, b := range r.acc.Buckets {
+		acc, err := l.peekAcc(r) // read only: an idle unit's account stays on disk
+		if err != nil && l.err == nil {
+			l.err = err
+		}
+		for _, b := range acc.Buckets {
 			i := sort.Search(len(out), func(i int) bool { return out[i].Model >= b.Model })
 			if i == len(out) || out[i].Model != b.Model {
 				out = append(out, SessionRow{})
@@ -119,37 +123,42 @@ func slicesDeleteZero(rs []SessionRow) []SessionRow {
 	return out
 }
 
-// settleGroups brings the S rows of the sessions that changed up to date and
-// returns the rows that differ from before (a row of zeros for a model a session
-// no longer has), when emit is set.
+// settleGroups ends a write of the sessions that changed: with emit set, it
+// returns their S rows that differ from what the summary holds (a row of zeros
+// for a model a session no longer has).
 func (l *Ledger) settleGroups(emit bool) []SessionRow {
 	var changed []SessionRow
 	for g := range l.dirtyGroups {
-		now := l.groupRows(g)
-		before := l.sess[g]
-		if emit {
-			for _, r := range now {
-				i := sort.Search(len(before), func(i int) bool { return before[i].Model >= r.Model })
-				if i == len(before) || before[i] != r {
-					changed = append(changed, r)
-				}
-			}
-			for _, r := range before {
-				i := sort.Search(len(now), func(i int) bool { return now[i].Model >= r.Model })
-				if i == len(now) || now[i].Model != r.Model {
-					r.T, r.First, r.Last = Tokens{}, 0, 0
-					changed = append(changed, r)
-				}
+		if !emit {
+			break
+		}
+		now, before := l.groupRows(g), l.before[g]
+		for _, r := range now {
+			i := sort.Search(len(before), func(i int) bool { return before[i].Model >= r.Model })
+			if i == len(before) || before[i] != r {
+				changed = append(changed, r)
 			}
 		}
-		if len(now) == 0 {
-			delete(l.sess, g)
-		} else {
-			l.sess[g] = now
+		for _, r := range before {
+			i := sort.Search(len(now), func(i int) bool { return now[i].Model >= r.Model })
+			if i == len(now) || now[i].Model != r.Model {
+				r.T, r.First, r.Last = Tokens{}, 0, 0
+				changed = append(changed, r)
+			}
 		}
 	}
-	clear(l.dirtyGroups)
+	l.dirtyGroups, l.before = map[groupKey]bool{}, map[groupKey][]SessionRow{}
 	return changed
+}
+
+// allSessionRows adds up the S rows of every session from its units' accounts
+// (idle ones read from disk: for a summary that cannot be trusted, at Open).
+func (l *Ledger) allSessionRows() []SessionRow {
+	var ss []SessionRow
+	for g := range l.members {
+		ss = append(ss, l.groupRows(g)...)
+	}
+	return ss
 }
 
 // ---- writing ----
@@ -205,14 +214,15 @@ func appendRow(b []byte, k rowKey, t Tokens) []byte {
 	return append(b, '\n')
 }
 
-// renderSummary is the summary's base: every S row sorted by session, then every
-// B row sorted by quarter hour. It depends only on the totals.
-func (l *Ledger) renderSummary() []byte {
-	var ss []*SessionRow
-	for _, rs := range l.sess {
-		for i := range rs {
-			ss = append(ss, &rs[i])
-		}
+// renderSummary is the summary's base, added up from the units' accounts.
+func (l *Ledger) renderSummary() []byte { return l.renderWith(l.allSessionRows()) }
+
+// renderWith is the summary's base with the S rows given: every S row sorted by
+// session, then every B row sorted by quarter hour.
+func (l *Ledger) renderWith(rows []SessionRow) []byte {
+	ss := make([]*SessionRow, len(rows))
+	for i := range rows {
+		ss[i] = &rows[i]
 	}
 	sort.Slice(ss, func(i, j int) bool { return sessKeyOf(ss[i]).less(sessKeyOf(ss[j])) })
 	var sb []byte
@@ -239,14 +249,16 @@ func (l *Ledger) renderSummary() []byte {
 // when it is due.
 func (l *Ledger) writeSummary() error {
 	f := &l.summaryFile
-	changed := l.settleGroups(true)
-	if f.due(summaryRatio, summaryMin) {
+	if f.compact || f.base == 0 {
+		// No summary to go on from: add it up from the units.
+		l.settleGroups(false)
 		if err := f.rewrite(l.renderSummary()); err != nil {
 			return err
 		}
-		clear(l.dirtyRows)
+		l.dirtyRows = map[rowKey]bool{}
 		return nil
 	}
+	changed := l.settleGroups(true)
 	if len(changed) == 0 && len(l.dirtyRows) == 0 {
 		return nil
 	}
@@ -263,14 +275,34 @@ func (l *Ledger) writeSummary() error {
 		b = appendRow(b, k, l.rows[k])
 	}
 	b = append(b, 'C', '\n')
-	if err := f.appendBatch(b); err != nil {
+	// Not fsynced: the summary is derived from the units file (fsynced first), and
+	// a summary that lost its last batches in a power cut is not what the units add
+	// up to, which Open checks and repairs by rewriting it. One fsync per flush.
+	if _, err := f.appendBatch(b, false); err != nil {
 		return err
 	}
-	clear(l.dirtyRows)
+	l.dirtyRows = map[rowKey]bool{}
 	if f.due(summaryRatio, summaryMin) {
-		return f.rewrite(l.renderSummary())
+		return l.compactSummary()
 	}
 	return nil
+}
+
+// compactSummary folds the summary's batches into a new base. Its S rows come
+// from the summary itself (it holds them current), not from the accounts, which
+// idle units keep on disk.
+func (l *Ledger) compactSummary() error {
+	f := &l.summaryFile
+	data, err := os.ReadFile(f.path)
+	if err != nil {
+		return fmt.Errorf("read usage summary: %w", err)
+	}
+	s, p, err := parseSummary(data, Want{NoRows: true})
+	if err != nil || !p.clean {
+		f.compact = true
+		return l.writeSummary()
+	}
+	return f.rewrite(l.renderWith(s.Sessions))
 }
 
 // summaryMatches reports whether the summary file holds what the totals are, with
@@ -298,17 +330,16 @@ func (l *Ledger) sameAsSummary(s *Summary) bool {
 			return false
 		}
 	}
-	n := 0
-	for _, rs := range l.sess {
-		n += len(rs)
-	}
-	if n != len(s.Sessions) {
+	all := l.allSessionRows()
+	if len(all) != len(s.Sessions) {
 		return false
 	}
+	want := make(map[sessKey]SessionRow, len(all))
+	for _, r := range all {
+		want[sessKeyOf(&r)] = r
+	}
 	for _, r := range s.Sessions {
-		rs := l.sess[groupKey{r.Source, r.Project, r.Session, r.Type}]
-		i := sort.Search(len(rs), func(i int) bool { return rs[i].Model >= r.Model })
-		if i == len(rs) || rs[i] != r {
+		if want[sessKeyOf(&r)] != r {
 			return false
 		}
 	}
