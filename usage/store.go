@@ -46,13 +46,26 @@ func (f *logFile) due(ratio, min int64) bool {
 // appendBatch appends data (a batch closed by its commit line), and fsyncs it when
 // durable is set. It returns the offset the batch starts at.
 func (f *logFile) appendBatch(data []byte, durable bool) (int64, error) {
+	return f.appendBatchWith(func(w *bufio.Writer) error {
+		_, err := w.Write(data)
+		return err
+	}, durable)
+}
+
+// appendBatchWith appends what fill writes, streamed rather than built in memory
+// (the start-up pass's batch holds every unit).
+func (f *logFile) appendBatchWith(fill func(w *bufio.Writer) error, durable bool) (int64, error) {
 	h, err := os.OpenFile(f.path, os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return 0, fmt.Errorf("append to %s: %w", f.path, err)
 	}
+	cw := &countWriter{w: h}
 	at, err := h.Seek(0, io.SeekEnd)
 	if err == nil {
-		_, err = h.Write(data)
+		w := bufio.NewWriterSize(cw, 64<<10)
+		if err = fill(w); err == nil {
+			err = w.Flush()
+		}
 	}
 	if err == nil && durable {
 		err = h.Sync()
@@ -65,7 +78,7 @@ func (f *logFile) appendBatch(data []byte, durable bool) (int64, error) {
 		f.compact = true
 		return 0, fmt.Errorf("append to %s: %w", f.path, err)
 	}
-	f.tail += int64(len(data))
+	f.tail += cw.n
 	return at, nil
 }
 
@@ -250,22 +263,29 @@ func (l *Ledger) writeUnits() error {
 	if len(l.dirtyUnits) == 0 {
 		return nil
 	}
-	var b bytes.Buffer
 	var later []ukey
 	var ps []placed
-	for _, k := range sortedKeys(l.dirtyUnits) {
-		if r := l.units[k]; r != nil && r.reading {
-			later = append(later, k) // written once its read is done
-			continue
+	at, err := f.appendBatchWith(func(w *bufio.Writer) error {
+		var b bytes.Buffer
+		pos := int64(0)
+		for _, k := range sortedKeys(l.dirtyUnits) {
+			if r := l.units[k]; r != nil && r.reading {
+				later = append(later, k) // written once its read is done
+				continue
+			}
+			b.Reset()
+			if err := l.appendKey(&b, k); err != nil {
+				return err
+			}
+			ps = l.keyRecs(k, ps, span{pos, int64(b.Len())})
+			pos += int64(b.Len())
+			if _, err := w.Write(b.Bytes()); err != nil {
+				return err
+			}
 		}
-		start := int64(b.Len())
-		if err := l.appendKey(&b, k); err != nil {
-			return err
-		}
-		ps = l.keyRecs(k, ps, span{start, int64(b.Len()) - start})
-	}
-	b.Write(commitLine)
-	at, err := f.appendBatch(b.Bytes(), true)
+		_, err := w.Write(commitLine)
+		return err
+	}, true)
 	if err != nil {
 		return err
 	}
