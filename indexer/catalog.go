@@ -107,13 +107,6 @@ type tailFixed struct {
 // tailKeys are the fixed keys of a tail object; a layout accumulator must not use them.
 var tailKeys = map[string]bool{"dev": true, "ino": true, "offset": true, "mtime": true, "size": true, "longLine": true, "fp": true, "hfp": true, "dep": true, "ownProject": true}
 
-func (t *Tail) stateBytes() []byte {
-	if t == nil {
-		return nil
-	}
-	return t.State
-}
-
 // MarshalJSON writes the fixed fields followed by the accumulator's keys.
 func (t Tail) MarshalJSON() ([]byte, error) {
 	fixed, err := marshalNoEscape(tailFixed{t.Dev, t.Ino, t.Offset, t.Mtime, t.Size, t.LongLine, t.Fp, t.Hfp, t.Dep, t.OwnProject})

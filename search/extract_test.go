@@ -22,7 +22,6 @@ func show(ms []Message) string {
 }
 
 const ts = `"2026-01-02T03:04:05.678Z"`
-const tsMs = 1767323045678
 
 var lineCases = []struct {
 	name, layout, line string

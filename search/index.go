@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -64,18 +63,17 @@ type Index struct {
 	opt Options
 	log *slog.Logger
 
-	mu       sync.Mutex // the indexer calls in per source; several sources share us
-	man      manifest
-	segs     []*segment // committed, oldest first
-	spilled  []*segment // written since the last commit, not yet in the manifest
-	units    map[uint32]*unitRec
-	live     map[string]uint32 // source\x00unit → id of its live record
-	dirty    map[uint32]bool   // unit records changed since the last commit
-	buf      *memBuf
-	termBuf  []byte
-	msgs     []Message
-	stats    Stats
-	resetAll bool // the options changed: everything is read again
+	mu      sync.Mutex // the indexer calls in per source; several sources share us
+	man     manifest
+	segs    []*segment // committed, oldest first
+	spilled []*segment // written since the last commit, not yet in the manifest
+	units   map[uint32]*unitRec
+	live    map[string]uint32 // source\x00unit → id of its live record
+	dirty   map[uint32]bool   // unit records changed since the last commit
+	buf     *memBuf
+	termBuf []byte
+	msgs    []Message
+	stats   Stats
 
 	merging   int            // background merges running (0 or 1)
 	mergeHeld int            // segs[:mergeHeld] may be inputs of the background merge
@@ -535,13 +533,4 @@ func (x *Index) SizeBytes() int64 {
 		n += s.size
 	}
 	return n
-}
-
-// describe is a one-line summary for logs and errors.
-func (x *Index) describe() string {
-	var names []string
-	for _, s := range x.segs {
-		names = append(names, filepath.Base(s.name))
-	}
-	return strings.Join(names, ",")
 }

@@ -224,13 +224,6 @@ type sessKey struct {
 	sess uint16
 }
 
-// itemHit is an item's best message in a session.
-type cand struct {
-	key   sessKey
-	match Match
-	item  int
-}
-
 // sessAgg is what ranking needs of one session: per query item its best
 // message score, and its newest matching message.
 type sessAgg struct {

@@ -617,14 +617,6 @@ func ratio(a, b time.Duration) string {
 	return fmt.Sprintf("%.1f×", float64(a)/float64(b))
 }
 
-func rowsNote(rows [3]int) string {
-	// list prints a header line, the scanners too.
-	if rows[0] == rows[1] && rows[1] == rows[2] {
-		return strconv.Itoa(rows[0] - 1)
-	}
-	return fmt.Sprintf("%d / %d / %d (differ!)", rows[0]-1, rows[1]-1, rows[2]-1)
-}
-
 // ---- sections ----
 
 func (b *bench) benchList(ctx context.Context) error {

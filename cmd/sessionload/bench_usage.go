@@ -116,7 +116,6 @@ func (b *bench) benchUsage(ctx context.Context) error {
 	type row struct {
 		what, cmd string
 		r         rusage
-		skipped   string
 	}
 	var rows []row
 	daily := []string{"usage", "daily", "--all", "--json"}

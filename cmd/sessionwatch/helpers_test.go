@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -203,5 +202,3 @@ func (c *testEnv) sessionIn(project, id string) *indexer.Session {
 	}
 	return nil
 }
-
-func contains(s, sub string) bool { return strings.Contains(s, sub) }
