@@ -522,11 +522,7 @@ func parseLlxprt(st *ParseState, line []byte) (Event, bool) {
 	if !ok {
 		return Event{}, false
 	}
-	prompt, out := looseCount(u, "promptTokens"), looseCount(u, "completionTokens")
-	cr, cw := looseCount(u, "cachedTokens"), looseCount(u, "cacheCreationTokens")
-	cr = min(cr, prompt)
-	cw = min(cw, prompt-cr)
-	ev := Event{At: at, T: Tokens{Input: prompt - cr - cw, Output: out, CacheRead: cr, CacheWrite: cw}}
+	ev := Event{At: at, T: promptTokens(u, "promptTokens", "completionTokens", "cachedTokens", "cacheCreationTokens")}
 	if ev.T.IsZero() {
 		return Event{}, false
 	}
@@ -535,6 +531,17 @@ func parseLlxprt(st *ParseState, line []byte) (Event, bool) {
 		ev.Model = st.Model
 	}
 	return ev, true
+}
+
+// promptTokens reads usage counted OpenAI style, where the prompt count includes
+// its cached part: the cache reads and writes are taken out of it (never below
+// zero) so Input is the uncached rest.
+func promptTokens(u map[string][]byte, promptKey, outKey, readKey, writeKey string) Tokens {
+	prompt, out := looseCount(u, promptKey), looseCount(u, outKey)
+	cr, cw := looseCount(u, readKey), looseCount(u, writeKey)
+	cr = min(cr, prompt)
+	cw = min(cw, prompt-cr)
+	return Tokens{Input: prompt - cr - cw, Output: out, CacheRead: cr, CacheWrite: cw}
 }
 
 // ---- Wave ----
@@ -561,11 +568,7 @@ func parseWave(line []byte) (Event, bool) {
 	if !ok {
 		return Event{}, false
 	}
-	prompt, out := looseCount(u, "prompt_tokens"), looseCount(u, "completion_tokens")
-	cr, cw := looseCount(u, "cache_read_input_tokens"), looseCount(u, "cache_creation_input_tokens")
-	cr = min(cr, prompt)
-	cw = min(cw, prompt-cr)
-	ev := Event{At: at, T: Tokens{Input: prompt - cr - cw, Output: out, CacheRead: cr, CacheWrite: cw}}
+	ev := Event{At: at, T: promptTokens(u, "prompt_tokens", "completion_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")}
 	if ev.T.IsZero() {
 		return Event{}, false
 	}
