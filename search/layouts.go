@@ -39,31 +39,7 @@ func waveLine(line []byte, tools bool, emit func(string, int64, string, string))
 		return nil
 	}
 	var text, tool strings.Builder
-	eachElem(blocks, func(b []byte) {
-		var btyp string
-		var content []byte
-		var parts [][]byte
-		indexer.ObjectFields(b, func(k, v []byte) {
-			switch string(k) {
-			case "type":
-				btyp = jstr(v)
-			case "content":
-				content = v
-			case "name", "parameters", "result", "command", "output":
-				parts = append(parts, v)
-			}
-		})
-		switch btyp {
-		case "text", "compact":
-			joinText(&text, jstr(content))
-		case "tool", "bang":
-			if tools {
-				for _, p := range parts {
-					walkStrings(p, &tool)
-				}
-			}
-		}
-	})
+	waveBlocks.collect(blocks, tools, &text, &tool)
 	emit(r, parseMillis(ts), text.String(), tool.String())
 	return nil
 }
@@ -100,31 +76,7 @@ func claudeLine(line []byte, tools bool, emit func(string, int64, string, string
 	if len(content) > 0 && content[0] == '"' {
 		joinText(&text, jstr(content))
 	}
-	eachElem(content, func(b []byte) {
-		var btyp string
-		var txt []byte
-		var parts [][]byte
-		indexer.ObjectFields(b, func(k, v []byte) {
-			switch string(k) {
-			case "type":
-				btyp = jstr(v)
-			case "text":
-				txt = v
-			case "name", "input", "content":
-				parts = append(parts, v)
-			}
-		})
-		switch btyp {
-		case "text":
-			joinText(&text, jstr(txt))
-		case "tool_use", "tool_result":
-			if tools {
-				for _, p := range parts {
-					walkStrings(p, &tool)
-				}
-			}
-		}
-	})
+	claudeBlocks.collect(content, tools, &text, &tool)
 	emit(typ, parseMillis(ts), text.String(), tool.String())
 	return nil
 }
@@ -286,4 +238,59 @@ func envelope(line []byte, timeKey string) (typ, ts string, payload []byte, err 
 		}
 	})
 	return typ, ts, payload, err
+}
+
+// blockShape is how a layout's content blocks hold text: which block types are
+// message text (read from textKey) and which are tool calls or results (their
+// toolKeys fields walked for strings).
+type blockShape struct {
+	textKey              string
+	toolKeys             map[string]bool
+	textTypes, toolTypes map[string]bool
+}
+
+var (
+	waveBlocks = blockShape{textKey: "content",
+		toolKeys:  set("name", "parameters", "result", "command", "output"),
+		textTypes: set("text", "compact"), toolTypes: set("tool", "bang")}
+	claudeBlocks = blockShape{textKey: "text",
+		toolKeys:  set("name", "input", "content"),
+		textTypes: set("text"), toolTypes: set("tool_use", "tool_result")}
+)
+
+func set(keys ...string) map[string]bool {
+	m := make(map[string]bool, len(keys))
+	for _, k := range keys {
+		m[k] = true
+	}
+	return m
+}
+
+// collect appends the text of every block of the array blocks to text, and with
+// tools the strings of tool blocks to tool.
+func (bs blockShape) collect(blocks []byte, tools bool, text, tool *strings.Builder) {
+	eachElem(blocks, func(b []byte) {
+		var btyp string
+		var txt []byte
+		var parts [][]byte
+		indexer.ObjectFields(b, func(k, v []byte) {
+			switch key := string(k); {
+			case key == "type":
+				btyp = jstr(v)
+			case key == bs.textKey:
+				txt = v
+			}
+			if bs.toolKeys[string(k)] {
+				parts = append(parts, v)
+			}
+		})
+		switch {
+		case bs.textTypes[btyp]:
+			joinText(text, jstr(txt))
+		case bs.toolTypes[btyp] && tools:
+			for _, p := range parts {
+				walkStrings(p, tool)
+			}
+		}
+	})
 }
