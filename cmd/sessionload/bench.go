@@ -301,13 +301,7 @@ func (b *bench) store(name string, specs ...gen.Spec) (*benchStore, error) {
 				return nil, err
 			}
 		}
-		s.stores = append(s.stores, st)
-		for _, ss := range st.Sessions {
-			s.files = append(s.files, st.Path(ss))
-			if !ss.Subagent {
-				s.mains++
-			}
-		}
+		s.add(st)
 	}
 	s.genDur = time.Since(start)
 	if b.o.keep && !reuse {
@@ -1123,5 +1117,16 @@ func samplePeakRSS(pid func() int) func() int64 {
 	return func() int64 {
 		close(stop)
 		return <-peak
+	}
+}
+
+// add records a generated store: its sessions' files and how many are mains.
+func (s *benchStore) add(st *gen.Store) {
+	s.stores = append(s.stores, st)
+	for _, ss := range st.Sessions {
+		s.files = append(s.files, st.Path(ss))
+		if !ss.Subagent {
+			s.mains++
+		}
 	}
 }

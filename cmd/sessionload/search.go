@@ -59,13 +59,7 @@ func (b *bench) searchStore(n int) (*benchStore, error) {
 		if err := st.Write(); err != nil {
 			return nil, err
 		}
-		s.stores = append(s.stores, st)
-		for _, ss := range st.Sessions {
-			s.files = append(s.files, st.Path(ss))
-			if !ss.Subagent {
-				s.mains++
-			}
-		}
+		s.add(st)
 	}
 	s.genDur = time.Since(start)
 	cfg := fmt.Sprintf(`{"state_dir":%q,"archive_dir":%q,"log_level":"warn",
