@@ -1,0 +1,187 @@
+//go:build linux && (amd64 || arm64 || loong64 || mips64 || mips64le || riscv64)
+
+package indexer
+
+import (
+	"bytes"
+	"syscall"
+)
+
+// probeRaw selects the walk of rawDir for Unchanged; tests turn it off to hold
+// the portable walk (prober.dir) to the same answers.
+var probeRaw = true
+
+// probeTypeless makes rawDir ignore the types getdents gives, as on a file
+// system that gives none (tests: both paths run wherever the tests do).
+var probeTypeless = false
+
+// walk probes the directory at path, the source root.
+func (p *prober) walk(path string) bool {
+	if !probeRaw {
+		return p.dir(path, ".")
+	}
+	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		// A root that does not exist holds nothing: unchanged if nothing was known.
+		return err == syscall.ENOENT && len(p.ix.units) == 0
+	}
+	defer syscall.Close(fd)
+	p.rel = p.rel[:0]
+	return p.rawDir(fd, 0)
+}
+
+// Linux dirent64: d_ino, d_off (8 bytes each), d_reclen (2), d_type (1), d_name.
+const (
+	direntReclen = 16
+	direntType   = 18
+	direntName   = 19
+)
+
+// rawDir is prober.dir on a directory open at fd, whose path relative to the
+// root is p.rel (empty for the root): the same rules and the same checks, made
+// with the system calls themselves. The directory is listed with getdents into
+// a buffer reused at each depth, its names looked up without a string each, and
+// only the entries that need it are stat'ed, relative to fd (fstatat), once:
+// a known unit's file (its identity, size and mtime) and, where the file system
+// gives no type in the listing (DT_UNKNOWN, ext2/ext3 without dir_index), any
+// entry whose type decides what is done with it. Nothing is resolved from the
+// root and nothing is allocated per known file but the name fstatat takes.
+func (p *prober) rawDir(fd, depth int) bool {
+	if depth == len(p.bufs) {
+		p.bufs = append(p.bufs, make([]byte, 0, 16<<10))
+	}
+	buf := p.bufs[depth][:0]
+	for {
+		if cap(buf)-len(buf) < 4<<10 {
+			buf = append(buf[:cap(buf)], 0)[:len(buf)]
+		}
+		n, err := syscall.Getdents(fd, buf[len(buf):cap(buf)])
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return false
+		}
+		if n <= 0 {
+			break
+		}
+		buf = buf[:len(buf)+n]
+	}
+	p.bufs[depth] = buf // keep a grown buffer for the next directory at this depth
+	base := len(p.rel)
+	defer func() { p.rel = p.rel[:base] }()
+	for off := 0; off+direntName <= len(buf); {
+		reclen := int(buf[off+direntReclen]) | int(buf[off+direntReclen+1])<<8
+		if reclen <= direntName || off+reclen > len(buf) {
+			return false
+		}
+		name := buf[off+direntName : off+reclen]
+		if i := bytes.IndexByte(name, 0); i >= 0 {
+			name = name[:i]
+		}
+		typ := buf[off+direntType]
+		if probeTypeless {
+			typ = syscall.DT_UNKNOWN
+		}
+		off += reclen
+		if len(name) == 0 || string(name) == "." || string(name) == ".." {
+			continue
+		}
+		p.rel = p.rel[:base]
+		if base > 0 {
+			p.rel = append(p.rel, '/')
+		}
+		p.rel = append(p.rel, name...)
+		var st syscall.Stat_t
+		statted := false
+		if typ == syscall.DT_UNKNOWN {
+			if fstatat(fd, string(name), &st) != nil {
+				return false // gone since the listing, or unreadable: a change, or doubt
+			}
+			statted = true
+			typ = direntTypeOf(st.Mode)
+		}
+		switch typ {
+		case syscall.DT_LNK:
+			// never followed
+		case syscall.DT_DIR:
+			r := string(p.rel)
+			if p.ix.layout.SkipDir(r) {
+				if urel, kind := p.ix.layout.Classify(r); kind != UnitNone && !p.unit(urel, kind, nil) {
+					return false
+				}
+				continue
+			}
+			sub, err := syscall.Openat(fd, string(name), syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
+			if err != nil {
+				return false
+			}
+			ok := p.rawDir(sub, depth+1)
+			syscall.Close(sub)
+			if !ok {
+				return false
+			}
+		default:
+			if string(name) == CatalogName || bytes.HasPrefix(name, tempPrefix) {
+				continue // a native index, or a writer's temp file
+			}
+			// A known unit's own file needs no classifying: the catalogs hold it.
+			if u := p.ix.units[string(p.rel)]; u != nil {
+				if !statted && fstatat(fd, string(name), &st) != nil {
+					return false
+				}
+				if !p.unitStat(u, &st) {
+					return false
+				}
+				continue
+			}
+			r := string(p.rel)
+			// Not its own known unit: as prober.dir does, with the unit's own
+			// stat taken by path when it is one.
+			if urel, kind := p.ix.layout.Classify(r); kind != UnitNone && !p.unit(urel, kind, nil) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// unitStat is prober.unit for a known unit found by its own file, stat'ed as st.
+func (p *prober) unitStat(u *unit, st *syscall.Stat_t) bool {
+	if len(u.sessions) == 0 {
+		return false
+	}
+	if u.probed == p.gen {
+		return true // found before (a unit can be found through several paths)
+	}
+	u.probed = p.gen
+	p.found++
+	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+		return false
+	}
+	t := &u.tail
+	if uint64(st.Dev) != t.Dev || uint64(st.Ino) != t.Ino || int64(st.Size) != t.Size || int64(st.Mtim.Sec)*1e9+int64(st.Mtim.Nsec) != t.Mtime {
+		return false
+	}
+	return tailUnchanged(p.ix, u, u.rel, u.kind, int64(st.Size))
+}
+
+var tempPrefix = []byte(TempPrefix)
+
+// dtOther is the type of an entry that is neither a directory, a symlink nor a
+// regular file (a fifo, a socket, a device): treated as a file, which a unit's
+// check then finds not regular.
+const dtOther = 0xff
+
+// direntTypeOf maps a stat mode to the d_type getdents would have given.
+func direntTypeOf(mode uint32) byte {
+	switch mode & syscall.S_IFMT {
+	case syscall.S_IFDIR:
+		return syscall.DT_DIR
+	case syscall.S_IFLNK:
+		return syscall.DT_LNK
+	case syscall.S_IFREG:
+		return syscall.DT_REG
+	}
+	return dtOther
+}
