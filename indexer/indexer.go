@@ -271,12 +271,23 @@ func (ix *Indexer) loadLocked() error {
 	if err != nil {
 		return fmt.Errorf("load catalogs: %w", err)
 	}
+	var lr *liteReader
+	if ix.lite {
+		lr = &liteReader{}
+	}
 	for _, e := range entries {
 		if !e.IsDir() {
 			continue
 		}
 		path := filepath.Join(dir, e.Name(), CatalogName)
-		c, data, resume, err := readCatalogFiles(path, !ix.lite)
+		var c *Catalog
+		var data, resume []byte
+		if lr != nil {
+			// Nothing is written after LoadLite: no output to record.
+			c, err = lr.read(path)
+		} else {
+			c, data, resume, err = readCatalogFiles(path, true)
+		}
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
@@ -284,9 +295,11 @@ func (ix *Indexer) loadLocked() error {
 			ix.log.Warn("catalog unreadable, rebuilding", "file", path, "err", err)
 			continue
 		}
-		ix.recordOutput(path, outputHash(data))
-		if resume != nil {
-			ix.recordOutput(resumePath(path), outputHash(resume))
+		if lr == nil {
+			ix.recordOutput(path, outputHash(data))
+			if resume != nil {
+				ix.recordOutput(resumePath(path), outputHash(resume))
+			}
 		}
 		ix.keys[c.Project] = e.Name()
 		for _, s := range c.Sessions {

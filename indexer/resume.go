@@ -3,6 +3,7 @@ package indexer
 import (
 	"bytes"
 	"hash/crc32"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -196,10 +197,21 @@ func jsonStringIs(raw []byte, s string) bool {
 }
 
 // attachResume gives each session of c that has no tail yet the tail of its
+// entry (matchResume), with its state.
+func attachResume(c *Catalog, sums []uint32, entries []resumeEntry) {
+	matchResume(c, sums, entries, func(_ int, s *Session, e *resumeEntry) {
+		if t, ok := decodeTail(e.tail); ok {
+			t.State = e.state
+			s.Tail = t
+		}
+	})
+}
+
+// matchResume calls attach for each session of c that has no tail yet, with its
 // entry: the one of the same file and id whose checksum is that of the session's
 // catalog line (sums[i]). Entries are in the catalog's order, so the entry at the
 // session's own position is tried first.
-func attachResume(c *Catalog, sums []uint32, entries []resumeEntry) {
+func matchResume(c *Catalog, sums []uint32, entries []resumeEntry, attach func(i int, s *Session, e *resumeEntry)) {
 	if len(entries) == 0 || len(sums) != len(c.Sessions) {
 		return
 	}
@@ -231,49 +243,39 @@ func attachResume(c *Catalog, sums []uint32, entries []resumeEntry) {
 				continue
 			}
 		}
-		if t, ok := decodeTail(entries[j].tail); ok {
-			t.State = entries[j].state
-			s.Tail = t
-		}
+		attach(i, s, &entries[j])
 	}
 }
 
 // readCatalogFiles reads the catalog at path and its resume file, and gives each
 // session its tail (ReadCatalog, Load). It returns the bytes of both files; a
 // missing or unreadable resume file is no error (its sessions have no tail).
-// Without states (LoadLite) only the resume file's tails are read, and resData
-// is nil.
+// Without states it is a liteReader's read (LoadLite's), and returns no bytes.
 func readCatalogFiles(path string, states bool) (c *Catalog, catData, resData []byte, err error) {
+	if !states {
+		c, err = (&liteReader{}).read(path)
+		return c, nil, nil, err
+	}
 	catData, err = os.ReadFile(path)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	var sums []uint32
-	c, ok := decodeCatalogFast(catData, true, &sums, !states)
+	c, ok := decodeCatalogFast(catData, true, &sums, false)
 	if !ok {
 		sums = nil
 		if c, err = DecodeCatalog(catData); err != nil {
 			return nil, catData, nil, err
 		}
 	}
-	if states {
-		resData, err = os.ReadFile(resumePath(path))
-	} else {
-		resData, err = readResumeTails(resumePath(path))
-	}
-	if err != nil {
+	if resData, err = os.ReadFile(resumePath(path)); err != nil {
 		// Missing or unreadable: the sessions have no tail, so their files
 		// are read again from the start.
 		return c, catData, nil, nil
 	}
-	if entries, ok := decodeResume(resData, c, states); ok {
+	if entries, ok := decodeResume(resData, c, true); ok {
 		attachResume(c, sums, entries)
-		if states {
-			compactStates(c)
-		}
-	}
-	if !states {
-		resData = nil
+		compactStates(c)
 	}
 	return c, catData, resData, nil
 }
@@ -299,14 +301,15 @@ func compactStates(c *Catalog) {
 }
 
 // readResumeTails reads a resume file up to the line that starts its states.
-func readResumeTails(path string) ([]byte, error) {
+// It reads into buf's storage, grown as needed.
+func readResumeTails(path string, buf []byte) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
 	marker := []byte("\n" + resumeStatesLine + "\n")
-	buf := make([]byte, 0, 32<<10)
+	buf = buf[:0]
 	for {
 		if len(buf) == cap(buf) {
 			buf = append(buf, 0)[:len(buf)]
@@ -319,6 +322,148 @@ func readResumeTails(path string) ([]byte, error) {
 		}
 		if err != nil {
 			return buf, err // io.EOF: no states line, the file does not decode
+		}
+	}
+}
+
+// liteReader reads catalogs for LoadLite: each catalog with only what Unchanged
+// compares of its sessions' tails, through buffers reused from one catalog to
+// the next (nothing decoded refers to them: a listing's strings are copied out,
+// and the tails keep no state). It reads no more than the catalog and the tails
+// of its resume file, and the tails are decoded into one block per catalog.
+type liteReader struct {
+	cat, res []byte
+	sums     []uint32
+}
+
+// read reads the catalog at path and the tails of its resume file. The
+// sessions' tails hold Dev, Ino, Offset, Mtime, Size and Dep (tailLite).
+func (r *liteReader) read(path string) (*Catalog, error) {
+	var err error
+	if r.cat, err = readFileInto(path, r.cat); err != nil {
+		return nil, err
+	}
+	r.sums = r.sums[:0]
+	c, ok := decodeCatalogFast(r.cat, true, &r.sums, true)
+	if !ok {
+		r.sums = r.sums[:0]
+		if c, err = DecodeCatalog(r.cat); err != nil {
+			return nil, err
+		}
+	}
+	for _, s := range c.Sessions {
+		if s.Tail != nil {
+			s.Tail.State = nil // an older catalog's, which may alias r.cat
+		}
+	}
+	res, err := readResumeTails(resumePath(path), r.res)
+	if res != nil {
+		r.res = res
+	}
+	if err != nil {
+		return c, nil // no tails: the sessions' files are read again from the start
+	}
+	entries, ok := decodeResume(res, c, false)
+	if !ok {
+		return c, nil
+	}
+	tails := make([]Tail, len(c.Sessions))
+	matchResume(c, r.sums, entries, func(i int, s *Session, e *resumeEntry) {
+		if tailLite(e.tail, &tails[i]) {
+			s.Tail = &tails[i]
+		} else if t, ok := decodeTail(e.tail); ok {
+			s.Tail = t
+		}
+	})
+	return c, nil
+}
+
+// tailLite decodes of a tail's fixed fields (appendTailFixed's order) what
+// Unchanged compares: Dev, Ino, Offset, Mtime, Size and Dep; the fingerprints
+// and the session's own project are skipped unread. False for anything else.
+func tailLite(v []byte, t *Tail) bool {
+	i := 0
+	key := func(k string) bool {
+		if len(v)-i > len(k) && string(v[i:i+len(k)]) == k {
+			i += len(k)
+			return true
+		}
+		return false
+	}
+	num := func(dst *int64) bool {
+		j := i
+		if j < len(v) && v[j] == '-' {
+			j++
+		}
+		for j < len(v) && v[j] >= '0' && v[j] <= '9' {
+			j++
+		}
+		n, err := strconv.ParseInt(string(v[i:j]), 10, 64)
+		*dst, i = n, j
+		return err == nil
+	}
+	unum := func(dst *uint64) bool {
+		j := i
+		for j < len(v) && v[j] >= '0' && v[j] <= '9' {
+			j++
+		}
+		n, err := strconv.ParseUint(string(v[i:j]), 10, 64)
+		*dst, i = n, j
+		return err == nil
+	}
+	str := func() (start, end int, ok bool) {
+		if i >= len(v) || v[i] != '"' {
+			return 0, 0, false
+		}
+		end, _, err := scanString(v, i)
+		start, i = i, end
+		return start, end, err == nil
+	}
+	if !key(`{"dev":`) || !unum(&t.Dev) || !key(`,"ino":`) || !unum(&t.Ino) ||
+		!key(`,"offset":`) || !num(&t.Offset) || !key(`,"mtime":`) || !num(&t.Mtime) ||
+		!key(`,"size":`) || !num(&t.Size) {
+		return false
+	}
+	key(`,"longLine":true`)
+	for _, k := range [...]string{`,"fp":`, `,"hfp":`, `,"dep":`, `,"ownProject":`} {
+		if !key(k) {
+			continue
+		}
+		start, end, ok := str()
+		if !ok {
+			return false
+		}
+		if k == `,"dep":` {
+			if t.Dep, ok = JSONString(v[start:end]); !ok {
+				return false
+			}
+		}
+	}
+	return i == len(v)-1 && v[i] == '}'
+}
+
+// readFileInto reads the file at path into buf's storage, grown to its size.
+func readFileInto(path string, buf []byte) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return buf, err
+	}
+	defer f.Close()
+	buf = buf[:0]
+	if fi, err := f.Stat(); err == nil && int(fi.Size())+512 > cap(buf) {
+		buf = make([]byte, 0, int(fi.Size())+512)
+	}
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := f.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
 		}
 	}
 }
