@@ -302,14 +302,28 @@ func (ix *Indexer) loadLocked() error {
 			}
 		}
 		ix.keys[c.Project] = e.Name()
+		var slab *unitSlab
+		if lr != nil {
+			// A listing's units live for milliseconds: allocated together.
+			slab = &unitSlab{units: make([]unit, len(c.Sessions)), sessions: make([]*Session, len(c.Sessions))}
+		}
 		for _, s := range c.Sessions {
-			ix.restoreLocked(s)
+			ix.restoreLocked(s, slab)
 		}
 	}
 	return nil
 }
 
-func (ix *Indexer) restoreLocked(s *Session) {
+// unitSlab holds the units (and their first session slots) that restoreLocked
+// takes in turn, for LoadLite.
+type unitSlab struct {
+	units    []unit
+	sessions []*Session
+}
+
+// restoreLocked adds a catalog session to its unit, made if new (from slab
+// when one is given).
+func (ix *Indexer) restoreLocked(s *Session, slab *unitSlab) {
 	if s.Tail == nil {
 		ix.unrestored++
 		return
@@ -326,7 +340,13 @@ func (ix *Indexer) restoreLocked(s *Session) {
 	}
 	u := ix.units[urel]
 	if u == nil {
-		u = &unit{rel: urel, kind: kind, tail: *s.Tail}
+		if slab != nil && len(slab.units) > 0 {
+			u, slab.units = &slab.units[0], slab.units[1:]
+			u.sessions, slab.sessions = slab.sessions[:0:1], slab.sessions[1:]
+		} else {
+			u = &unit{}
+		}
+		u.rel, u.kind, u.tail = urel, kind, *s.Tail
 		u.tail.State = nil
 		u.tail.OwnProject = ""
 		ix.units[urel] = u

@@ -169,7 +169,11 @@ func (r *refreshed) selectSessions(cfg *config.Config, sc scope) ([]indexer.Entr
 			want[p] = true
 		}
 	}
-	var entries []indexer.Entry
+	n := 0
+	for _, es := range r.bySource {
+		n += len(es)
+	}
+	entries := make([]indexer.Entry, 0, n)
 	var rest []string // sources read from their catalogs
 	for _, src := range sources {
 		es, ok := r.bySource[src]
