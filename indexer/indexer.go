@@ -91,6 +91,7 @@ type Indexer struct {
 	refreshing    bool            // the current walk leaves unchanged native indexes alone
 	unrestored    int             // catalog sessions Load could not restore as units
 	lite          bool            // loaded by LoadLite: no accumulator states, no writes
+	restored      []*Session      // LoadLite: every session restored to a unit, in catalog order
 	probeGen      uint32          // the current Unchanged walk
 
 	gen      stamp       // the generation stamps when this indexer last looked
@@ -275,6 +276,12 @@ func (ix *Indexer) loadLocked() error {
 	if ix.lite {
 		lr = &liteReader{}
 	}
+	type loaded struct {
+		c   *Catalog
+		key string
+	}
+	var cats []loaded
+	n := 0
 	for _, e := range entries {
 		if !e.IsDir() {
 			continue
@@ -301,13 +308,22 @@ func (ix *Indexer) loadLocked() error {
 				ix.recordOutput(resumePath(path), outputHash(resume))
 			}
 		}
-		ix.keys[c.Project] = e.Name()
-		var slab *unitSlab
-		if lr != nil {
-			// A listing's units live for milliseconds: allocated together.
-			slab = &unitSlab{units: make([]unit, len(c.Sessions)), sessions: make([]*Session, len(c.Sessions))}
+		cats = append(cats, loaded{c, e.Name()})
+		n += len(c.Sessions)
+	}
+	var slab *unitSlab
+	if lr != nil {
+		// A listing's units live for milliseconds: allocated together, in a
+		// map sized once.
+		slab = &unitSlab{units: make([]unit, n), sessions: make([]*Session, n)}
+		if len(ix.units) == 0 {
+			ix.units = make(map[string]*unit, n)
 		}
-		for _, s := range c.Sessions {
+		ix.restored = make([]*Session, 0, n)
+	}
+	for _, l := range cats {
+		ix.keys[l.c.Project] = l.key
+		for _, s := range l.c.Sessions {
 			ix.restoreLocked(s, slab)
 		}
 	}
@@ -366,6 +382,9 @@ func (ix *Indexer) restoreLocked(s *Session, slab *unitSlab) {
 	}
 	s.Dir = ix.layout.ProjectDir(urel)
 	u.sessions = append(u.sessions, s)
+	if slab != nil {
+		ix.restored = append(ix.restored, s)
+	}
 }
 
 // relOf maps an absolute path to a slash-separated path relative to rootDir.

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -101,6 +102,20 @@ func restartIdle(t *testing.T, layout, root, state string) *Indexer {
 	lite := newLayoutIndexer(t, layout, root, state, false)
 	if err := lite.LoadLite(); err != nil || !lite.Unchanged() {
 		t.Errorf("after LoadLite (%v), Unchanged() over an unchanged %s store = false, want true", err, layout)
+	}
+	// The listing LoadLite gives is Load's, session for session.
+	key := func(es []Entry) []string {
+		var out []string
+		for _, e := range es {
+			s := *e.Session
+			s.Tail, s.acc = nil, nil
+			out = append(out, fmt.Sprintf("%s %s %+v", e.Source, e.Project, s))
+		}
+		slices.Sort(out)
+		return out
+	}
+	if got, want := key(lite.Entries()), key(ix.Entries()); !slices.Equal(got, want) {
+		t.Errorf("%s: Entries after LoadLite =\n%q\nwant (after Load)\n%q", layout, got, want)
 	}
 	if err := ix.Reconcile(); err != nil {
 		t.Fatal(err)

@@ -147,6 +147,15 @@ func mergeCatalogs(cats []*Catalog) []Entry {
 func (ix *Indexer) Entries() []Entry {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
+	if ix.lite {
+		// The same sessions as the units hold (LoadLite makes no unit but by
+		// restoring one), without a walk of the map.
+		out := make([]Entry, len(ix.restored))
+		for i, s := range ix.restored {
+			out[i] = Entry{Session: s, Source: ix.opt.Source, Layout: ix.layout.Name(), Project: s.Project}
+		}
+		return out
+	}
 	out := make([]Entry, 0, len(ix.units))
 	for _, u := range ix.units {
 		for _, s := range u.sessions {
