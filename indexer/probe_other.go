@@ -1,4 +1,4 @@
-//go:build !(linux && (amd64 || arm64 || loong64 || mips64 || mips64le || riscv64))
+//go:build !(linux && (amd64 || arm64 || loong64 || riscv64))
 
 package indexer
 

@@ -1,4 +1,4 @@
-//go:build linux && (amd64 || arm64 || loong64 || mips64 || mips64le || riscv64)
+//go:build linux && (amd64 || arm64 || loong64 || riscv64)
 
 package indexer
 
@@ -30,7 +30,8 @@ func (p *prober) walk(path string) bool {
 	return p.rawDir(fd, 0)
 }
 
-// Linux dirent64: d_ino, d_off (8 bytes each), d_reclen (2), d_type (1), d_name.
+// Linux dirent64: d_ino, d_off (8 bytes each), d_reclen (2, read little-endian:
+// the build tags name only little-endian architectures), d_type (1), d_name.
 const (
 	direntReclen = 16
 	direntType   = 18
@@ -43,9 +44,10 @@ const (
 // a buffer reused at each depth, its names looked up without a string each, and
 // only the entries that need it are stat'ed, relative to fd (fstatat), once:
 // a known unit's file (its identity, size and mtime) and, where the file system
-// gives no type in the listing (DT_UNKNOWN, ext2/ext3 without dir_index), any
-// entry whose type decides what is done with it. Nothing is resolved from the
-// root and nothing is allocated per known file but the name fstatat takes.
+// gives no type in the listing (DT_UNKNOWN: ext2/ext3 without the filetype
+// feature, some network file systems), any entry whose type decides what is
+// done with it. Nothing is resolved from the root and nothing is allocated per
+// known file but the name fstatat takes.
 func (p *prober) rawDir(fd, depth int) bool {
 	if depth == len(p.bufs) {
 		p.bufs = append(p.bufs, make([]byte, 0, 16<<10))
