@@ -140,17 +140,6 @@ func (g *Group) StartAll() error {
 	return errors.Join(errs...)
 }
 
-// VerifyOutputsAll runs every indexer's VerifyOutputs.
-func (g *Group) VerifyOutputsAll() error {
-	var errs []error
-	for _, ix := range g.indexers {
-		if err := ix.VerifyOutputs(); err != nil {
-			errs = append(errs, fmt.Errorf("source %s: %w", ix.opt.Source, err))
-		}
-	}
-	return errors.Join(errs...)
-}
-
 // WatchRoots describes what the watcher must watch for this group.
 func (g *Group) WatchRoots() []watcher.Root {
 	var roots []watcher.Root
