@@ -71,7 +71,7 @@ type SessionRef struct {
 }
 
 // AddConsumer attaches a consumer to every indexer of the group. It must be called
-// before the first Load or Reconcile.
+// before the first pass that reads (Load reads only catalogs and may come first).
 func (g *Group) AddConsumer(c Consumer) {
 	for _, ix := range g.indexers {
 		ix.mu.Lock()

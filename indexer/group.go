@@ -129,6 +129,17 @@ func (g *Group) ReconcileAll() error {
 	return errors.Join(errs...)
 }
 
+// StartAll runs every indexer's Start (the daemon's first pass after Load).
+func (g *Group) StartAll() error {
+	var errs []error
+	for _, ix := range g.indexers {
+		if err := ix.Start(); err != nil {
+			errs = append(errs, fmt.Errorf("source %s: %w", ix.opt.Source, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // WatchRoots describes what the watcher must watch for this group.
 func (g *Group) WatchRoots() []watcher.Root {
 	var roots []watcher.Root

@@ -85,14 +85,17 @@ type Indexer struct {
 	pendingErr    error     // errors of writes waited for early, reported by the flush
 	diffs         []Difference
 	stats         Stats
-	consumers     []Consumer      // fed by every read (consumer.go)
-	touched       map[string]bool // units whose sessions changed since consumers last synced
-	verifying     bool            // the current pass checks fingerprints of unchanged files too
-	refreshing    bool            // the current walk leaves unchanged native indexes alone
-	unrestored    int             // catalog sessions Load could not restore as units
-	lite          bool            // loaded by LoadLite: no accumulator states, no writes
-	restored      []*Session      // LoadLite: every session restored to a unit, in catalog order
-	probeGen      uint32          // the current Unchanged walk
+	consumers     []Consumer        // fed by every read (consumer.go)
+	touched       map[string]bool   // units whose sessions changed since consumers last synced
+	verifying     bool              // the current pass checks fingerprints of unchanged files too
+	refreshing    bool              // the current walk leaves unchanged native indexes alone
+	unrestored    int               // catalog sessions Load could not restore as units
+	lite          bool              // loaded by LoadLite: no accumulator states, no writes
+	quick         bool              // the current full pass is Start's: only what changed is rendered
+	hot           []*unit           // line units whose accumulator is decoded, to park after a flush (startup.go)
+	rendered      map[string]string // project → catalog key rendered by the current flush
+	restored      []*Session        // LoadLite: every session restored to a unit, in catalog order
+	probeGen      uint32            // the current Unchanged walk
 
 	gen      stamp       // the generation stamps when this indexer last looked
 	genKnown bool        // gen was read (by Load or a write)
@@ -172,11 +175,17 @@ func (p *writePool) wait() []writeResult {
 }
 
 type unit struct {
-	rel      string
-	kind     UnitKind
-	tail     Tail
-	acc      Accumulator
-	state    json.RawMessage // acc's state from a catalog, not decoded yet
+	rel   string
+	kind  UnitKind
+	tail  Tail
+	acc   Accumulator
+	state json.RawMessage // acc's state from a catalog, not decoded yet
+	// parked: acc is not in memory; state (nil: a new accumulator's) is all of it,
+	// decoded when the unit is next read or projected (startup.go).
+	parked bool
+	// lazyKey (parked units only): the state is not in memory either, but in
+	// the resume file of this catalog key, where the last flush left it.
+	lazyKey  string
 	skipped  int
 	sessions []*Session
 	probed   uint32 // the last Unchanged walk that found it (probe.go)
@@ -213,6 +222,7 @@ func New(opt Options) (*Indexer, error) {
 		dirtyDirs:     map[string]bool{},
 		dirtyProjects: map[string]bool{},
 		touched:       map[string]bool{},
+		rendered:      map[string]string{},
 	}
 	if fr, ok := l.(fileRoot); ok && fr.RootIsFile() {
 		ix.rootDir = filepath.Dir(opt.Root)
@@ -324,7 +334,7 @@ func (ix *Indexer) loadLocked() error {
 	for _, l := range cats {
 		ix.keys[l.c.Project] = l.key
 		for _, s := range l.c.Sessions {
-			ix.restoreLocked(s, slab)
+			ix.restoreLocked(s, l.key, slab)
 		}
 	}
 	return nil
@@ -339,7 +349,7 @@ type unitSlab struct {
 
 // restoreLocked adds a catalog session to its unit, made if new (from slab
 // when one is given).
-func (ix *Indexer) restoreLocked(s *Session, slab *unitSlab) {
+func (ix *Indexer) restoreLocked(s *Session, key string, slab *unitSlab) {
 	if s.Tail == nil {
 		ix.unrestored++
 		return
@@ -368,23 +378,20 @@ func (ix *Indexer) restoreLocked(s *Session, slab *unitSlab) {
 		ix.units[urel] = u
 	}
 	if kind == UnitLines && !ix.lite {
-		ll, ok := ix.layout.(LineLayout)
-		if !ok {
+		if _, ok := ix.layout.(LineLayout); !ok {
 			return
 		}
-		// The accumulator's state is decoded when first needed (an append, a
-		// native index): a restart over 10k unchanged sessions decodes none.
-		acc := ll.NewAccumulator(urel)
-		u.state = s.Tail.State
-		u.acc = acc
+		// The accumulator is made and its state decoded when first needed (an
+		// append, a native index): a restart over 100k unchanged sessions makes none.
+		u.state, u.parked = s.Tail.State, true
 		u.skipped = s.SkippedLines
-		s.acc = acc
 	}
 	s.Dir = ix.layout.ProjectDir(urel)
 	u.sessions = append(u.sessions, s)
 	if slab != nil {
 		ix.restored = append(ix.restored, s)
 	}
+	ix.lazyLocked(u, key)
 }
 
 // relOf maps an absolute path to a slash-separated path relative to rootDir.
@@ -454,19 +461,18 @@ func (ix *Indexer) reconcileLocked() error {
 	ix.stats.Reconciles++
 	clear(ix.baseKeys) // a full pass resolves project symlinks afresh
 	ix.startPrefetchLocked()
+	refreshing := ix.refreshing
+	ix.refreshing = refreshing || ix.quick // Start: unchanged native indexes are left alone
 	natives, err := ix.walkLocked(".")
+	ix.refreshing = refreshing
 	ix.stopPrefetchLocked()
-	for _, u := range ix.units {
-		for _, s := range u.sessions {
-			ix.dirtyDirs[s.Dir] = true
-			ix.dirtyProjects[s.Project] = true
+	if ix.quick {
+		ix.nativePresenceLocked(natives)
+	} else {
+		ix.markAllLocked()
+		for d := range natives {
+			ix.dirtyDirs[d] = true
 		}
-	}
-	for d := range natives {
-		ix.dirtyDirs[d] = true
-	}
-	for p := range ix.keys {
-		ix.dirtyProjects[p] = true
 	}
 	if ferr := ix.flushLocked(); ferr != nil && err == nil {
 		err = ferr
@@ -551,7 +557,7 @@ func (ix *Indexer) forceLocked(urel string) {
 	if u := ix.units[urel]; u != nil {
 		u.tail.Mtime = -1
 		if u.kind == UnitLines {
-			u.acc, u.state = nil, nil
+			u.acc, u.state, u.parked, u.lazyKey = nil, nil, false, ""
 		}
 	}
 }
@@ -750,7 +756,7 @@ func (ix *Indexer) updateLinesLocked(urel, path string) (bool, error) {
 	if ix.fetchedLocked(urel, path) {
 		return true, nil // read and folded by a worker (prefetch.go)
 	}
-	if u := ix.units[urel]; u != nil && u.acc != nil && !ix.verifying {
+	if u := ix.units[urel]; u != nil && u.hasState() && !ix.verifying {
 		// Unchanged by its stat: one lstat, no open.
 		if fi, err := os.Lstat(path); err == nil && fi.Mode().IsRegular() && fi.Size() == u.tail.Size && fi.ModTime().UnixNano() == u.tail.Mtime && fi.Size() >= u.tail.Offset {
 			// A consumer behind the catalog (it was loaded from another
@@ -783,7 +789,7 @@ func (ix *Indexer) updateLinesLocked(urel, path string) (bool, error) {
 		ix.units[urel] = u
 	}
 	mtime := fi.ModTime().UnixNano()
-	same := u.acc != nil && u.tail.Dev == dev && u.tail.Ino == ino && fi.Size() >= u.tail.Offset
+	same := u.hasState() && u.tail.Dev == dev && u.tail.Ino == ino && fi.Size() >= u.tail.Offset
 	unchanged := same && u.tail.Size == fi.Size() && u.tail.Mtime == mtime
 	if unchanged {
 		if ix.verifying {
@@ -820,7 +826,7 @@ func (ix *Indexer) updateLinesLocked(urel, path string) (bool, error) {
 	}
 	if reset {
 		// New, replaced, rewritten or truncated: read from the start.
-		u.acc, u.state = ll.NewAccumulator(urel), nil
+		u.acc, u.state, u.parked, u.lazyKey = ll.NewAccumulator(urel), nil, false, ""
 		u.tail = Tail{Dev: dev, Ino: ino}
 		u.skipped = 0
 		oldOffset = 0
@@ -892,6 +898,10 @@ func (ix *Indexer) updateLinesLocked(urel, path string) (bool, error) {
 // decodeStateLocked decodes a restored unit's accumulator state, once; false
 // means it cannot be decoded (the unit must be re-read from the start).
 func (ix *Indexer) decodeStateLocked(u *unit) bool {
+	ix.unparkLocked(u)
+	if !u.hasState() {
+		return false // forced: read again from the start
+	}
 	if u.state == nil {
 		return true
 	}
@@ -936,6 +946,7 @@ func (ix *Indexer) summarizeLinesLocked(u *unit, path string) {
 		s.Project = u.sessions[0].Project
 	}
 	ix.setSessionsLocked(u, []*Session{s})
+	ix.hot = append(ix.hot, u)
 }
 
 func (ix *Indexer) updateDocumentLocked(urel, path string) (bool, error) {
@@ -1024,6 +1035,8 @@ func (ix *Indexer) flushLocked() error {
 	if len(ix.dirtyDirs) == 0 && len(ix.dirtyProjects) == 0 {
 		return nil
 	}
+	defer ix.parkLocked()
+	ix.fetchDirtyLocked()
 	byDir := map[string][]*unit{}
 	for _, u := range ix.units {
 		for _, s := range u.sessions {
@@ -1034,11 +1047,18 @@ func (ix *Indexer) flushLocked() error {
 	}
 	var errs []error
 	dirSessions := map[string][]*Session{}
+	_, native := ix.layout.(NativeIndexer)
+	native = native && ix.opt.NativeIndex
+	if native {
+		ix.fetchDirsLocked(byDir)
+	}
 	for dir := range ix.dirtyDirs {
 		us := byDir[dir]
 		sort.Slice(us, func(i, j int) bool { return us[i].rel < us[j].rel })
 		for _, u := range us {
-			ix.decodeStateLocked(u) // native indexes project the accumulators
+			if native {
+				ix.decodeStateLocked(u) // native indexes project the accumulators
+			}
 		}
 		fallback := ""
 		var ss []*Session
@@ -1168,6 +1188,7 @@ func (ix *Indexer) writeCatalogsLocked() error {
 		}
 	}
 	keys := catalogKeys(byProject, ix.baseKey)
+	ix.fetchForWriteLocked(keys)
 	// A project whose key changed, or that vanished, loses its old file unless
 	// another project now owns that key (then it is rewritten below).
 	for p, old := range ix.keys {
@@ -1198,6 +1219,7 @@ func (ix *Indexer) writeCatalogsLocked() error {
 			continue
 		}
 		path := filepath.Join(CatalogDir(ix.opt.StateDir, ix.opt.Source), keys[p], CatalogName)
+		ix.rendered[p] = keys[p]
 		// The resume file and the catalog are written side by side; a crash
 		// between the two leaves entries whose checksum no longer matches, and
 		// their files are read again from the start (resume.go).
@@ -1353,6 +1375,7 @@ func (ix *Indexer) sweepCatalogsLocked() {
 // removeCatalogLocked removes a catalog directory's catalog and resume file, then
 // the directory if that left it empty.
 func (ix *Indexer) removeCatalogLocked(dir string) {
+	ix.fetchBeforeRemoveLocked(filepath.Base(dir))
 	for _, name := range [...]string{CatalogName, ResumeName} {
 		if ix.removeOutputLocked(filepath.Join(dir, name)) {
 			ix.stats.CatalogWrites++

@@ -180,7 +180,7 @@ func tailUnchanged(ix *Indexer, u *unit, urel string, kind UnitKind, size int64)
 	case UnitLines:
 		// Restored with its state (LoadLite leaves the states unread: their
 		// presence is all Unchanged needs).
-		return (u.acc != nil || ix.lite) && size >= u.tail.Offset
+		return (u.hasState() || ix.lite) && size >= u.tail.Offset
 	case UnitDocument:
 		if ds, ok := ix.layout.(DependencyStamper); ok {
 			return ds.DepStamp(ix.rootDir, urel) == u.tail.Dep

@@ -63,6 +63,18 @@ func (l *Ledger) readAcc(r *unitRec) (account, error) {
 	if err != nil {
 		return account{}, err
 	}
+	if fk, ok := decodeKeyFast(line, l.intern); ok {
+		if fk.k != (ukey{r.Source, r.Unit}) {
+			return account{}, fmt.Errorf("usage ledger %s at %d: holds %s, not %s", l.unitsFile.path, r.span.off, fk.k.unit, r.Unit)
+		}
+		switch {
+		case r.idx < 0 && fk.live != nil:
+			return fk.live.acc, nil
+		case r.idx >= 0 && int(r.idx) < len(fk.retired):
+			return fk.retired[r.idx].acc, nil
+		}
+		return account{}, fmt.Errorf("usage ledger %s at %d: no record %d of %s", l.unitsFile.path, r.span.off, r.idx, r.Unit)
+	}
 	var w wireKey
 	d := json.NewDecoder(bytes.NewReader(line))
 	d.UseNumber()

@@ -327,8 +327,9 @@ func (l *Ledger) load(live bool) error {
 	}
 	keys := map[ukey]state{}
 	type pend struct {
-		w wireKey
-		s span
+		fk *fastKey // read by decodeKeyFast, or else w by encoding/json
+		w  wireKey
+		s  span
 	}
 	var pending []pend
 	good := int64(0) // bytes up to the last commit line
@@ -353,20 +354,40 @@ func (l *Ledger) load(live bool) error {
 			continue
 		}
 		var w wireKey
-		d := json.NewDecoder(bytes.NewReader(line))
-		d.UseNumber()
-		if err := d.Decode(&w); err != nil {
-			if sc.Scan() { // not the last line: the file is damaged, not torn
-				return fmt.Errorf("usage ledger %s: line %d: %w", l.unitsFile.path, lineNo, err)
+		fk, fast := decodeKeyFast(line, l.intern)
+		if fast {
+			w.Commit = fk.commit
+		} else {
+			d := json.NewDecoder(bytes.NewReader(line))
+			d.UseNumber()
+			if err := d.Decode(&w); err != nil {
+				if sc.Scan() { // not the last line: the file is damaged, not torn
+					return fmt.Errorf("usage ledger %s: line %d: %w", l.unitsFile.path, lineNo, err)
+				}
+				break
 			}
-			break
 		}
 		if !w.Commit {
 			n := int64(len(line)) + 1
-			pending = append(pending, pend{w, span{pos - n, n}})
+			p := pend{w: w, s: span{pos - n, n}}
+			if fast {
+				p.fk = &fk
+			}
+			pending = append(pending, p)
 			continue
 		}
 		for _, p := range pending {
+			if p.fk != nil {
+				st := state{live: p.fk.live, retired: p.fk.retired}
+				if st.live != nil {
+					st.live.span, st.live.idx = p.s, -1
+				}
+				for i, r := range st.retired {
+					r.span, r.idx = p.s, int32(i)
+				}
+				keys[p.fk.k] = st
+				continue
+			}
 			w := p.w
 			var st state
 			if w.Live != nil {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -253,5 +254,67 @@ func TestDaemonRemovesStaleStateTempFiles(t *testing.T) {
 	e.startDaemon()
 	if _, err := os.Stat(stale); !os.IsNotExist(err) {
 		t.Errorf("temp file a killed daemon left in the state dir is still there (%v)", err)
+	}
+}
+
+// A restart over a store that did not change rewrites no catalog, resume file or
+// native index (their inodes and mtimes stay), reads no session byte, and still
+// counts every session; a native index broken while no daemon ran is put right
+// once the daemon is ready (it compares every output after its first pass).
+func TestDaemonRestartOverUnchangedStoreWritesNothing(t *testing.T) {
+	e := newEnv(t)
+	for _, wd := range []string{"/same/a", "/same/b"} {
+		appendTo(t, filepath.Join(e.project(wd), idA+".jsonl"), header(wd)+message(time.Now(), "hello "+wd))
+	}
+	d := e.startDaemon()
+	if code := d.stop(); code != 0 {
+		t.Fatalf("stop = %d", code)
+	}
+	type ident struct {
+		ino   uint64
+		mtime time.Time
+	}
+	outputs := map[string]ident{}
+	for _, pat := range []string{filepath.Join(e.state, "index", "wave", "*", "*"), filepath.Join(e.root, "*", indexer.CatalogName)} {
+		paths, _ := filepath.Glob(pat)
+		for _, p := range paths {
+			fi, err := os.Stat(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			outputs[p] = ident{fi.Sys().(*syscall.Stat_t).Ino, fi.ModTime()}
+		}
+	}
+	if len(outputs) != 6 {
+		t.Fatalf("outputs after the first run: %v, want 2 catalogs, 2 resume files and 2 native indexes", outputs)
+	}
+	broken := filepath.Join(e.project("/same/b"), indexer.CatalogName)
+	good, _ := os.ReadFile(broken)
+	os.WriteFile(broken, []byte("{broken"), 0o600)
+	delete(outputs, broken)
+
+	e.startDaemon()
+	st, err := readStatusFile(e.state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := st.Sources[0].BytesRead; got != 0 {
+		t.Errorf("restart over an unchanged store read %d bytes of session files, want 0", got)
+	}
+	if got := st.Sources[0].Sessions; got != 2 {
+		t.Errorf("restart: status counts %d sessions, want 2", got)
+	}
+	waitFor(t, 10*time.Second, "broken native index put right", func() bool {
+		got, _ := os.ReadFile(broken)
+		return string(got) == string(good)
+	})
+	for p, want := range outputs {
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := (ident{fi.Sys().(*syscall.Stat_t).Ino, fi.ModTime()}); got != want {
+			t.Errorf("%s was rewritten by a restart over an unchanged store", p)
+		}
 	}
 }

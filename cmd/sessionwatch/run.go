@@ -141,14 +141,55 @@ func (d *daemon) serve(ctx context.Context, cfg *config.Config, once bool, hup <
 	if err != nil {
 		return false, err
 	}
-	closeConsumers, err := attachConsumers(cfg, g, d.log)
-	if err != nil {
-		return false, err
+	// The watches are added (one per directory: thousands on a large store)
+	// while the catalogs load; batches wait for the serve loop.
+	var (
+		w           *watcher.Watcher
+		werr        = make(chan error, 1)
+		stopWatcher = func() {}
+	)
+	if !once {
+		wopts := watcher.Options{
+			Settle:         enabled(cfg.Settle),
+			MaxSettle:      enabled(cfg.MaxSettle),
+			RescanInterval: enabled(cfg.RescanInterval),
+			Ignore:         g.Ignore,
+		}
+		if testWatcherOptions != nil {
+			testWatcherOptions(&wopts)
+		}
+		if w, err = watcher.New(g.WatchRoots(), wopts, d.log); err != nil {
+			return false, err
+		}
+		var wctx context.Context
+		wctx, stopWatcher = context.WithCancel(ctx)
+		go func() { werr <- w.Run(wctx) }()
 	}
-	defer closeConsumers()
+	defer func() { stopWatcher() }()
+	// The usage ledger and the search index open while the indexers load their
+	// catalogs (neither needs the other): on a large store both take a while, and
+	// the consumers are attached before anything is read.
+	type opened struct {
+		cs       []indexer.Consumer
+		closeAll func()
+		err      error
+	}
+	openc := make(chan opened, 1)
+	go func() {
+		cs, closeAll, err := openConsumers(cfg, d.log)
+		openc <- opened{cs, closeAll, err}
+	}()
 	g.UseWriterLock(d.writer, true)
 	if err := g.Load(); err != nil {
 		d.log.Warn("load catalogs", "err", err)
+	}
+	o := <-openc
+	if o.err != nil {
+		return false, o.err
+	}
+	defer o.closeAll()
+	for _, c := range o.cs {
+		g.AddConsumer(c)
 	}
 	// The janitor's passes signal here; the serve loop owns the status file.
 	passDone := make(chan struct{}, 1)
@@ -185,39 +226,38 @@ func (d *daemon) serve(ctx context.Context, cfg *config.Config, once bool, hup <
 		}
 		return false, errors.Join(err, jerr)
 	}
-	wopts := watcher.Options{
-		Settle:         enabled(cfg.Settle),
-		MaxSettle:      enabled(cfg.MaxSettle),
-		RescanInterval: enabled(cfg.RescanInterval),
-		Ignore:         g.Ignore,
-	}
-	if testWatcherOptions != nil {
-		testWatcherOptions(&wopts)
-	}
-	w, err := watcher.New(g.WatchRoots(), wopts, d.log)
-	if err != nil {
-		return false, err
-	}
-	wctx, stopWatcher := context.WithCancel(ctx)
-	defer stopWatcher()
-	werr := make(chan error, 1)
-	go func() { werr <- w.Run(wctx) }()
 	// Index only once the watches exist, so nothing written meanwhile is missed.
 	select {
 	case <-w.Ready():
 	case <-ctx.Done():
 		return false, nil
 	}
+	// The first pass proves by a stat of every file what is unchanged since the
+	// catalogs were written and reads and writes only the rest: ready as soon as
+	// that is done. Every catalog and native index is then compared with what its
+	// sessions render (Reconcile's other half), before any batch is handled.
 	start := time.Now()
-	if err := g.ReconcileAll(); err != nil {
+	if err := g.StartAll(); err != nil {
 		d.note(err)
 	}
 	d.log.Info("indexed", "took", time.Since(start).Round(time.Millisecond), "sessions", totalSessions(g))
-	// The first pass reads every transcript once; hand its garbage back to the OS
-	// now rather than idle at its high-water mark for minutes.
-	debug.FreeOSMemory()
 	d.writeStatus(g, w, true)
 	d.notify.send("READY=1\nSTATUS=" + d.summary(g))
+	// systemd's watchdog runs from READY=1 on: a ping after each source's
+	// comparison keeps a large store's from counting as a hang.
+	start = time.Now()
+	for _, ix := range g.Indexers() {
+		if err := ix.VerifyOutputs(); err != nil {
+			d.note(fmt.Errorf("source %s: %w", ix.Options().Source, err))
+		}
+		if watchdogInterval() > 0 {
+			d.notify.send("WATCHDOG=1")
+		}
+	}
+	d.log.Info("outputs verified", "took", time.Since(start).Round(time.Millisecond))
+	// The first pass may have read every transcript once; hand its garbage back
+	// to the OS now rather than idle at its high-water mark for minutes.
+	debug.FreeOSMemory()
 
 	// The janitor starts after the first index pass (its start-up pass plans
 	// from a fresh catalog) and stops before the watcher (defers run in reverse).

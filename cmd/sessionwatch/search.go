@@ -382,10 +382,10 @@ func highlight(s string, spans [][2]int, color bool) string {
 	return b.String()
 }
 
-// attachSearch opens the search index of the state dir and attaches it to the
-// group (before Load). Removed sessions keep their postings through merges while
+// openSearch opens the search index of the state dir as its writer, to be
+// attached to a group. Removed sessions keep their postings through merges while
 // an archive of them exists (searchable with --archived).
-func attachSearch(cfg *config.Config, g *indexer.Group, logger *slog.Logger) (func(), error) {
+func openSearch(cfg *config.Config, logger *slog.Logger) (*search.Index, error) {
 	var (
 		archived map[string]bool
 		listedAt time.Time
@@ -400,13 +400,8 @@ func attachSearch(cfg *config.Config, g *indexer.Group, logger *slog.Logger) (fu
 		}
 		return archived[source+"\x00"+path] || archived[source+"\x00"+parentDir(path)]
 	}
-	x, err := search.Open(search.Options{Dir: search.IndexDir(cfg.StateDir), ToolOutput: cfg.Search.ToolOutput,
+	return search.Open(search.Options{Dir: search.IndexDir(cfg.StateDir), ToolOutput: cfg.Search.ToolOutput,
 		KeepRemoved: keep, Logger: logger.With("component", "search")})
-	if err != nil {
-		return nil, err
-	}
-	g.AddConsumer(x)
-	return func() { x.Close() }, nil
 }
 
 // checkSearch compares the search index with a rebuild (reindex --check): one

@@ -1,0 +1,292 @@
+package indexer
+
+import "path/filepath"
+
+// The daemon's start-up over catalogs it just loaded (Start, then VerifyOutputs
+// once it is ready), and the parking of idle accumulators: what an indexer keeps
+// in memory per line unit between appends.
+
+// Start is the daemon's first pass after Load: the walk of Reconcile (a stat of
+// every file, reads of what changed, removal of what is gone), but only what
+// changed is rendered and written. A catalog Load just read is what a render of
+// its unchanged sessions produces, so an unchanged store costs the walk and
+// nothing else: no accumulator state is decoded, no catalog or native index is
+// rendered, no consumer syncs. A native index that is missing, or left in a
+// directory without sessions, is put right here; the content of every output
+// is compared by VerifyOutputs, which the daemon runs once it is ready.
+func (ix *Indexer) Start() error {
+	return ix.write(func() error {
+		ix.quick = true
+		defer func() { ix.quick = false }()
+		err := ix.reconcileLocked()
+		ix.countLocked()
+		return err
+	})
+}
+
+// VerifyOutputs renders every catalog and native index of the source and writes
+// those whose file differs (edited or replaced while no daemon ran, or written by
+// an older version): the half of Reconcile that Start leaves out, without the walk.
+func (ix *Indexer) VerifyOutputs() error {
+	return ix.write(func() error {
+		clear(ix.baseKeys)
+		ix.markAllLocked()
+		err := ix.flushLocked()
+		ix.sweepCatalogsLocked()
+		return err
+	})
+}
+
+// markAllLocked marks every project directory and project dirty: the next
+// flush renders all of them (writing only what differs).
+func (ix *Indexer) markAllLocked() {
+	for _, u := range ix.units {
+		for _, s := range u.sessions {
+			ix.dirtyDirs[s.Dir] = true
+			ix.dirtyProjects[s.Project] = true
+		}
+	}
+	for p := range ix.keys {
+		ix.dirtyProjects[p] = true
+	}
+}
+
+// nativePresenceLocked marks dirty the project directories whose native index
+// is missing (it has sessions) or should not be there (it has none): what Start
+// can tell from the walk alone.
+func (ix *Indexer) nativePresenceLocked(natives map[string]bool) {
+	if _, ok := ix.layout.(NativeIndexer); !ok || !ix.opt.NativeIndex {
+		return
+	}
+	have := map[string]bool{}
+	for _, u := range ix.units {
+		for _, s := range u.sessions {
+			if s.Dir != "" {
+				have[s.Dir] = true
+			}
+		}
+	}
+	for d := range have {
+		if !natives[d] {
+			ix.dirtyDirs[d] = true
+		}
+	}
+	for d := range natives {
+		if !have[d] {
+			ix.dirtyDirs[d] = true
+		}
+	}
+}
+
+// countLocked sets the session counters from the units (a flush that writes no
+// catalog leaves them as they were: zero after a Load).
+func (ix *Indexer) countLocked() {
+	projects := map[string]bool{}
+	ix.stats.Sessions, ix.stats.Bytes, ix.stats.SkippedLines = 0, 0, 0
+	for _, u := range ix.units {
+		for _, s := range u.sessions {
+			projects[s.Project] = true
+			ix.stats.Sessions++
+			ix.stats.Bytes += s.SizeBytes
+			ix.stats.SkippedLines += s.SkippedLines
+		}
+	}
+	ix.stats.Projects = len(projects)
+}
+
+// hasState reports whether the unit was read (or restored) with its accumulator's
+// state, in memory or parked: the condition for going on from its offset.
+func (u *unit) hasState() bool { return u.acc != nil || u.parked }
+
+// unparkLocked gives a parked unit its accumulator back (the state in u.state is
+// decoded into it by decodeStateLocked).
+func (ix *Indexer) unparkLocked(u *unit) {
+	if !u.parked {
+		return
+	}
+	if u.lazyKey != "" {
+		ix.fetchStatesLocked(u.lazyKey, []*unit{u})
+		if !u.parked {
+			return // its state was not found: it is read again from the start
+		}
+	}
+	ll, ok := ix.layout.(LineLayout)
+	if !ok {
+		return
+	}
+	u.acc, u.parked = ll.NewAccumulator(u.rel), false
+	for _, s := range u.sessions {
+		s.acc = u.acc
+	}
+	ix.hot = append(ix.hot, u)
+}
+
+// parkLocked drops the accumulators decoded since the last flush whose state is
+// already held, encoded, by their session (summarizeLinesLocked encodes it with
+// every read): a unit between appends costs its encoded state, not a decoded
+// accumulator. One whose session does not match its tail (a read that failed half
+// way) keeps its accumulator.
+func (ix *Indexer) parkLocked() {
+	keep := ix.hot[:0]
+	for _, u := range ix.hot {
+		if ix.units[u.rel] != u || u.lazyKey != "" {
+			continue
+		}
+		if !u.parked {
+			if u.acc == nil {
+				continue
+			}
+			if len(u.sessions) != 1 || u.state != nil || !sameTail(u.sessions[0].Tail, &u.tail) {
+				keep = append(keep, u)
+				continue
+			}
+			s := u.sessions[0]
+			u.acc, u.state, u.parked = nil, s.Tail.State, true
+			s.acc = nil
+		}
+		// This flush left the state in its catalog's resume file: it need not
+		// stay in memory either (unless the write failed and waits for a retry).
+		if len(u.sessions) == 1 {
+			p := u.sessions[0].Project
+			if k, ok := ix.rendered[p]; ok && !ix.dirtyProjects[p] {
+				ix.lazyLocked(u, k)
+			}
+		}
+	}
+	clear(ix.hot[len(keep):])
+	ix.hot = keep
+	clear(ix.rendered)
+}
+
+// lazyLocked leaves a parked unit's state in the resume file of catalog key
+// (which holds it: just loaded from it, or just written to it), out of memory.
+// A command that checks (writes nothing) or reads only keeps what it has.
+func (ix *Indexer) lazyLocked(u *unit, key string) {
+	if ix.opt.Check || ix.lite || !u.parked || u.state == nil || len(u.sessions) != 1 || u.sessions[0].Tail == nil {
+		return
+	}
+	s := u.sessions[0]
+	t := *s.Tail // not changed in place: a snapshot (Sessions) may share it
+	t.State = nil
+	s.Tail = &t
+	u.state, u.lazyKey = nil, key
+}
+
+// fetchStatesLocked brings back the states of lazy units us (those of them left
+// in catalog key) from that catalog's resume file. A unit whose state is not
+// there as it was left (the file was removed or replaced behind our back) is
+// read again from the start, and its session keeps no position meanwhile.
+func (ix *Indexer) fetchStatesLocked(key string, us []*unit) {
+	path := filepath.Join(CatalogDir(ix.opt.StateDir, ix.opt.Source), key, CatalogName)
+	byFile := map[string]*Tail{}
+	if c, _, _, err := readCatalogFiles(path, true); err == nil {
+		for _, s := range c.Sessions {
+			if s.Tail != nil {
+				byFile[s.File] = s.Tail
+			}
+		}
+	}
+	for _, u := range us {
+		if u.lazyKey != key {
+			continue
+		}
+		u.lazyKey = ""
+		if len(u.sessions) != 1 || u.sessions[0].Tail == nil {
+			ix.forceLocked(u.rel)
+			continue
+		}
+		s := u.sessions[0]
+		nt := *s.Tail
+		if t := byFile[s.File]; t != nil && t.State != nil && sameTail(t, &u.tail) {
+			u.state, nt.State = t.State, t.State
+			s.Tail = &nt
+			ix.hot = append(ix.hot, u) // to be left lazy again after the flush
+			continue
+		}
+		ix.log.Warn("resume state not found, re-reading", "unit", u.rel, "file", resumePath(path))
+		ix.forceLocked(u.rel)
+		nt.State, nt.Offset, nt.Mtime, nt.Fp, nt.Hfp = nil, 0, -1, "", ""
+		s.Tail = &nt
+	}
+}
+
+// fetchForWriteLocked brings back the states a flush is about to write: of the
+// lazy units in the projects it renders, or whose catalog key changes.
+func (ix *Indexer) fetchForWriteLocked(keys map[string]string) {
+	need := map[string][]*unit{}
+	for _, u := range ix.units {
+		if u.lazyKey == "" {
+			continue
+		}
+		if len(u.sessions) != 1 || ix.dirtyProjects[u.sessions[0].Project] || keys[u.sessions[0].Project] != u.lazyKey {
+			need[u.lazyKey] = append(need[u.lazyKey], u)
+		}
+	}
+	for k, us := range need {
+		ix.fetchStatesLocked(k, us)
+	}
+}
+
+// fetchDirtyLocked brings back, before a flush renders anything, the states of
+// the lazy units in the dirty project directories and projects; a unit whose
+// state is not found is read again from the start right away, so the flush
+// writes what a rebuild would.
+func (ix *Indexer) fetchDirtyLocked() {
+	need := map[string][]*unit{}
+	for _, u := range ix.units {
+		if u.lazyKey == "" {
+			continue
+		}
+		if len(u.sessions) != 1 || ix.dirtyDirs[u.sessions[0].Dir] || ix.dirtyProjects[u.sessions[0].Project] {
+			need[u.lazyKey] = append(need[u.lazyKey], u)
+		}
+	}
+	for k, us := range need {
+		ix.fetchStatesLocked(k, us)
+		for _, u := range us {
+			if !u.hasState() && ix.units[u.rel] == u {
+				if _, err := ix.readUnitLocked(u.rel, u.kind); err != nil {
+					ix.log.Warn("index failed", "file", ix.unitPath(u.rel), "err", err)
+				}
+			}
+		}
+	}
+}
+
+// fetchDirsLocked brings back, one resume file at a time, the states of the lazy
+// units in the dirty project directories (a flush projects them into native
+// indexes).
+func (ix *Indexer) fetchDirsLocked(byDir map[string][]*unit) {
+	need := map[string][]*unit{}
+	for dir := range ix.dirtyDirs {
+		for _, u := range byDir[dir] {
+			if u.lazyKey != "" {
+				need[u.lazyKey] = append(need[u.lazyKey], u)
+			}
+		}
+	}
+	for k, us := range need {
+		ix.fetchStatesLocked(k, us)
+	}
+}
+
+// fetchBeforeRemoveLocked brings back the states left in catalog key, which is
+// about to be removed.
+func (ix *Indexer) fetchBeforeRemoveLocked(key string) {
+	var us []*unit
+	for _, u := range ix.units {
+		if u.lazyKey == key {
+			us = append(us, u)
+		}
+	}
+	if len(us) > 0 {
+		ix.fetchStatesLocked(key, us)
+	}
+}
+
+// sameTail reports whether a session's tail is the unit's position (the state it
+// holds was encoded at that position).
+func sameTail(t, u *Tail) bool {
+	return t != nil && t.Dev == u.Dev && t.Ino == u.Ino && t.Offset == u.Offset && t.Size == u.Size &&
+		t.Mtime == u.Mtime && t.Fp == u.Fp && t.Hfp == u.Hfp && t.LongLine == u.LongLine
+}
