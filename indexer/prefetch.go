@@ -216,7 +216,14 @@ func (pf *prefetcher) take(urel string) *fetched {
 		pf.release(p)
 	}
 	if !started {
-		return nil // the walk caught up with the workers: read it here
+		// The walk caught up with the workers: it reads the unit here, as a
+		// worker would (no other goroutine has it), so that its consumers are
+		// handed the lines prepared too, without a locked call per line.
+		pf.read(urel, r)
+		if !r.ok {
+			return nil
+		}
+		return r
 	}
 	<-r.done
 	pf.release(r)
