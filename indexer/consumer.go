@@ -15,7 +15,8 @@ import (
 // come one at a time; a consumer attached to several sources must lock itself.
 // This holds when a full pass reads new units on worker goroutines (prefetch.go):
 // the workers only buffer a unit's lines, and the walk hands them over, in order,
-// under the lock, in the same sequence of calls as a pass without workers.
+// under the lock, in the same sequence of calls as a pass without workers (a
+// Preparer's pure per-line work is the one part done on the workers).
 //
 // Crash safety: Sync is called at every flush before any catalog of that flush is
 // written, so a consumer's durable state is never behind the offsets in the catalogs.
