@@ -15,7 +15,8 @@ import (
 // come one at a time; a consumer attached to several sources must lock itself.
 // This holds when a full pass reads new units on worker goroutines (prefetch.go):
 // the workers only buffer a unit's lines, and the walk hands them over, in order,
-// under the lock, in the same sequence of calls as a pass without workers.
+// under the lock, in the same sequence of calls as a pass without workers (a
+// Preparer's pure per-line work is the one part done on the workers).
 //
 // Crash safety: Sync is called at every flush before any catalog of that flush is
 // written, so a consumer's durable state is never behind the offsets in the catalogs.
@@ -44,6 +45,38 @@ type Consumer interface {
 	// Sync makes what was handed over durable. sessions are the current sessions of
 	// the units that changed since the last Sync, with their projects resolved.
 	Sync(sessions []SessionRef) error
+}
+
+// Preparer is implemented by a consumer whose work on a line splits into a pure
+// part (decoding, tokenizing) and an insert into its state. A full pass that reads
+// new units on worker goroutines (prefetch.go) has the pure part done there, off
+// the indexer's lock and on every core, and only the insert under the lock.
+//
+// The contract of Consumer holds unchanged: for a unit read on a worker, the
+// consumer is Reset, then handed the prepared lines by one LinesPrepared call in
+// place of the Line calls a read on the walk would make (the same lines, in the
+// same order, each unit's in walk order, under the lock), then Done. A consumer
+// must end up exactly as after those Line calls (tests compare the two).
+type Preparer interface {
+	// Prepare starts the pure part of reading unit u from offset 0. It is called
+	// on a read worker, concurrently with every other method: neither it nor the
+	// Prepared it returns may touch the consumer's state. nil: the unit's lines
+	// are handed over by Line as usual.
+	Prepare(u UnitRef) Prepared
+	// LinesPrepared hands over, under the indexer's lock and right after Reset(u),
+	// every line p was given, as that many Line calls in order would.
+	LinesPrepared(u UnitRef, p Prepared)
+}
+
+// Prepared is the pure part of a consumer's work on one unit's lines, done on a
+// read worker.
+type Prepared interface {
+	// Line takes one line as Consumer.Line would (same offset, same bytes); the
+	// slice is only valid during the call.
+	Line(off int64, line []byte)
+	// Size is about how many bytes the result holds, counted against the bound on
+	// what the read workers hold for the walk.
+	Size() int64
 }
 
 // UnitRef identifies a unit to a consumer.

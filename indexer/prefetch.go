@@ -18,7 +18,9 @@ import (
 // each result as if it had read the unit itself. The catalogs are byte-identical
 // to a sequential pass, and consumers are still called under the lock, one unit
 // after another, each unit's lines in order (the contract in consumer.go): a
-// worker only buffers the lines for them.
+// worker only buffers the lines for them, or, for a consumer that is a Preparer,
+// does the pure part of its work on them (decoding, tokenizing), so that only the
+// insert is left to the walk.
 
 // prefetchMin is how many new transcripts a full pass must find before it reads
 // them on workers; fewer are read by the walk itself. A var: tests lower it.
@@ -27,8 +29,9 @@ var prefetchMin = 32
 // prefetchWorkers is how many units are read at once (0: GOMAXPROCS).
 var prefetchWorkers = 0
 
-// prefetchBufferMax is the largest transcript a worker buffers the lines of for
-// the consumers; a larger one is left to the walk, which streams it.
+// prefetchBufferMax is the largest transcript a worker buffers the lines (or the
+// prepared lines) of for the consumers; a larger one is left to the walk, which
+// streams it.
 const prefetchBufferMax = 4 << 20
 
 // prefetchHeldMax bounds the buffered lines the workers hold for the walk: past
@@ -49,8 +52,10 @@ type fetched struct {
 	acc       Accumulator
 	skipped   int
 	bytesRead int64
-	data      []byte        // the consumers' lines, back to back
+	data      []byte        // the lines of the consumers that are no Preparer, back to back
 	lines     []fetchedLine // where each line is in data
+	prepared  []Prepared    // by consumer: its Preparer's work on the lines (nil: none)
+	held      int64         // bytes of data and prepared, counted against prefetchHeldMax
 }
 
 type fetchedLine struct {
@@ -61,12 +66,13 @@ type fetchedLine struct {
 // prefetcher hands the units of one walk to the workers in walk order, at most
 // window units ahead of the walk.
 type prefetcher struct {
-	ll      LineLayout
-	ix      *Indexer
-	buffer  bool // consumers are attached: keep each unit's lines
-	items   []string
-	at      map[string]int
-	results []*fetched
+	ll        LineLayout
+	ix        *Indexer
+	consumers []Consumer // the indexer's, fixed before the first pass
+	preparers []Preparer // by consumer: the ones that prepare their lines (nil: not)
+	items     []string
+	at        map[string]int
+	results   []*fetched
 
 	mu     sync.Mutex
 	cond   *sync.Cond
@@ -122,8 +128,11 @@ func (ix *Indexer) startPrefetchLocked() {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	pf := &prefetcher{ll: ll, ix: ix, buffer: len(ix.consumers) > 0, items: items,
+	pf := &prefetcher{ll: ll, ix: ix, consumers: ix.consumers, preparers: make([]Preparer, len(ix.consumers)), items: items,
 		at: make(map[string]int, len(items)), results: make([]*fetched, len(items)), window: workers * prefetchAhead}
+	for i, c := range ix.consumers {
+		pf.preparers[i], _ = c.(Preparer)
+	}
 	pf.cond = sync.NewCond(&pf.mu)
 	for i, urel := range items {
 		pf.at[urel] = i
@@ -170,7 +179,7 @@ func (pf *prefetcher) work() {
 		pf.mu.Unlock()
 		pf.read(pf.items[i], r)
 		pf.mu.Lock()
-		pf.held += int64(cap(r.data))
+		pf.held += r.held
 		pf.ix.prefetchPeak = max(pf.ix.prefetchPeak, pf.held) // for tests
 		pf.mu.Unlock()
 		close(r.done)
@@ -207,7 +216,14 @@ func (pf *prefetcher) take(urel string) *fetched {
 		pf.release(p)
 	}
 	if !started {
-		return nil // the walk caught up with the workers: read it here
+		// The walk caught up with the workers: it reads the unit here, as a
+		// worker would (no other goroutine has it), so that its consumers are
+		// handed the lines prepared too, without a locked call per line.
+		pf.read(urel, r)
+		if !r.ok {
+			return nil
+		}
+		return r
 	}
 	<-r.done
 	pf.release(r)
@@ -220,7 +236,7 @@ func (pf *prefetcher) take(urel string) *fetched {
 // release stops counting a result's buffer against prefetchHeldMax.
 func (pf *prefetcher) release(r *fetched) {
 	pf.mu.Lock()
-	pf.held -= int64(cap(r.data))
+	pf.held -= r.held
 	pf.cond.Broadcast()
 	pf.mu.Unlock()
 }
@@ -234,13 +250,32 @@ func (pf *prefetcher) read(urel string, r *fetched) {
 	}
 	defer f.Close()
 	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() || (pf.buffer && fi.Size() > prefetchBufferMax) {
+	if err != nil || !fi.Mode().IsRegular() || (len(pf.consumers) > 0 && fi.Size() > prefetchBufferMax) {
 		return
 	}
 	dev, ino := statIdentity(fi)
 	r.tail = Tail{Dev: dev, Ino: ino}
 	r.acc = pf.ll.NewAccumulator(urel)
-	if pf.buffer {
+	// What the walk's unitRef will be once it installs the unit.
+	ref := UnitRef{Source: pf.ix.opt.Source, Layout: pf.ix.layout.Name(), Unit: urel, Path: pf.ix.unitPath(urel), Dev: dev, Ino: ino}
+	buffer := false // a consumer takes the raw lines
+	var prepared []Prepared
+	for i := range pf.consumers {
+		var p Prepared
+		if pf.preparers[i] != nil {
+			p = pf.preparers[i].Prepare(ref)
+		}
+		if p != nil {
+			if prepared == nil {
+				prepared = make([]Prepared, len(pf.consumers))
+			}
+			prepared[i] = p
+			continue
+		}
+		buffer = true
+	}
+	r.prepared = prepared
+	if buffer {
 		r.data = make([]byte, 0, fi.Size())
 	}
 	acc := r.acc
@@ -258,7 +293,12 @@ func (pf *prefetcher) read(urel string, r *fetched) {
 		if acc.Line(line) != nil {
 			r.skipped++
 		}
-		if pf.buffer {
+		for _, p := range prepared {
+			if p != nil {
+				p.Line(off, line)
+			}
+		}
+		if buffer {
 			start := len(r.data)
 			r.data = append(r.data, line...)
 			r.lines = append(r.lines, fetchedLine{off, start, len(r.data)})
@@ -289,6 +329,12 @@ func (pf *prefetcher) read(urel string, r *fetched) {
 		}
 	}
 	r.tail.Hfp = hfp
+	r.held = int64(cap(r.data))
+	for _, p := range prepared {
+		if p != nil {
+			r.held += p.Size()
+		}
+	}
 	r.ok = true
 }
 
@@ -306,11 +352,20 @@ func (ix *Indexer) fetchedLocked(urel, path string) bool {
 	u := &unit{rel: urel, kind: UnitLines, acc: r.acc, tail: Tail{Dev: r.tail.Dev, Ino: r.tail.Ino}}
 	ix.units[urel] = u
 	if len(ix.consumers) > 0 {
-		// A unit read from the start: every consumer is reset, and catching up
-		// reads nothing (f is not used).
-		feed, _ := ix.catchUpConsumersLocked(nil, u, true)
-		for _, l := range r.lines {
-			feed(l.off, r.data[l.start:l.end])
+		// A unit read from the start: every consumer is reset and handed every
+		// line, as the prepared lines of a Preparer or one Line call each.
+		ref := ix.unitRef(u)
+		for _, c := range ix.consumers {
+			c.Reset(ref)
+		}
+		for i, c := range ix.consumers {
+			if i < len(r.prepared) && r.prepared[i] != nil {
+				c.(Preparer).LinesPrepared(ref, r.prepared[i])
+				continue
+			}
+			for _, l := range r.lines {
+				c.Line(ref, l.off, r.data[l.start:l.end])
+			}
 		}
 	}
 	u.tail = r.tail

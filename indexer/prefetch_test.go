@@ -42,6 +42,35 @@ func (c *callLog) Sync(ss []SessionRef) error {
 	return nil
 }
 
+// prepLog is a callLog that is a Preparer: a worker records the lines it is
+// given, and LinesPrepared adds them to the log, so a parallel pass logs what a
+// sequential one does only if the prepared lines are the lines Line would have
+// been handed, in order, for the unit the walk installs.
+type prepLog struct {
+	callLog
+	batches int // LinesPrepared calls
+}
+
+type prepLines struct {
+	ref   UnitRef
+	lines []string
+}
+
+func (p *prepLines) Line(off int64, line []byte) {
+	p.lines = append(p.lines, fmt.Sprintf("line %s %d %s", p.ref.Unit, off, line))
+}
+func (p *prepLines) Size() int64 { return int64(len(p.lines)) }
+
+func (c *prepLog) Prepare(u UnitRef) Prepared { return &prepLines{ref: u} }
+func (c *prepLog) LinesPrepared(u UnitRef, p Prepared) {
+	pl := p.(*prepLines)
+	if pl.ref != u {
+		c.add(fmt.Sprintf("prepared for %+v, handed over for %+v", pl.ref, u))
+	}
+	c.batches++
+	c.calls = append(c.calls, pl.lines...)
+}
+
 // treeFiles reads every file under dir, by path relative to it.
 func treeFiles(t *testing.T, dir string, only string) map[string]string {
 	t.Helper()
@@ -114,7 +143,7 @@ func TestPrefetchMatchesSequential(t *testing.T) {
 			}
 			// Some stores ship a native index as input: each run starts from them.
 			input := treeFiles(t, root, CatalogName)
-			run := func(parallel bool) (catalogs, natives map[string]string, calls []string, prefetched int) {
+			run := func(parallel bool) (catalogs, natives map[string]string, calls [2][]string, prefetched int) {
 				t.Helper()
 				for p, data := range input {
 					os.WriteFile(filepath.Join(root, p), []byte(data), 0o600)
@@ -126,16 +155,19 @@ func TestPrefetchMatchesSequential(t *testing.T) {
 				}
 				state := t.TempDir()
 				ix := newLayoutIndexer(t, name, root, state, false)
-				log := &callLog{}
-				ix.consumers = append(ix.consumers, log)
+				log, plog := &callLog{}, &prepLog{}
+				ix.consumers = append(ix.consumers, log, plog)
 				if err := ix.Reconcile(); err != nil {
 					t.Fatal(err)
+				}
+				if plog.batches > ix.prefetched || (!parallel && plog.batches > 0) {
+					t.Fatalf("%d prepared batches handed over, %d units read on workers", plog.batches, ix.prefetched)
 				}
 				natives = treeFiles(t, root, CatalogName)
 				for p := range natives {
 					os.Remove(filepath.Join(root, p))
 				}
-				return treeFiles(t, filepath.Join(state, "index"), ""), natives, log.calls, ix.prefetched
+				return treeFiles(t, filepath.Join(state, "index"), ""), natives, [2][]string{log.calls, plog.calls}, ix.prefetched
 			}
 			seqCat, seqNat, seqCalls, n := run(false)
 			if n != 0 {
@@ -163,12 +195,15 @@ func TestPrefetchMatchesSequential(t *testing.T) {
 					}
 				}
 			}
-			if len(seqCalls) != len(parCalls) {
-				t.Fatalf("consumer calls: %d sequential, %d parallel", len(seqCalls), len(parCalls))
-			}
-			for i := range seqCalls {
-				if seqCalls[i] != parCalls[i] {
-					t.Fatalf("consumer call %d = %.200q, want %.200q", i, parCalls[i], seqCalls[i])
+			for k, what := range []string{"consumer", "preparing consumer"} {
+				seqCalls, parCalls := seqCalls[k], parCalls[k]
+				if len(seqCalls) != len(parCalls) {
+					t.Fatalf("%s calls: %d sequential, %d parallel", what, len(seqCalls), len(parCalls))
+				}
+				for i := range seqCalls {
+					if seqCalls[i] != parCalls[i] {
+						t.Fatalf("%s call %d = %.200q, want %.200q", what, i, parCalls[i], seqCalls[i])
+					}
 				}
 			}
 		})

@@ -80,6 +80,9 @@ func cmdReindex(e *env, args []string) error {
 			fmt.Fprintf(e.stdout, "%s: %d sessions in %d projects, %s read, %d catalogs and %d native indexes written in %s\n",
 				ix.Options().Source, st.Sessions, st.Projects, humanSize(st.BytesRead), st.CatalogWrites, st.NativeWrites, time.Since(start).Round(time.Millisecond))
 		}
+		// This source is done: its sessions and accumulators need not stay in
+		// memory while the next ones are read.
+		ix.Release()
 	}
 	if len(failed) > 0 {
 		return failErr("fix or move the file named, then run reindex again", "reindex: %s", strings.Join(failed, "\n"))

@@ -1,0 +1,107 @@
+package search
+
+import "github.com/sessionwatch/sessionwatch/indexer"
+
+// The index is an indexer.Preparer: on a cold pass the indexer's read workers
+// extract each line's messages and cut them into terms (the bulk of the work,
+// on every core), and only the counting of the terms into the buffer's posting
+// lists is left to LinesPrepared, under the index's lock.
+
+// preparedLines is one unit's lines, extracted and tokenized on a read worker.
+type preparedLines struct {
+	layout  string
+	tools   bool
+	msgs    []Message // scratch
+	termBuf []byte    // scratch
+
+	docs     []preparedDoc
+	terms    []byte  // every doc's terms in order, with repeats, each after its length byte
+	lineEnds []int32 // for each line handed over: len(docs) after it
+}
+
+// preparedDoc is a message as addLocked would record it, less its unit and doc
+// number (known only under the lock).
+type preparedDoc struct {
+	rec      docRec
+	n        int // terms, with repeats
+	termsEnd int // where its terms end in terms
+}
+
+// Prepare implements indexer.Preparer. It reads nothing of the index but its
+// options, fixed since Open.
+func (x *Index) Prepare(u indexer.UnitRef) indexer.Prepared {
+	return &preparedLines{layout: u.Layout, tools: x.opt.ToolOutput}
+}
+
+// Line implements indexer.Prepared: what Index.Line does before it takes the lock.
+func (p *preparedLines) Line(off int64, line []byte) {
+	p.msgs = ExtractLine(p.msgs[:0], p.layout, off, line, p.tools)
+	for i := range p.msgs {
+		m := &p.msgs[i]
+		start := len(p.terms)
+		n := 0
+		p.termBuf = Terms(m.Text, p.termBuf, func(t []byte) {
+			p.terms = append(append(p.terms, byte(len(t))), t...) // len(t) <= MaxTermBytes
+			n++
+		})
+		if n == 0 {
+			p.terms = p.terms[:start]
+			continue
+		}
+		t := m.Time / 1000
+		if t < 0 || t > 1<<32-1 {
+			t = 0
+		}
+		p.docs = append(p.docs, preparedDoc{
+			rec:      docRec{Part: m.Part, Role: roleCode(m.Role), Offset: m.Offset, Time: uint32(t), Len: uint16(min(n, 1<<16-1))},
+			n:        n,
+			termsEnd: len(p.terms),
+		})
+	}
+	p.lineEnds = append(p.lineEnds, int32(len(p.docs)))
+}
+
+// Size implements indexer.Prepared.
+func (p *preparedLines) Size() int64 {
+	return int64(cap(p.terms) + cap(p.docs)*40 + cap(p.lineEnds)*4 + cap(p.termBuf))
+}
+
+// LinesPrepared implements indexer.Preparer: the prepared lines are counted into
+// the buffer exactly as Line would count them one by one (the same docs, terms and
+// spills).
+func (x *Index) LinesPrepared(u indexer.UnitRef, prep indexer.Prepared) {
+	p := prep.(*preparedLines)
+	if len(p.lineEnds) == 0 {
+		return
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	r := x.liveLocked(u)
+	d, at := 0, 0
+	for _, end := range p.lineEnds {
+		for ; d < int(end); d++ {
+			pd := &p.docs[d]
+			b := x.buf // a spill replaces it
+			doc := uint32(len(b.docs))
+			for at < pd.termsEnd {
+				n := int(p.terms[at])
+				t := p.terms[at+1 : at+1+n]
+				at += 1 + n
+				tl := b.terms[string(t)]
+				if tl == nil {
+					tl = &termList{}
+					b.terms[string(t)] = tl
+					b.bytes += len(t) + 64
+				}
+				b.bytes += tl.count(doc)
+			}
+			rec := pd.rec
+			rec.Unit = r.ID
+			b.docs = append(b.docs, rec)
+			b.tokens += uint64(pd.n)
+			b.bytes += docSize
+			x.stats.Docs++
+		}
+		x.maybeSpillLocked()
+	}
+}

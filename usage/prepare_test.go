@@ -1,0 +1,135 @@
+package usage
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"testing"
+
+	"github.com/sessionwatch/sessionwatch/cmd/sessionload/gen"
+	"github.com/sessionwatch/sessionwatch/indexer"
+)
+
+// TestLinesPreparedMatchesLine: a unit's lines handed over prepared (parsed on a
+// read worker, credited under the lock) leave the same ledger files, byte for
+// byte, as the same lines handed over by Line one at a time, for every line
+// layout (Codex's running totals and llxprt's model carried from line to line,
+// Claude's streamed copies deduplicated).
+func TestLinesPreparedMatchesLine(t *testing.T) {
+	home := t.TempDir()
+	type unitLines struct {
+		ref   indexer.UnitRef
+		offs  []int64
+		lines [][]byte
+	}
+	var units []unitLines
+	for i, layout := range []string{"wave", "claude", "codex", "gemini", "llxprt"} {
+		root := filepath.Join(home, layout)
+		st, err := gen.Plan(root, gen.Spec{Layout: layout, Projects: 3, Sessions: 10, Lines: 30, LineSize: 400, Subagents: 0.2, Seed: int64(i + 1), Home: home})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Write(); err != nil {
+			t.Fatal(err)
+		}
+		for j, s := range st.Sessions {
+			p := st.Path(s)
+			data, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rel, _ := filepath.Rel(root, p)
+			u := unitLines{ref: indexer.UnitRef{Source: layout, Layout: layout, Unit: filepath.ToSlash(rel), Path: p, Dev: 1, Ino: uint64(i*1000 + j)}}
+			off := int64(0)
+			for {
+				k := bytes.IndexByte(data, '\n')
+				if k < 0 {
+					break
+				}
+				if line := bytes.TrimSpace(data[:k]); len(line) > 0 && line[0] == '{' {
+					u.offs = append(u.offs, off)
+					u.lines = append(u.lines, line)
+				}
+				off += int64(k + 1)
+				data = data[k+1:]
+			}
+			units = append(units, u)
+		}
+	}
+	// The units file is written in key order; the summary's appended batches in
+	// map order, so it is compared as what it reads back as.
+	build := func(prepared bool) (unitsFile []byte, sum *Summary, recs map[ukey]unitRec) {
+		state := t.TempDir()
+		l, err := Open(state)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var refs []indexer.SessionRef
+		for i, u := range units {
+			l.Reset(u.ref)
+			if prepared {
+				p := l.Prepare(u.ref)
+				for j, line := range u.lines {
+					p.Line(u.offs[j], line)
+				}
+				l.LinesPrepared(u.ref, p)
+			} else {
+				for j, line := range u.lines {
+					l.Line(u.ref, u.offs[j], line)
+				}
+			}
+			l.Done(u.ref, int64(len(u.lines)), "fp")
+			refs = append(refs, indexer.SessionRef{UnitRef: u.ref, ID: u.ref.Unit, Type: "main", Project: "/p/" + u.ref.Source})
+			if i%15 == 14 {
+				if err := l.Sync(refs); err != nil {
+					t.Fatal(err)
+				}
+				refs = nil
+			}
+		}
+		if err := l.Sync(refs); err != nil {
+			t.Fatal(err)
+		}
+		unitsFile, err = os.ReadFile(filepath.Join(state, DirName, UnitsName))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum, err = ReadSummary(state, Want{})
+		if err != nil || len(sum.Sessions) == 0 {
+			t.Fatalf("summary: err %v: the corpus must carry usage", err)
+		}
+		sort.Slice(sum.Sessions, func(i, j int) bool {
+			a, b := sum.Sessions[i], sum.Sessions[j]
+			return a.Source+a.Session+a.Model < b.Source+b.Session+b.Model
+		})
+		// What the ledger holds of each unit beside the files: the parser's
+		// state and the dedupe window go on with the next append.
+		recs = map[ukey]unitRec{}
+		for k, r := range l.units {
+			acc, err := l.peekAcc(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			recs[k] = unitRec{St: r.St, Off: r.Off, fed: r.fed, reading: r.reading, acc: acc}
+		}
+		return unitsFile, sum, recs
+	}
+	wantUnits, wantSum, wantRecs := build(false)
+	gotUnits, gotSum, gotRecs := build(true)
+	if !bytes.Equal(gotUnits, wantUnits) {
+		t.Errorf("%s differs (%d bytes prepared, %d by Line)", UnitsName, len(gotUnits), len(wantUnits))
+	}
+	if !reflect.DeepEqual(gotSum, wantSum) {
+		t.Errorf("summary differs:\n%d session rows, %d rows prepared\n%d, %d by Line", len(gotSum.Sessions), len(gotSum.Rows), len(wantSum.Sessions), len(wantSum.Rows))
+	}
+	if len(gotRecs) != len(wantRecs) {
+		t.Errorf("%d units prepared, want %d", len(gotRecs), len(wantRecs))
+	}
+	for k, w := range wantRecs {
+		if g := gotRecs[k]; !reflect.DeepEqual(g, w) {
+			t.Errorf("unit %v prepared = %+v, want %+v", k, g, w)
+		}
+	}
+}
