@@ -10,6 +10,7 @@ import (
 	"os"
 	"strconv"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // Reading catalogs: the fast line decoders (Encode's layout), their
@@ -63,29 +64,37 @@ func readCatalogSummaries(path string) (*Catalog, error) {
 type summaryReader struct{ buf []byte }
 
 func (r *summaryReader) read(path string) (*Catalog, error) {
-	f, err := os.Open(path)
-	if err != nil {
+	var err error
+	if r.buf, err = readFileInto(r.buf, path); err != nil {
 		return nil, err
 	}
+	return decodeCatalogSummaries(path, r.buf)
+}
+
+// readFileInto reads the file into buf (grown if needed) and returns it.
+func readFileInto(buf []byte, path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return buf, err
+	}
 	defer f.Close()
-	r.buf = r.buf[:0]
-	if fi, err := f.Stat(); err == nil && int(fi.Size())+512 > cap(r.buf) {
-		r.buf = make([]byte, 0, int(fi.Size())+512)
+	buf = buf[:0]
+	if fi, err := f.Stat(); err == nil && int(fi.Size())+512 > cap(buf) {
+		buf = make([]byte, 0, int(fi.Size())+512)
 	}
 	for {
-		if len(r.buf) == cap(r.buf) {
-			r.buf = append(r.buf, 0)[:len(r.buf)] // grown by append
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)] // grown by append
 		}
-		n, err := f.Read(r.buf[len(r.buf):cap(r.buf)])
-		r.buf = r.buf[:len(r.buf)+n]
+		n, err := f.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
 		if err == io.EOF {
-			break
+			return buf, nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("read catalog %s: %w", path, err)
+			return buf, fmt.Errorf("read catalog %s: %w", path, err)
 		}
 	}
-	return decodeCatalogSummaries(path, r.buf)
 }
 
 func decodeCatalogSummaries(path string, data []byte) (*Catalog, error) {
@@ -127,6 +136,34 @@ func decodeCatalogLines(data []byte) (*Catalog, bool) {
 // tails a catalog of an older version holds (Load's fast path, DecodeCatalog's
 // first try). With sums, it appends each session line's lineSum to *sums.
 func decodeCatalogFast(data []byte, tails bool, sums *[]uint32, share bool) (*Catalog, bool) {
+	strs := copyStrings
+	if share {
+		strs = shareStrings
+	}
+	return decodeCatalogWith(data, tails, sums, strs, nil)
+}
+
+// stringMode is where the strings a catalog decoder sets live.
+type stringMode int
+
+const (
+	// copyStrings: each string is copied to its exact size, for an indexer
+	// that keeps the sessions for days.
+	copyStrings stringMode = iota
+	// shareStrings: every string is a substring of one copy of the session
+	// lines (strings must not alias data, which summaryReader reuses): two
+	// allocations per catalog instead of ten per session, for a listing that
+	// lives for milliseconds.
+	shareStrings
+	// aliasStrings: the strings refer to data itself, valid only as long as
+	// data is not changed (VisitCatalogs: until the next catalog is read).
+	aliasStrings
+)
+
+// decodeCatalogWith is decodeCatalogFast with the strings where strs says; the
+// sessions are allocated together, in scratch's when given (reused: valid until
+// its next use).
+func decodeCatalogWith(data []byte, tails bool, sums *[]uint32, strs stringMode, scratch *catalogScratch) (*Catalog, bool) {
 	head, rest, found := bytes.Cut(data, []byte("\n"))
 	if !found || !bytes.HasSuffix(head, []byte(`"sessions":[`)) {
 		return nil, false
@@ -135,20 +172,29 @@ func decodeCatalogFast(data []byte, tails bool, sums *[]uint32, share bool) (*Ca
 	if json.Unmarshal(append(append([]byte(nil), head...), "]}"...), &c) != nil || c.Version != CatalogVersion || c.Generator != "sessionwatch" {
 		return nil, false
 	}
-	// With share, every string decoded is a substring of one copy of the session
-	// lines (strings must not alias data, which summaryReader reuses): two
-	// allocations per catalog instead of ten per session, for a listing that
-	// lives for milliseconds. Without, each string is copied to its exact size,
-	// for an indexer that keeps the sessions for days. The sessions are
-	// allocated together either way.
 	text := ""
-	if share {
+	switch {
+	case len(rest) == 0:
+	case strs == shareStrings:
 		text = string(rest)
+	case strs == aliasStrings:
+		text = unsafe.String(&rest[0], len(rest))
 	}
 	base := len(data) - len(rest) // offset of text in data
 	n := bytes.Count(rest, []byte("\n"))
-	c.Sessions = make([]*Session, 0, n)
-	block := make([]Session, n)
+	var block []Session
+	if scratch != nil {
+		if cap(scratch.block) < n {
+			scratch.block = make([]Session, n)
+			scratch.ptrs = make([]*Session, 0, n)
+		}
+		block = scratch.block[:n]
+		clear(block)
+		c.Sessions = scratch.ptrs[:0]
+	} else {
+		block = make([]Session, n)
+		c.Sessions = make([]*Session, 0, n)
+	}
 	more := false // the previous session line ended with a comma
 	for len(rest) > 0 {
 		var line []byte
@@ -173,7 +219,7 @@ func decodeCatalogFast(data []byte, tails bool, sums *[]uint32, share bool) (*Ca
 		s := &block[len(c.Sessions)]
 		s.Project = c.Project
 		lineText := ""
-		if share {
+		if text != "" {
 			lineText = text[off : off+len(line)]
 		}
 		if !decodeSessionLine(line, lineText, s, tails) || s.ID == "" || s.File == "" {
@@ -182,6 +228,13 @@ func decodeCatalogFast(data []byte, tails bool, sums *[]uint32, share bool) (*Ca
 		c.Sessions = append(c.Sessions, s)
 	}
 	return nil, false
+}
+
+// catalogScratch is the memory a catalog is decoded into, reused from one
+// catalog to the next.
+type catalogScratch struct {
+	block []Session
+	ptrs  []*Session
 }
 
 // decodeSessionLine sets s from one catalog line, a JSON object of the summary
