@@ -2,12 +2,15 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/sessionwatch/sessionwatch/config"
@@ -49,13 +52,9 @@ type scope struct {
 // selectSessions reads the catalogs of the scope: the current directory's project,
 // or every project.
 func selectSessions(cfg *config.Config, sc scope) ([]indexer.Entry, error) {
-	var projects []string
-	if !sc.all {
-		cwd, err := os.Getwd()
-		if err != nil {
-			return nil, fmt.Errorf("find current directory: %w", err)
-		}
-		projects = indexer.ProjectCandidates(cwd)
+	projects, err := sc.projects()
+	if err != nil {
+		return nil, err
 	}
 	entries, err := indexer.ReadCatalogs(cfg.StateDir, sc.sources, projects)
 	if err != nil && len(entries) == 0 {
@@ -64,18 +63,36 @@ func selectSessions(cfg *config.Config, sc scope) ([]indexer.Entry, error) {
 	return keepType(entries, sc.typ), nil
 }
 
+// projects are the project paths of the scope: the current directory's, or
+// none for every project.
+func (sc scope) projects() ([]string, error) {
+	if sc.all {
+		return nil, nil
+	}
+	cwd, err := os.Getwd()
+	if err != nil {
+		return nil, fmt.Errorf("find current directory: %w", err)
+	}
+	return indexer.ProjectCandidates(cwd), nil
+}
+
+// kept reports whether keepType keeps the entry.
+func kept(e *indexer.Entry, typ string) bool {
+	return typ == "all" || e.Type == typ && !e.Hidden
+}
+
 // keepType keeps the entries of a --type (hidden sessions: --type all only).
 func keepType(entries []indexer.Entry, typ string) []indexer.Entry {
 	if typ == "all" {
 		return entries
 	}
-	kept := entries[:0]
+	out := entries[:0]
 	for _, e := range entries {
-		if e.Type == typ && !e.Hidden {
-			kept = append(kept, e)
+		if kept(&e, typ) {
+			out = append(out, e)
 		}
 	}
-	return kept
+	return out
 }
 
 // scopeFlags registers the flags that choose a scope, and --json (list, show).
@@ -157,7 +174,21 @@ func cmdList(e *env, args []string) error {
 	if f.archived {
 		return cmdListArchived(e, cfg, f.archivedScope(sc), f.json)
 	}
-	entries, err := refreshForListing(e, cfg, sc.sources).selectSessions(cfg, sc)
+	fresh := refreshForListing(e, cfg, sc.sources)
+	if fresh == nil && !f.json {
+		// Nothing refreshed (a daemon keeps the catalogs): the table straight
+		// from them.
+		if n, done, err := printCatalogs(e.stdout, cfg, sc, termWidth(e.stdout)); done {
+			if err != nil {
+				return err
+			}
+			if n == 0 {
+				explainEmpty(e, cfg, sc)
+			}
+			return nil
+		}
+	}
+	entries, err := fresh.selectSessions(cfg, sc)
 	if err != nil {
 		return err
 	}
@@ -177,6 +208,90 @@ func cmdList(e *env, args []string) error {
 	// The table shows neither in-use nor stale: no checker, no listed rows.
 	printEntries(e.stdout, entries, termWidth(e.stdout))
 	return nil
+}
+
+// printCatalogs prints what printEntries prints of selectSessions's entries,
+// but visits the catalogs (indexer.VisitCatalogs) and keeps of each session only
+// its cells and what sorts it, not the session. done is false, with nothing
+// printed, when two rows tie on every key it keeps (the same id twice in a
+// source): the caller then lists the usual way, whose sort breaks such ties by
+// file and project. n is the number of rows printed.
+func printCatalogs(w io.Writer, cfg *config.Config, sc scope, width int) (n int, done bool, err error) {
+	projects, err := sc.projects()
+	if err != nil {
+		return 0, true, err
+	}
+	var t table
+	var keys []rowKey
+	var ties arena // each row's lastActiveAt then id
+	var tieAt []arenaPos
+	var sources []string
+	seen := 0 // sessions visited, kept or not
+	err = indexer.VisitCatalogs(cfg.StateDir, sc.sources, projects, func(en indexer.Entry) {
+		seen++
+		if !kept(&en, sc.typ) {
+			return
+		}
+		if len(sources) == 0 || sources[len(sources)-1] != en.Source {
+			sources = append(sources, en.Source)
+		}
+		k0, k1 := indexer.TimeKey(en.LastActiveAt)
+		keys, tieAt = reserve(keys, 1), reserve(tieAt, 1)
+		keys = append(keys, rowKey{k0: k0, k1: k1, row: int32(t.rows()), src: int32(len(sources) - 1), last: int32(len(en.LastActiveAt)), id: int32(len(en.ID))})
+		at, b := ties.room(len(en.LastActiveAt) + len(en.ID))
+		*b = append(append(*b, en.LastActiveAt...), en.ID...)
+		tieAt = append(tieAt, at)
+		t.add(entryRow(&en))
+	})
+	if err != nil && seen == 0 {
+		return 0, true, err
+	}
+	// The row's lastActiveAt (k 0) or id (k 1).
+	tie := func(key rowKey, k int) []byte {
+		at := tieAt[key.row]
+		b := ties.chunks[at.chunk][at.off:]
+		if k == 0 {
+			return b[:key.last]
+		}
+		return b[key.last : key.last+key.id]
+	}
+	// indexer.SortEntries's order: newest first, then by id, source, file and
+	// project; the last two are not kept.
+	cmpKeys := func(a, b rowKey) int {
+		if c := cmp.Compare(b.k0, a.k0); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(b.k1, a.k1); c != 0 {
+			return c
+		}
+		if c := bytes.Compare(tie(b, 0), tie(a, 0)); c != 0 {
+			return c
+		}
+		if c := bytes.Compare(tie(a, 1), tie(b, 1)); c != 0 {
+			return c
+		}
+		return strings.Compare(sources[a.src], sources[b.src])
+	}
+	slices.SortFunc(keys, cmpKeys)
+	order := make([]int32, len(keys))
+	for i, k := range keys {
+		if i > 0 && cmpKeys(keys[i-1], k) == 0 {
+			return 0, false, nil
+		}
+		order[i] = k.row
+	}
+	if len(order) > 0 {
+		t.write(w, order, func(k int) int { return k + 1 }, width)
+	}
+	return len(order), true, nil
+}
+
+// rowKey sorts a row of printCatalogs: indexer.TimeKey of its lastActiveAt,
+// the row, its source, and where its whole lastActiveAt and id are.
+type rowKey struct {
+	k0, k1   uint64
+	row, src int32
+	last, id int32 // the lengths of lastActiveAt and id
 }
 
 // explainEmpty says on stderr why `list` printed nothing, and what to do

@@ -2,6 +2,8 @@ package main
 
 import (
 	"io"
+	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -52,76 +54,192 @@ func (r *tableRow) title() string {
 // It is written by hand because tabwriter was a quarter of `list --all` at 10,000
 // rows; TestPrintTableMatchesTabwriter keeps the two identical.
 func printTable(w io.Writer, rows []listed, width int) {
-	printRows(w, len(rows), func(i int) tableRow {
+	var t table
+	for i := range rows {
 		r := &rows[i]
-		return tableRow{N: r.N, ID: r.ID, Source: r.Source, CreatedAt: r.CreatedAt, LastActiveAt: r.LastActiveAt, Model: r.Model,
-			Title: r.Title, FirstPrompt: r.FirstPrompt, MessageCount: r.MessageCount, SizeBytes: r.SizeBytes, Hidden: r.Hidden}
-	}, width)
+		t.add(&tableRow{ID: r.ID, Source: r.Source, CreatedAt: r.CreatedAt, LastActiveAt: r.LastActiveAt, Model: r.Model,
+			Title: r.Title, FirstPrompt: r.FirstPrompt, MessageCount: r.MessageCount, SizeBytes: r.SizeBytes, Hidden: r.Hidden})
+	}
+	t.write(w, nil, func(k int) int { return rows[k].N }, width)
 }
 
 // printEntries is printTable of the entries numbered from 1, without building
 // their listed rows (the table shows neither in-use nor stale).
 func printEntries(w io.Writer, entries []indexer.Entry, width int) {
-	printRows(w, len(entries), func(i int) tableRow {
-		en := &entries[i]
-		return tableRow{N: i + 1, ID: en.ID, Source: en.Source, CreatedAt: en.CreatedAt, LastActiveAt: en.LastActiveAt, Model: en.Model,
-			Title: en.Title, FirstPrompt: en.FirstPrompt, MessageCount: en.MessageCount, SizeBytes: en.SizeBytes, Hidden: en.Hidden}
-	}, width)
+	var t table
+	for i := range entries {
+		t.add(entryRow(&entries[i]))
+	}
+	t.write(w, nil, func(k int) int { return k + 1 }, width)
 }
 
-// printRows lays out n rows in two passes, the first measuring the columns, the
-// second appending each cell straight into one output buffer: no string per
-// cell. The formatted times, the costliest cells to make, are kept from the
-// first pass in one byte arena.
-func printRows(w io.Writer, n int, row func(int) tableRow, width int) {
-	const id, source, started, last, model, msgs, size, title = 1, 2, 3, 4, 5, 6, 7, len(listHeader) - 1
-	var colw [len(listHeader)]int
-	for i, h := range listHeader {
-		colw[i] = utf8.RuneCountInString(h)
-	}
-	times := make([]byte, 0, 32*n)
-	timeEnd := make([]int32, 0, 2*n) // where each row's STARTED and LAST ACTIVE cells end in times
-	var scratch []byte
+// entryRow is what the table shows of an entry.
+func entryRow(en *indexer.Entry) *tableRow {
+	return &tableRow{ID: en.ID, Source: en.Source, CreatedAt: en.CreatedAt, LastActiveAt: en.LastActiveAt, Model: en.Model,
+		Title: en.Title, FirstPrompt: en.FirstPrompt, MessageCount: en.MessageCount, SizeBytes: en.SizeBytes, Hidden: en.Hidden}
+}
+
+// Columns of the table, by index in listHeader.
+const (
+	colN, colID, colSource, colStarted, colLast, colModel, colMsgs, colSize, colTitle = 0, 1, 2, 3, 4, 5, 6, 7, len(listHeader) - 1
+	// rowCells is how many cells of a row are rendered when it is added: all
+	// but #, which is known only when the rows are written.
+	rowCells = len(listHeader) - 1
+)
+
+// table lays out the table in two steps. add renders every cell of a row but
+// its number once, into one byte arena (no string per cell), and measures the
+// columns; write copies the cells out with their padding. A row's strings are
+// not kept: a caller may add a row whose strings are about to change
+// (printCatalogs).
+type table struct {
+	colw  [len(listHeader)]int
+	cells arena
+	rowAt []arenaPos // where each row's cells start
+	ends  []int32    // where each row's cells end in its chunk, rowCells per row
+	tf    timeFormatter
 	// Rows of one source and model come in runs.
-	sources, models := lastCell{}, lastCell{orDash: true}
-	for i := range n {
-		r := row(i)
-		colw[0] = max(colw[0], digits(r.N))
-		colw[id] = max(colw[id], utf8.RuneCountInString(termSafe(short(r.ID, 8))))
-		colw[source] = max(colw[source], utf8.RuneCountInString(sources.get(r.Source)))
-		for k, ts := range [2]string{r.CreatedAt, r.LastActiveAt} {
-			before := len(times)
-			times = appendLocalTime(times, ts)
-			timeEnd = append(timeEnd, int32(len(times)))
-			colw[started+k] = max(colw[started+k], utf8.RuneCount(times[before:]))
+	sources, models lastCell
+	ready           bool
+	// escaped holds the titles of the rows whose TITLE cell was escaped, by
+	// row: a narrower cell is made from the title again (cutting the escaped
+	// cell would not give it). Other cells are cut again as they are.
+	escaped map[int]string
+}
+
+func (t *table) init() {
+	if !t.ready {
+		for i, h := range listHeader {
+			t.colw[i] = utf8.RuneCountInString(h)
 		}
-		colw[model] = max(colw[model], utf8.RuneCountInString(models.get(r.Model)))
-		colw[msgs] = max(colw[msgs], digits(r.MessageCount))
-		scratch = appendHumanSize(scratch[:0], r.SizeBytes)
-		colw[size] = max(colw[size], len(scratch))
-		scratch = appendSafeCell(scratch[:0], r.title(), maxTitle)
-		colw[title] = max(colw[title], utf8.RuneCount(scratch))
+		t.models.orDash = true
+		t.ready = true
+	}
+}
+
+// add renders a row; rows are numbered 0, 1, … as they are added.
+func (t *table) add(r *tableRow) {
+	t.init()
+	row := t.rows()
+	// A title cell is at most maxTitle characters, each escaped to at most 6
+	// bytes (more would only move the chunk).
+	at, cells := t.cells.room(8*maxTitle + 128 + 4*(len(r.ID)+len(r.Source)+len(r.Model)))
+	t.rowAt = reserve(t.rowAt, 1)
+	t.rowAt = append(t.rowAt, at)
+	t.ends = reserve(t.ends, rowCells)
+	b := *cells
+	before := len(b)
+	for col := colID; col <= colTitle; col++ {
+		switch col {
+		case colID:
+			b = append(b, termSafe(short(r.ID, 8))...)
+		case colSource:
+			b = append(b, t.sources.get(r.Source)...)
+		case colStarted:
+			b = t.tf.append(b, r.CreatedAt)
+		case colLast:
+			b = t.tf.append(b, r.LastActiveAt)
+		case colModel:
+			b = append(b, t.models.get(r.Model)...)
+		case colMsgs:
+			b = strconv.AppendInt(b, int64(r.MessageCount), 10)
+		case colSize:
+			b = appendHumanSize(b, r.SizeBytes)
+		case colTitle:
+			title := r.title()
+			var ok bool
+			if b, ok = appendPlainCell(b, title, maxTitle); !ok {
+				b = appendCell(b, termSafe(oneLine(title)), maxTitle)
+				if t.escaped == nil {
+					t.escaped = map[int]string{}
+				}
+				t.escaped[row] = strings.Clone(title)
+			}
+		}
+		t.colw[col] = max(t.colw[col], runeCount(b[before:]))
+		before = len(b)
+		t.ends = append(t.ends, int32(before))
+	}
+	*cells = b
+}
+
+// arena is memory appended to in chunks that never move: a listing collects
+// no garbage, and append's growth of one large slice (a quarter at a time)
+// would leave four times the arena behind.
+type arena struct{ chunks [][]byte }
+
+// arenaPos is a place in an arena: a chunk and an offset in it.
+type arenaPos struct{ chunk, off int32 }
+
+const arenaChunk = 256 << 10
+
+// room returns where the next byte goes and the chunk to append it to, which
+// has room for n bytes (appending more would move it).
+func (a *arena) room(n int) (arenaPos, *[]byte) {
+	if k := len(a.chunks); k == 0 || cap(a.chunks[k-1])-len(a.chunks[k-1]) < n {
+		a.chunks = append(a.chunks, make([]byte, 0, max(arenaChunk, n)))
+	}
+	k := len(a.chunks) - 1
+	return arenaPos{int32(k), int32(len(a.chunks[k]))}, &a.chunks[k]
+}
+
+// slice is the bytes [at, at.off+end) of at's chunk.
+func (a *arena) slice(at arenaPos, end int32) []byte { return a.chunks[at.chunk][at.off:end] }
+
+// narrowTitle appends the TITLE cell of a row at width w < maxTitle, c being
+// its cell at maxTitle: the same as safeCell of its title at w
+// (TestSafeCellRecut).
+func (t *table) narrowTitle(b []byte, row int, c []byte, w int) []byte {
+	if title, ok := t.escaped[row]; ok {
+		return appendSafeCell(b, title, w)
+	}
+	return appendCell(b, string(c), w)
+}
+
+// reserve returns s with room for n more elements, at least doubling its
+// capacity when it grows.
+func reserve[T any](s []T, n int) []T {
+	if cap(s)-len(s) >= n {
+		return s
+	}
+	return slices.Grow(s, max(n, cap(s)))
+}
+
+// rows is how many rows were added.
+func (t *table) rows() int { return len(t.rowAt) }
+
+// write writes the header and the rows in order (row numbers as add numbered
+// them; nil: every row as added), the k-th written numbered number(k).
+func (t *table) write(w io.Writer, order []int32, number func(k int) int, width int) {
+	t.init()
+	n := t.rows()
+	if order != nil {
+		n = len(order)
+	}
+	colw := t.colw
+	for k := range n {
+		colw[colN] = max(colw[colN], digits(number(k)))
 	}
 	drop := -1  // a column left out of a narrow terminal
 	modelW := 0 // MODEL cells cut to this many characters (0: not cut)
 	titleW := maxTitle
 	if width > 0 {
 		used := 0 // every column but TITLE, with its padding
-		for i := range title {
+		for i := range colTitle {
 			used += colw[i] + 2
 		}
-		if colw[title] > width-used {
-			if width-used < minTitle && colw[model] > minModel {
+		if colw[colTitle] > width-used {
+			if width-used < minTitle && colw[colModel] > minModel {
 				// TITLE alone cannot give enough: MODEL shrinks too.
-				modelW = max(minModel, colw[model]-(minTitle-(width-used)))
-				used -= colw[model] - modelW
-				colw[model] = modelW
+				modelW = max(minModel, colw[colModel]-(minTitle-(width-used)))
+				used -= colw[colModel] - modelW
+				colw[colModel] = modelW
 			}
 			if width-used < minTitle {
 				// Still too narrow (an 80-column terminal): STARTED goes; LAST
 				// ACTIVE is what sorts the list.
-				drop = started
-				used -= colw[started] + 2
+				drop = colStarted
+				used -= colw[colStarted] + 2
 			}
 			titleW = max(width-used, minTitle)
 		}
@@ -136,51 +254,44 @@ func printRows(w io.Writer, n int, row func(int) tableRow, width int) {
 		return b
 	}
 	b := make([]byte, 0, 64<<10)
-	for i, h := range listHeader[:title] {
+	for i, h := range listHeader[:colTitle] {
 		if i != drop {
 			b = append(b, h...)
 			b = pad(b, i, utf8.RuneCountInString(h))
 		}
 	}
-	b = append(b, listHeader[title]...)
+	b = append(b, listHeader[colTitle]...)
 	b = append(b, '\n')
-	prev := int32(0)
-	for i := range n {
-		r := row(i)
+	for k := range n {
+		row := k
+		if order != nil {
+			row = int(order[k])
+		}
 		start := len(b)
-		b = strconv.AppendInt(b, int64(r.N), 10)
-		b = pad(b, 0, len(b)-start)
-		s := termSafe(short(r.ID, 8))
-		b = append(b, s...)
-		b = pad(b, id, utf8.RuneCountInString(s))
-		s = sources.get(r.Source)
-		b = append(b, s...)
-		b = pad(b, source, utf8.RuneCountInString(s))
-		for k := range 2 {
-			end := timeEnd[2*i+k]
-			if started+k != drop {
-				c := times[prev:end]
+		b = strconv.AppendInt(b, int64(number(k)), 10)
+		b = pad(b, colN, len(b)-start)
+		at := t.rowAt[row]
+		for col := colID; col <= colTitle; col++ {
+			end := t.ends[row*rowCells+col-1]
+			c := t.cells.slice(at, end)
+			at.off = end
+			switch {
+			case col == drop:
+			case col == colTitle:
+				if titleW < maxTitle {
+					b = t.narrowTitle(b, row, c, titleW)
+				} else {
+					b = append(b, c...)
+				}
+			case col == colModel && modelW > 0:
+				start := len(b)
+				b = appendCell(b, string(c), modelW)
+				b = pad(b, colModel, utf8.RuneCount(b[start:]))
+			default:
 				b = append(b, c...)
-				b = pad(b, started+k, utf8.RuneCount(c))
+				b = pad(b, col, runeCount(c))
 			}
-			prev = end
 		}
-		s = models.get(r.Model)
-		if modelW > 0 {
-			start = len(b)
-			b = appendCell(b, s, modelW)
-			b = pad(b, model, utf8.RuneCount(b[start:]))
-		} else {
-			b = append(b, s...)
-			b = pad(b, model, utf8.RuneCountInString(s))
-		}
-		start = len(b)
-		b = strconv.AppendInt(b, int64(r.MessageCount), 10)
-		b = pad(b, msgs, len(b)-start)
-		start = len(b)
-		b = appendHumanSize(b, r.SizeBytes)
-		b = pad(b, size, len(b)-start)
-		b = appendSafeCell(b, r.title(), titleW)
 		b = append(b, '\n')
 		if len(b) > 60<<10 {
 			if _, err := w.Write(b); err != nil {
@@ -190,6 +301,16 @@ func printRows(w io.Writer, n int, row func(int) tableRow, width int) {
 		}
 	}
 	w.Write(b)
+}
+
+// runeCount is utf8.RuneCount, quicker for the ASCII most cells are.
+func runeCount(b []byte) int {
+	for _, c := range b {
+		if c >= utf8.RuneSelf {
+			return utf8.RuneCount(b)
+		}
+	}
+	return len(b)
 }
 
 // lastCell is the SOURCE or MODEL cell of the last value asked for,
@@ -227,15 +348,78 @@ func digits(n int) int {
 // characters escaped (termSafe) before it is cut to n characters.
 func safeCell(s string, n int) string { return string(appendSafeCell(nil, s, n)) }
 
-// appendSafeCell appends safeCell(s, n) to b.
+// appendSafeCell appends safeCell(s, n) to b. It is appendCell, checking as it
+// goes that each character it appends is one termSafe leaves alone (the common
+// case); at the first that is not, it starts again the slow way, escaping first.
+// A listing makes one per row, and appendCell then termSafeBytes was a sixth of
+// `list --all`. TestAppendSafeCellIsSlowWay keeps it equal to the slow way.
 func appendSafeCell(b []byte, s string, n int) []byte {
-	start := len(b)
-	b = appendCell(b, s, n)
-	if termSafeBytes(b[start:]) {
+	if b, ok := appendPlainCell(b, s, n); ok {
 		return b
 	}
-	return appendCell(b[:start], termSafe(oneLine(s)), n)
+	return appendCell(b, termSafe(oneLine(s)), n)
 }
+
+// appendPlainCell is appendCell(b, s, n) when termSafe would leave that cell as
+// it is; else it appends nothing and ok is false.
+func appendPlainCell(b []byte, s string, n int) (_ []byte, ok bool) {
+	start := len(b)
+	count, space := 0, false
+	for i := 0; i < len(s); {
+		c := s[i]
+		r, size := rune(c), 1
+		if c < utf8.RuneSelf {
+			if asciiSpace[c] {
+				space = count > 0
+				i++
+				continue
+			}
+		} else {
+			r, size = utf8.DecodeRuneInString(s[i:])
+			if unicode.IsSpace(r) {
+				space = count > 0
+				i += size
+				continue
+			}
+		}
+		need := 1
+		if space {
+			need = 2
+		}
+		last := false
+		if count+need > n-1 {
+			// No room left beside a "…": only a last character that fits exactly.
+			if count+need != n || strings.TrimSpace(s[i+size:]) != "" {
+				return append(b, "…"...), true
+			}
+			last = true
+		}
+		// r is appended as utf8.AppendRune writes it (an invalid byte as U+FFFD,
+		// which termSafe leaves alone).
+		if r < 0x20 || r == 0x7f || unsafeRune(r, utf8.RuneLen(r)) {
+			return b[:start], false
+		}
+		if space {
+			b = append(b, ' ')
+			count++
+			space = false
+		}
+		if r < utf8.RuneSelf {
+			b = append(b, c)
+		} else {
+			b = utf8.AppendRune(b, r)
+		}
+		if last {
+			return b, true
+		}
+		count++
+		i += size
+	}
+	return b, true
+}
+
+// asciiSpace is unicode.IsSpace of the ASCII bytes.
+var asciiSpace = [utf8.RuneSelf]bool{'\t': true, '\n': true, '\v': true, '\f': true, '\r': true, ' ': true}
 
 // oneCell keeps a cell on one line: tabs and newlines would break the table.
 func oneCell(s string) string {
@@ -312,6 +496,38 @@ func localTime(ts string) string { return string(appendLocalTime(nil, ts)) }
 
 // appendLocalTime appends localTime(ts) to b.
 func appendLocalTime(b []byte, ts string) []byte {
+	var tf timeFormatter
+	return tf.append(b, ts)
+}
+
+// timeFormatter formats timestamps as localTime does, remembering the local
+// zone's offset and the span it holds for, so that a timestamp of the common
+// form (parseUTCSeconds's) is read and written in integer arithmetic: no
+// time.Time, no zone lookup. A listing formats two per row, and time.Date and
+// Time.Local were a tenth of `list --all`.
+type timeFormatter struct {
+	loc         *time.Location // nil: time.Local
+	from, until int64          // the span [from, until) in unix seconds where off holds
+	off         int64
+	known       bool
+}
+
+func (tf *timeFormatter) append(b []byte, ts string) []byte {
+	if sec, ok := unixUTCSeconds(ts); ok {
+		if !tf.known || sec < tf.from || sec >= tf.until {
+			tf.learn(sec)
+		}
+		days, rem := floorDiv(sec+tf.off, 86400)
+		y, mo, d := civil(days)
+		if y >= 1000 && y <= 9999 {
+			two := func(b []byte, v int64) []byte { return append(b, byte('0'+v/10), byte('0'+v%10)) }
+			b = two(two(b, y/100), y%100)
+			b = two(append(b, '-'), mo)
+			b = two(append(b, '-'), d)
+			b = two(append(b, ' '), rem/3600)
+			return two(append(b, ':'), rem%3600/60)
+		}
+	}
 	t, ok := parseUTCSeconds(ts)
 	if !ok {
 		t = indexer.ParseTime(ts)
@@ -319,18 +535,123 @@ func appendLocalTime(b []byte, ts string) []byte {
 	if t.IsZero() {
 		return append(b, '-')
 	}
-	t = t.Local()
-	y, mo, d := t.Date()
-	if y < 1000 || y > 9999 {
-		return t.AppendFormat(b, "2006-01-02 15:04")
+	return t.In(tf.location()).AppendFormat(b, "2006-01-02 15:04")
+}
+
+func (tf *timeFormatter) location() *time.Location {
+	if tf.loc == nil {
+		return time.Local
 	}
-	h, mi, _ := t.Clock()
-	two := func(b []byte, v int) []byte { return append(b, byte('0'+v/10), byte('0'+v%10)) }
-	b = two(two(b, y/100), y%100)
-	b = two(append(b, '-'), int(mo))
-	b = two(append(b, '-'), d)
-	b = two(append(b, ' '), h)
-	return two(append(b, ':'), mi)
+	return tf.loc
+}
+
+// learn finds the local offset at sec and the span it holds for.
+func (tf *timeFormatter) learn(sec int64) {
+	t := time.Unix(sec, 0).In(tf.location())
+	_, off := t.Zone()
+	from, until := t.ZoneBounds()
+	tf.off, tf.from, tf.until, tf.known = int64(off), math.MinInt64, math.MaxInt64, true
+	if !from.IsZero() {
+		tf.from = from.Unix()
+	}
+	if !until.IsZero() {
+		tf.until = until.Unix()
+	}
+	if tf.from > sec || tf.until <= sec {
+		tf.from, tf.until = sec, sec+1 // bounds not to be trusted: this second only
+	}
+}
+
+// unixUTCSeconds is parseUTCSeconds(ts) as unix seconds.
+func unixUTCSeconds(ts string) (int64, bool) {
+	n := len(ts)
+	if n < 20 || ts[n-1] != 'Z' || ts[4] != '-' || ts[7] != '-' || ts[10] != 'T' || ts[13] != ':' || ts[16] != ':' {
+		return 0, false
+	}
+	if n > 20 {
+		if ts[19] != '.' || n < 22 || n > 30 {
+			return 0, false
+		}
+		for i := 20; i < n-1; i++ {
+			if ts[i] < '0' || ts[i] > '9' {
+				return 0, false
+			}
+		}
+	}
+	bad := false
+	num := func(i, w int) int64 {
+		v := int64(0)
+		for _, c := range []byte(ts[i : i+w]) {
+			if c < '0' || c > '9' {
+				bad = true
+			}
+			v = v*10 + int64(c-'0')
+		}
+		return v
+	}
+	y, mo, d, h, mi, sec := num(0, 4), num(5, 2), num(8, 2), num(11, 2), num(14, 2), num(17, 2)
+	if bad || mo < 1 || mo > 12 || d < 1 || d > daysIn(y, mo) || h > 23 || mi > 59 || sec > 59 {
+		return 0, false
+	}
+	return daysFromCivil(y, mo, d)*86400 + h*3600 + mi*60 + sec, true
+}
+
+// daysIn is the number of days of month mo of year y (proleptic Gregorian).
+func daysIn(y, mo int64) int64 {
+	switch mo {
+	case 2:
+		if y%4 == 0 && (y%100 != 0 || y%400 == 0) {
+			return 29
+		}
+		return 28
+	case 4, 6, 9, 11:
+		return 30
+	}
+	return 31
+}
+
+// daysFromCivil is the number of days from 1970-01-01 to y-mo-d (proleptic
+// Gregorian; Howard Hinnant's algorithm), for y >= 0.
+func daysFromCivil(y, mo, d int64) int64 {
+	if mo <= 2 {
+		y--
+	}
+	era, _ := floorDiv(y, 400)
+	yoe := y - era*400
+	mp := (mo + 9) % 12
+	doy := (153*mp+2)/5 + d - 1
+	doe := yoe*365 + yoe/4 - yoe/100 + doy
+	return era*146097 + doe - 719468
+}
+
+// civil is daysFromCivil's inverse.
+func civil(days int64) (y, mo, d int64) {
+	z := days + 719468
+	era, _ := floorDiv(z, 146097)
+	doe := z - era*146097
+	yoe := (doe - doe/1460 + doe/36524 - doe/146096) / 365
+	doy := doe - (365*yoe + yoe/4 - yoe/100)
+	mp := (5*doy + 2) / 153
+	d = doy - (153*mp+2)/5 + 1
+	mo = mp + 3
+	if mo > 12 {
+		mo -= 12
+	}
+	y = yoe + era*400
+	if mo <= 2 {
+		y++
+	}
+	return y, mo, d
+}
+
+// floorDiv is a divided by b (b > 0) rounded down, and the remainder.
+func floorDiv(a, b int64) (int64, int64) {
+	q, r := a/b, a%b
+	if r < 0 {
+		q--
+		r += b
+	}
+	return q, r
 }
 
 // parseUTCSeconds reads the common form of a timestamp, "2006-01-02T15:04:05Z"
