@@ -51,8 +51,8 @@ func TestPrintCatalogsIsPrintEntries(t *testing.T) {
 				Layout: "wave", Project: fmt.Sprintf("/home/u/p%d", ci/3)}
 			for si := range r.IntN(40) {
 				s := &indexer.Session{ID: fmt.Sprintf("%08x-%d-%d", r.Uint32N(1<<12), ci, si), Type: []string{"main", "main", "subagent"}[r.IntN(3)],
-					File:      fmt.Sprintf("/store/%d/%d.jsonl", ci, si),
-					Title:     titles[r.IntN(len(titles))], FirstPrompt: titles[r.IntN(len(titles))],
+					File:  fmt.Sprintf("/store/%d/%d.jsonl", ci, si),
+					Title: titles[r.IntN(len(titles))], FirstPrompt: titles[r.IntN(len(titles))],
 					CreatedAt: times[r.IntN(len(times))], LastActiveAt: times[r.IntN(len(times))],
 					MessageCount: r.IntN(5000), SizeBytes: r.Int64N(1 << 30), Model: []string{"", "gpt-5", "claude-opus-4-7", "x\ty"}[r.IntN(4)],
 					Hidden: r.IntN(10) == 0}
