@@ -414,6 +414,15 @@ func appendPlainCell(b []byte, s string, n int) (_ []byte, ok bool) {
 		}
 		count++
 		i += size
+		// The rest of a word of printable ASCII, as the loop would append it,
+		// at once (leaving room for a "…").
+		j, lim := i, min(len(s), i+n-1-count)
+		for j < lim && s[j] > ' ' && s[j] < 0x7f {
+			j++
+		}
+		b = append(b, s[i:j]...)
+		count += j - i
+		i = j
 	}
 	return b, true
 }
