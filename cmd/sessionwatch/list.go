@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"cmp"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -212,21 +213,19 @@ func cmdList(e *env, args []string) error {
 
 // printCatalogs prints what printEntries prints of selectSessions's entries,
 // but visits the catalogs (indexer.VisitCatalogs) and keeps of each session only
-// its cells and what sorts it, not the session. done is false, with nothing
-// printed, when two rows tie on every key it keeps (the same id twice in a
-// source): the caller then lists the usual way, whose sort breaks such ties by
-// file and project. n is the number of rows printed.
+// its cells and what sorts it (its source, lastActiveAt and id), not the
+// session. done is false, with nothing printed, when two rows tie on all three
+// (the same id twice in a source): the caller then lists the usual way, whose
+// sort breaks such ties by file and project. n is the number of rows printed.
 func printCatalogs(w io.Writer, cfg *config.Config, sc scope, width int) (n int, done bool, err error) {
 	projects, err := sc.projects()
 	if err != nil {
 		return 0, true, err
 	}
 	var t table
-	var keys []rowKey
-	var ties arena // each row's lastActiveAt then id
-	var tieAt []arenaPos
 	var sources []string
-	seen := 0 // sessions visited, kept or not
+	var extra []byte // the sort's fields, kept beside the row
+	seen := 0        // sessions visited, kept or not
 	err = indexer.VisitCatalogs(cfg.StateDir, sc.sources, projects, func(en indexer.Entry) {
 		seen++
 		if !kept(&en, sc.typ) {
@@ -235,25 +234,23 @@ func printCatalogs(w io.Writer, cfg *config.Config, sc scope, width int) (n int,
 		if len(sources) == 0 || sources[len(sources)-1] != en.Source {
 			sources = append(sources, en.Source)
 		}
-		k0, k1 := indexer.TimeKey(en.LastActiveAt)
-		keys, tieAt = reserve(keys, 1), reserve(tieAt, 1)
-		keys = append(keys, rowKey{k0: k0, k1: k1, row: int32(t.rows()), src: int32(len(sources) - 1), last: int32(len(en.LastActiveAt)), id: int32(len(en.ID))})
-		at, b := ties.room(len(en.LastActiveAt) + len(en.ID))
-		*b = append(append(*b, en.LastActiveAt...), en.ID...)
-		tieAt = append(tieAt, at)
-		t.add(entryRow(&en))
+		extra = binary.AppendUvarint(extra[:0], uint64(len(sources)-1))
+		extra = binary.AppendUvarint(extra, uint64(len(en.LastActiveAt)))
+		extra = append(append(extra, en.LastActiveAt...), en.ID...)
+		t.add(entryRow(&en), extra)
 	})
 	if err != nil && seen == 0 {
 		return 0, true, err
 	}
-	// The row's lastActiveAt (k 0) or id (k 1).
-	tie := func(key rowKey, k int) []byte {
-		at := tieAt[key.row]
-		b := ties.chunks[at.chunk][at.off:]
-		if k == 0 {
-			return b[:key.last]
-		}
-		return b[key.last : key.last+key.id]
+	// The rows were added one after the other: walk them.
+	keys := make([]rowKey, t.rows())
+	at := arenaPos{}
+	for i := range keys {
+		_, x, next := t.row(at)
+		src, last, _ := sortFields(x)
+		k0, k1 := indexer.TimeKey(string(last))
+		keys[i] = rowKey{k0: k0, k1: k1, at: at, src: int32(src)}
+		at = next
 	}
 	// indexer.SortEntries's order: newest first, then by id, source, file and
 	// project; the last two are not kept.
@@ -264,21 +261,25 @@ func printCatalogs(w io.Writer, cfg *config.Config, sc scope, width int) (n int,
 		if c := cmp.Compare(b.k1, a.k1); c != 0 {
 			return c
 		}
-		if c := bytes.Compare(tie(b, 0), tie(a, 0)); c != 0 {
+		_, xa, _ := t.row(a.at)
+		_, xb, _ := t.row(b.at)
+		_, lastA, idA := sortFields(xa)
+		_, lastB, idB := sortFields(xb)
+		if c := bytes.Compare(lastB, lastA); c != 0 {
 			return c
 		}
-		if c := bytes.Compare(tie(a, 1), tie(b, 1)); c != 0 {
+		if c := bytes.Compare(idA, idB); c != 0 {
 			return c
 		}
 		return strings.Compare(sources[a.src], sources[b.src])
 	}
 	slices.SortFunc(keys, cmpKeys)
-	order := make([]int32, len(keys))
+	order := make([]arenaPos, len(keys))
 	for i, k := range keys {
 		if i > 0 && cmpKeys(keys[i-1], k) == 0 {
 			return 0, false, nil
 		}
-		order[i] = k.row
+		order[i] = k.at
 	}
 	if len(order) > 0 {
 		t.write(w, order, func(k int) int { return k + 1 }, width)
@@ -286,12 +287,21 @@ func printCatalogs(w io.Writer, cfg *config.Config, sc scope, width int) (n int,
 	return len(order), true, nil
 }
 
+// sortFields reads what printCatalogs keeps beside a row.
+func sortFields(x []byte) (src uint64, last, id []byte) {
+	src, k := binary.Uvarint(x)
+	x = x[k:]
+	n, k := binary.Uvarint(x)
+	x = x[k:]
+	return src, x[:n], x[n:]
+}
+
 // rowKey sorts a row of printCatalogs: indexer.TimeKey of its lastActiveAt,
-// the row, its source, and where its whole lastActiveAt and id are.
+// where the row is, and its source.
 type rowKey struct {
-	k0, k1   uint64
-	row, src int32
-	last, id int32 // the lengths of lastActiveAt and id
+	k0, k1 uint64
+	at     arenaPos
+	src    int32
 }
 
 // explainEmpty says on stderr why `list` printed nothing, and what to do

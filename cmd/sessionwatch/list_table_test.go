@@ -207,15 +207,45 @@ func TestSafeCellRecut(t *testing.T) {
 		}
 		s := b.String()
 		var tb table
-		tb.add(&tableRow{Title: s})
-		full := tb.cells.slice(arenaPos{0, tb.ends[colTitle-2]}, tb.ends[colTitle-1])
+		at := tb.add(&tableRow{Title: s}, nil)
+		cells, _, _ := tb.row(at)
+		full := cells[colTitle-1]
 		if string(full) != safeCell(s, maxTitle) {
 			t.Fatalf("title cell of %q = %q, want %q", s, full, safeCell(s, maxTitle))
 		}
 		for w := 1; w < maxTitle; w++ {
-			if got, want := string(tb.narrowTitle(nil, 0, full, w)), safeCell(s, w); got != want {
+			if got, want := string(tb.narrowTitle(nil, at, full, w)), safeCell(s, w); got != want {
 				t.Fatalf("narrowTitle(%q, %d) = %q, want %q", s, w, got, want)
 			}
 		}
+	}
+}
+
+// Rows added one after another are found again by walking from the first,
+// across the arena's chunks, with their extra bytes, a row larger than a chunk
+// included.
+func TestTableRowWalk(t *testing.T) {
+	var tb table
+	var at []arenaPos
+	for i := range 5000 {
+		model := "m"
+		if i == 2500 {
+			model = strings.Repeat("x", 2*arenaChunk)
+		}
+		at = append(at, tb.add(&tableRow{ID: fmt.Sprint(i), Model: model, Title: "t"}, []byte(fmt.Sprint("extra", i))))
+	}
+	if len(tb.cells.chunks) < 3 {
+		t.Fatalf("%d chunks: the walk never crossed one", len(tb.cells.chunks))
+	}
+	pos := arenaPos{}
+	for i := range tb.rows() {
+		if pos != at[i] {
+			t.Fatalf("row %d: walked to %v, added at %v", i, pos, at[i])
+		}
+		cells, extra, next := tb.row(pos)
+		if string(cells[colID-1]) != fmt.Sprint(i) || string(extra) != fmt.Sprint("extra", i) {
+			t.Fatalf("row %d: id %q, extra %q", i, cells[colID-1], extra)
+		}
+		pos = next
 	}
 }

@@ -1,9 +1,9 @@
 package main
 
 import (
+	"encoding/binary"
 	"io"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -55,22 +55,24 @@ func (r *tableRow) title() string {
 // rows; TestPrintTableMatchesTabwriter keeps the two identical.
 func printTable(w io.Writer, rows []listed, width int) {
 	var t table
+	order := make([]arenaPos, len(rows))
 	for i := range rows {
 		r := &rows[i]
-		t.add(&tableRow{ID: r.ID, Source: r.Source, CreatedAt: r.CreatedAt, LastActiveAt: r.LastActiveAt, Model: r.Model,
-			Title: r.Title, FirstPrompt: r.FirstPrompt, MessageCount: r.MessageCount, SizeBytes: r.SizeBytes, Hidden: r.Hidden})
+		order[i] = t.add(&tableRow{ID: r.ID, Source: r.Source, CreatedAt: r.CreatedAt, LastActiveAt: r.LastActiveAt, Model: r.Model,
+			Title: r.Title, FirstPrompt: r.FirstPrompt, MessageCount: r.MessageCount, SizeBytes: r.SizeBytes, Hidden: r.Hidden}, nil)
 	}
-	t.write(w, nil, func(k int) int { return rows[k].N }, width)
+	t.write(w, order, func(k int) int { return rows[k].N }, width)
 }
 
 // printEntries is printTable of the entries numbered from 1, without building
 // their listed rows (the table shows neither in-use nor stale).
 func printEntries(w io.Writer, entries []indexer.Entry, width int) {
 	var t table
+	order := make([]arenaPos, len(entries))
 	for i := range entries {
-		t.add(entryRow(&entries[i]))
+		order[i] = t.add(entryRow(&entries[i]), nil)
 	}
-	t.write(w, nil, func(k int) int { return k + 1 }, width)
+	t.write(w, order, func(k int) int { return k + 1 }, width)
 }
 
 // entryRow is what the table shows of an entry.
@@ -88,23 +90,28 @@ const (
 )
 
 // table lays out the table in two steps. add renders every cell of a row but
-// its number once, into one byte arena (no string per cell), and measures the
-// columns; write copies the cells out with their padding. A row's strings are
-// not kept: a caller may add a row whose strings are about to change
-// (printCatalogs).
+// its number once and measures the columns; write copies the cells out with
+// their padding. A row's strings are not kept: a caller may add a row whose
+// strings are about to change (printCatalogs).
+//
+// A row is kept in one arena, nothing beside it: the lengths of its cells and
+// of the caller's extra bytes (uvarints), then the cells, then the extra. A
+// listing collects no garbage, and a slice per field of the rows, grown by
+// append, would leave its old copies behind: at 100,000 rows those were a
+// third of `list --all`'s memory.
 type table struct {
-	colw  [len(listHeader)]int
-	cells arena
-	rowAt []arenaPos // where each row's cells start
-	ends  []int32    // where each row's cells end in its chunk, rowCells per row
-	tf    timeFormatter
+	colw    [len(listHeader)]int
+	cells   arena
+	scratch []byte // the row being rendered
+	n       int    // rows added
+	tf      timeFormatter
 	// Rows of one source and model come in runs.
 	sources, models lastCell
 	ready           bool
-	// escaped holds the titles of the rows whose TITLE cell was escaped, by
-	// row: a narrower cell is made from the title again (cutting the escaped
-	// cell would not give it). Other cells are cut again as they are.
-	escaped map[int]string
+	// escaped holds the titles of the rows whose TITLE cell was escaped: a
+	// narrower cell is made from the title again (cutting the escaped cell
+	// would not give it). Other cells are cut again as they are.
+	escaped map[arenaPos]string
 }
 
 func (t *table) init() {
@@ -117,19 +124,16 @@ func (t *table) init() {
 	}
 }
 
-// add renders a row; rows are numbered 0, 1, … as they are added.
-func (t *table) add(r *tableRow) {
+// add renders a row and keeps extra (which may be nil) beside it; it returns
+// where the row is.
+func (t *table) add(r *tableRow, extra []byte) arenaPos {
 	t.init()
-	row := t.rows()
-	// A title cell is at most maxTitle characters, each escaped to at most 6
-	// bytes (more would only move the chunk).
-	at, cells := t.cells.room(8*maxTitle + 128 + 4*(len(r.ID)+len(r.Source)+len(r.Model)))
-	t.rowAt = reserve(t.rowAt, 1)
-	t.rowAt = append(t.rowAt, at)
-	t.ends = reserve(t.ends, rowCells)
-	b := *cells
-	before := len(b)
+	t.n++
+	var lens [rowCells + 1]int
+	b := t.scratch[:0]
+	escaped := ""
 	for col := colID; col <= colTitle; col++ {
+		before := len(b)
 		switch col {
 		case colID:
 			b = append(b, termSafe(short(r.ID, 8))...)
@@ -150,22 +154,54 @@ func (t *table) add(r *tableRow) {
 			var ok bool
 			if b, ok = appendPlainCell(b, title, maxTitle); !ok {
 				b = appendCell(b, termSafe(oneLine(title)), maxTitle)
-				if t.escaped == nil {
-					t.escaped = map[int]string{}
-				}
-				t.escaped[row] = strings.Clone(title)
+				escaped = strings.Clone(title)
 			}
 		}
+		lens[col-1] = len(b) - before
 		t.colw[col] = max(t.colw[col], runeCount(b[before:]))
-		before = len(b)
-		t.ends = append(t.ends, int32(before))
 	}
-	*cells = b
+	t.scratch = b
+	lens[rowCells] = len(extra)
+	at, chunk := t.cells.room(len(lens)*binary.MaxVarintLen64 + len(b) + len(extra))
+	c := *chunk
+	for _, n := range lens {
+		c = binary.AppendUvarint(c, uint64(n))
+	}
+	*chunk = append(append(c, b...), extra...)
+	if escaped != "" {
+		if t.escaped == nil {
+			t.escaped = map[arenaPos]string{}
+		}
+		t.escaped[at] = escaped
+	}
+	return at
 }
 
-// arena is memory appended to in chunks that never move: a listing collects
-// no garbage, and append's growth of one large slice (a quarter at a time)
-// would leave four times the arena behind.
+// rows is how many rows were added.
+func (t *table) rows() int { return t.n }
+
+// row returns the cells and the extra bytes of the row at, and where the row
+// added after it is (if there is one).
+func (t *table) row(at arenaPos) (cells [rowCells][]byte, extra []byte, next arenaPos) {
+	chunk := t.cells.chunks[at.chunk]
+	b := chunk[at.off:]
+	var lens [rowCells + 1]int
+	for i := range lens {
+		n, k := binary.Uvarint(b)
+		lens[i], b = int(n), b[k:]
+	}
+	for i := range rowCells {
+		cells[i], b = b[:lens[i]], b[lens[i]:]
+	}
+	extra = b[:lens[rowCells]]
+	next = arenaPos{at.chunk, int32(len(chunk) - len(b) + lens[rowCells])}
+	if int(next.off) == len(chunk) {
+		next = arenaPos{at.chunk + 1, 0}
+	}
+	return cells, extra, next
+}
+
+// arena is memory appended to in chunks that never move.
 type arena struct{ chunks [][]byte }
 
 // arenaPos is a place in an arena: a chunk and an offset in it.
@@ -183,41 +219,22 @@ func (a *arena) room(n int) (arenaPos, *[]byte) {
 	return arenaPos{int32(k), int32(len(a.chunks[k]))}, &a.chunks[k]
 }
 
-// slice is the bytes [at, at.off+end) of at's chunk.
-func (a *arena) slice(at arenaPos, end int32) []byte { return a.chunks[at.chunk][at.off:end] }
-
-// narrowTitle appends the TITLE cell of a row at width w < maxTitle, c being
-// its cell at maxTitle: the same as safeCell of its title at w
+// narrowTitle appends the TITLE cell of the row at at width w < maxTitle, c
+// being its cell at maxTitle: the same as safeCell of its title at w
 // (TestSafeCellRecut).
-func (t *table) narrowTitle(b []byte, row int, c []byte, w int) []byte {
-	if title, ok := t.escaped[row]; ok {
+func (t *table) narrowTitle(b []byte, at arenaPos, c []byte, w int) []byte {
+	if title, ok := t.escaped[at]; ok {
 		return appendSafeCell(b, title, w)
 	}
 	return appendCell(b, string(c), w)
 }
 
-// reserve returns s with room for n more elements, at least doubling its
-// capacity when it grows.
-func reserve[T any](s []T, n int) []T {
-	if cap(s)-len(s) >= n {
-		return s
-	}
-	return slices.Grow(s, max(n, cap(s)))
-}
-
-// rows is how many rows were added.
-func (t *table) rows() int { return len(t.rowAt) }
-
-// write writes the header and the rows in order (row numbers as add numbered
-// them; nil: every row as added), the k-th written numbered number(k).
-func (t *table) write(w io.Writer, order []int32, number func(k int) int, width int) {
+// write writes the header and the rows at the places add returned, in order,
+// the k-th numbered number(k).
+func (t *table) write(w io.Writer, order []arenaPos, number func(k int) int, width int) {
 	t.init()
-	n := t.rows()
-	if order != nil {
-		n = len(order)
-	}
 	colw := t.colw
-	for k := range n {
+	for k := range order {
 		colw[colN] = max(colw[colN], digits(number(k)))
 	}
 	drop := -1  // a column left out of a narrow terminal
@@ -262,24 +279,18 @@ func (t *table) write(w io.Writer, order []int32, number func(k int) int, width 
 	}
 	b = append(b, listHeader[colTitle]...)
 	b = append(b, '\n')
-	for k := range n {
-		row := k
-		if order != nil {
-			row = int(order[k])
-		}
+	for k, at := range order {
 		start := len(b)
 		b = strconv.AppendInt(b, int64(number(k)), 10)
 		b = pad(b, colN, len(b)-start)
-		at := t.rowAt[row]
+		cells, _, _ := t.row(at)
 		for col := colID; col <= colTitle; col++ {
-			end := t.ends[row*rowCells+col-1]
-			c := t.cells.slice(at, end)
-			at.off = end
+			c := cells[col-1]
 			switch {
 			case col == drop:
 			case col == colTitle:
 				if titleW < maxTitle {
-					b = t.narrowTitle(b, row, c, titleW)
+					b = t.narrowTitle(b, at, c, titleW)
 				} else {
 					b = append(b, c...)
 				}
