@@ -236,6 +236,7 @@ func printCatalogs(w io.Writer, cfg *config.Config, sc scope, width int) (n int,
 		}
 		extra = binary.AppendUvarint(extra[:0], uint64(len(sources)-1))
 		extra = binary.AppendUvarint(extra, uint64(len(en.LastActiveAt)))
+		extra = binary.AppendUvarint(extra, uint64(len(en.ID)))
 		extra = append(append(extra, en.LastActiveAt...), en.ID...)
 		t.add(entryRow(&en), extra)
 	})
@@ -249,7 +250,9 @@ func printCatalogs(w io.Writer, cfg *config.Config, sc scope, width int) (n int,
 		_, x, next := t.row(at)
 		src, last, _ := sortFields(x)
 		k0, k1 := indexer.TimeKey(string(last))
-		keys[i] = rowKey{k0: k0, k1: k1, at: at, src: int32(src)}
+		chunk := t.cells.chunks[at.chunk]
+		x0 := cap(chunk[at.off:]) - cap(x) // x's offset from at
+		keys[i] = rowKey{k0: k0, k1: k1, at: at, src: int32(src), x: int32(x0)}
 		at = next
 	}
 	// indexer.SortEntries's order: newest first, then by id, source, file and
@@ -261,10 +264,8 @@ func printCatalogs(w io.Writer, cfg *config.Config, sc scope, width int) (n int,
 		if c := cmp.Compare(b.k1, a.k1); c != 0 {
 			return c
 		}
-		_, xa, _ := t.row(a.at)
-		_, xb, _ := t.row(b.at)
-		_, lastA, idA := sortFields(xa)
-		_, lastB, idB := sortFields(xb)
+		_, lastA, idA := sortFields(t.cells.chunks[a.at.chunk][a.at.off+a.x:])
+		_, lastB, idB := sortFields(t.cells.chunks[b.at.chunk][b.at.off+b.x:])
 		if c := bytes.Compare(lastB, lastA); c != 0 {
 			return c
 		}
@@ -287,21 +288,25 @@ func printCatalogs(w io.Writer, cfg *config.Config, sc scope, width int) (n int,
 	return len(order), true, nil
 }
 
-// sortFields reads what printCatalogs keeps beside a row.
+// sortFields reads what printCatalogs keeps beside a row, from the start of x:
+// its source's number and lengths (uvarints), its lastActiveAt and id.
 func sortFields(x []byte) (src uint64, last, id []byte) {
 	src, k := binary.Uvarint(x)
 	x = x[k:]
-	n, k := binary.Uvarint(x)
+	nl, k := binary.Uvarint(x)
 	x = x[k:]
-	return src, x[:n], x[n:]
+	ni, k := binary.Uvarint(x)
+	x = x[k:]
+	return src, x[:nl], x[nl : nl+ni]
 }
 
 // rowKey sorts a row of printCatalogs: indexer.TimeKey of its lastActiveAt,
-// where the row is, and its source.
+// where the row and its sort fields are, and its source.
 type rowKey struct {
 	k0, k1 uint64
 	at     arenaPos
 	src    int32
+	x      int32 // where the row's sort fields are, from at
 }
 
 // explainEmpty says on stderr why `list` printed nothing, and what to do

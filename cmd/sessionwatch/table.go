@@ -187,6 +187,10 @@ func (t *table) row(at arenaPos) (cells [rowCells][]byte, extra []byte, next are
 	b := chunk[at.off:]
 	var lens [rowCells + 1]int
 	for i := range lens {
+		if b[0] < 0x80 { // most lengths are under 128
+			lens[i], b = int(b[0]), b[1:]
+			continue
+		}
 		n, k := binary.Uvarint(b)
 		lens[i], b = int(n), b[k:]
 	}
