@@ -249,10 +249,10 @@ func printCatalogs(w io.Writer, cfg *config.Config, sc scope, width int) (n int,
 	for i := range keys {
 		_, x, next := t.row(at)
 		src, last, _ := sortFields(x)
-		k0, k1 := indexer.TimeKey(string(last))
+		k0, k1, k2 := indexer.TimeKey(string(last))
 		chunk := t.cells.chunks[at.chunk]
 		x0 := cap(chunk[at.off:]) - cap(x) // x's offset from at
-		keys[i] = rowKey{k0: k0, k1: k1, at: at, src: int32(src), x: int32(x0)}
+		keys[i] = rowKey{k0: k0, k1: k1, k2: k2, at: at, src: int32(src), x: int32(x0)}
 		at = next
 	}
 	// indexer.SortEntries's order: newest first, then by id, source, file and
@@ -262,6 +262,9 @@ func printCatalogs(w io.Writer, cfg *config.Config, sc scope, width int) (n int,
 			return c
 		}
 		if c := cmp.Compare(b.k1, a.k1); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(b.k2, a.k2); c != 0 {
 			return c
 		}
 		_, lastA, idA := sortFields(t.cells.chunks[a.at.chunk][a.at.off+a.x:])
@@ -303,10 +306,10 @@ func sortFields(x []byte) (src uint64, last, id []byte) {
 // rowKey sorts a row of printCatalogs: indexer.TimeKey of its lastActiveAt,
 // where the row and its sort fields are, and its source.
 type rowKey struct {
-	k0, k1 uint64
-	at     arenaPos
-	src    int32
-	x      int32 // where the row's sort fields are, from at
+	k0, k1, k2 uint64
+	at         arenaPos
+	src        int32
+	x          int32 // where the row's sort fields are, from at
 }
 
 // explainEmpty says on stderr why `list` printed nothing, and what to do
