@@ -3,6 +3,8 @@ package indexer
 import (
 	"errors"
 	"os"
+	"sync"
+	"sync/atomic"
 	"syscall"
 )
 
@@ -14,33 +16,50 @@ import (
 // touches in the table were most of `list --all`'s memory and a third of its
 // time.
 //
-// The Session visit is given, and every string in it, are valid only during the
-// call: they refer to a buffer and a Session reused for the next. Source,
-// Layout and Project stay valid. As with ReadCatalogs, a catalog that cannot be
-// read is reported in the error, after every other was visited.
-func VisitCatalogs(stateDir string, sources []string, projects []string, visit func(Entry)) error {
+// The catalogs are shared among up to workers goroutines (at least one), and
+// visit is called from each with its number, 0 ≤ worker < workers: never twice
+// at once with the same number. The Session visit is given, and every string in
+// it, are valid only during the call: they refer to a buffer and a Session the
+// worker reuses for its next. Source, Layout and Project stay valid. As with
+// ReadCatalogs, a catalog that cannot be read is reported in the error, after
+// every other was visited.
+func VisitCatalogs(stateDir string, sources []string, projects []string, workers int, visit func(worker int, en Entry)) error {
 	files, err := catalogPaths(stateDir, sources, projects)
 	if err != nil {
 		return err
 	}
 	want := wantProjects(projects)
-	var v catalogVisitor
-	var errs []error
-	for _, f := range files {
-		c, err := v.read(f)
-		if err != nil {
-			if !errors.Is(err, os.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
-				errs = append(errs, err)
+	errs := make([]error, len(files)) // by file, so the error reads the same whatever the workers did
+	var next atomic.Int64
+	work := func(worker int) {
+		var v catalogVisitor
+		for {
+			i := int(next.Add(1) - 1)
+			if i >= len(files) {
+				return
 			}
-			continue
-		}
-		if want != nil && !want[c.Project] {
-			continue
-		}
-		for _, s := range c.Sessions {
-			visit(Entry{Session: s, Source: c.Source, Layout: c.Layout, Project: c.Project})
+			c, err := v.read(files[i])
+			if err != nil {
+				if !errors.Is(err, os.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
+					errs[i] = err
+				}
+				continue
+			}
+			if want != nil && !want[c.Project] {
+				continue
+			}
+			for _, s := range c.Sessions {
+				visit(worker, Entry{Session: s, Source: c.Source, Layout: c.Layout, Project: c.Project})
+			}
 		}
 	}
+	workers = max(1, min(workers, len(files)))
+	var wg sync.WaitGroup
+	for w := 1; w < workers; w++ {
+		wg.Go(func() { work(w) })
+	}
+	work(0)
+	wg.Wait()
 	return errors.Join(errs...)
 }
 

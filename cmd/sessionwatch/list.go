@@ -10,8 +10,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/sessionwatch/sessionwatch/config"
@@ -222,24 +224,49 @@ func printCatalogs(w io.Writer, cfg *config.Config, sc scope, width int) (n int,
 	if err != nil {
 		return 0, true, err
 	}
-	var t table
-	var sources []string
-	var extra []byte // the sort's fields, kept beside the row
-	seen := 0        // sessions visited, kept or not
-	err = indexer.VisitCatalogs(cfg.StateDir, sc.sources, projects, func(en indexer.Entry) {
-		seen++
+	// A table per worker, joined after: each worker's rows in its own arena.
+	type worker struct {
+		t     table
+		extra []byte // the sort's fields, kept beside the row
+		seen  int    // sessions visited, kept or not
+		src   string // the last source, numbered srcN
+		srcN  int
+	}
+	ws := make([]worker, max(1, min(runtime.GOMAXPROCS(0), 4)))
+	var mu sync.Mutex
+	var sources []string // numbered in the sort fields
+	number := map[string]int{}
+	err = indexer.VisitCatalogs(cfg.StateDir, sc.sources, projects, len(ws), func(wn int, en indexer.Entry) {
+		w := &ws[wn]
+		w.seen++
 		if !kept(&en, sc.typ) {
 			return
 		}
-		if len(sources) == 0 || sources[len(sources)-1] != en.Source {
-			sources = append(sources, en.Source)
+		if w.seen == 1 || w.src != en.Source {
+			mu.Lock()
+			n, ok := number[en.Source]
+			if !ok {
+				n = len(sources)
+				number[en.Source] = n
+				sources = append(sources, en.Source)
+			}
+			mu.Unlock()
+			w.src, w.srcN = en.Source, n
 		}
-		extra = binary.AppendUvarint(extra[:0], uint64(len(sources)-1))
-		extra = binary.AppendUvarint(extra, uint64(len(en.LastActiveAt)))
-		extra = binary.AppendUvarint(extra, uint64(len(en.ID)))
-		extra = append(append(extra, en.LastActiveAt...), en.ID...)
-		t.add(entryRow(&en), extra)
+		x := binary.AppendUvarint(w.extra[:0], uint64(w.srcN))
+		x = binary.AppendUvarint(x, uint64(len(en.LastActiveAt)))
+		x = binary.AppendUvarint(x, uint64(len(en.ID)))
+		w.extra = append(append(x, en.LastActiveAt...), en.ID...)
+		w.t.add(entryRow(&en), w.extra)
 	})
+	seen := 0
+	t := &ws[0].t
+	for i := range ws {
+		seen += ws[i].seen
+		if i > 0 {
+			t.join(&ws[i].t)
+		}
+	}
 	if err != nil && seen == 0 {
 		return 0, true, err
 	}

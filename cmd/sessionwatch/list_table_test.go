@@ -225,15 +225,25 @@ func TestSafeCellRecut(t *testing.T) {
 // across the arena's chunks, with their extra bytes, a row larger than a chunk
 // included.
 func TestTableRowWalk(t *testing.T) {
-	var tb table
+	// Rows 0–2999 in one table, the rest in another joined to it.
+	var tb, more table
 	var at []arenaPos
 	for i := range 5000 {
 		model := "m"
-		if i == 2500 {
+		if i == 2500 || i == 4000 {
 			model = strings.Repeat("x", 2*arenaChunk)
 		}
-		at = append(at, tb.add(&tableRow{ID: fmt.Sprint(i), Model: model, Title: "t"}, []byte(fmt.Sprint("extra", i))))
+		add := &tb
+		if i >= 3000 {
+			add = &more
+		}
+		at = append(at, add.add(&tableRow{ID: fmt.Sprint(i), Model: model, Title: "t"}, []byte(fmt.Sprint("extra", i))))
 	}
+	chunks := int32(len(tb.cells.chunks))
+	for i := 3000; i < len(at); i++ {
+		at[i].chunk += chunks
+	}
+	tb.join(&more)
 	if len(tb.cells.chunks) < 3 {
 		t.Fatalf("%d chunks: the walk never crossed one", len(tb.cells.chunks))
 	}

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/sessionwatch/sessionwatch/config"
@@ -82,7 +83,10 @@ func TestPrintCatalogsIsPrintEntries(t *testing.T) {
 			for _, width := range []int{0, 200, 80, 40} {
 				var want, got bytes.Buffer
 				printEntries(&want, entries, width)
+				// One worker, or several (GOMAXPROCS of them, up to 4).
+				procs := runtime.GOMAXPROCS(1 + 3*(width%3))
 				n, done, err := printCatalogs(&got, cfg, sc, width)
+				runtime.GOMAXPROCS(procs)
 				if err != nil {
 					t.Fatal(err)
 				}

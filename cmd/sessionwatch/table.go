@@ -177,6 +177,27 @@ func (t *table) add(r *tableRow, extra []byte) arenaPos {
 	return at
 }
 
+// join adds u's rows after t's, as if they had been added to t (u is not used
+// again).
+func (t *table) join(u *table) {
+	t.init()
+	if u.n == 0 {
+		return
+	}
+	off := int32(len(t.cells.chunks))
+	t.cells.chunks = append(t.cells.chunks, u.cells.chunks...)
+	for i := range t.colw {
+		t.colw[i] = max(t.colw[i], u.colw[i])
+	}
+	t.n += u.n
+	for at, title := range u.escaped {
+		if t.escaped == nil {
+			t.escaped = map[arenaPos]string{}
+		}
+		t.escaped[arenaPos{at.chunk + off, at.off}] = title
+	}
+}
+
 // rows is how many rows were added.
 func (t *table) rows() int { return t.n }
 
