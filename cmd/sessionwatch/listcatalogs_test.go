@@ -106,3 +106,37 @@ func TestPrintCatalogsIsPrintEntries(t *testing.T) {
 		}
 	}
 }
+
+// Enough catalogs for several workers (indexer.VisitCatalogs gives one a
+// thousand): the joined tables print what one table prints.
+func TestPrintCatalogsWorkers(t *testing.T) {
+	state := t.TempDir()
+	r := rand.New(rand.NewPCG(5, 6))
+	for ci := range 3100 {
+		c := &indexer.Catalog{Version: indexer.CatalogVersion, Generator: "sessionwatch", Source: []string{"wave", "claude", "codex"}[ci%3],
+			Layout: "wave", Project: fmt.Sprintf("/home/u/p%d", ci)}
+		for si := range 3 {
+			c.Sessions = append(c.Sessions, &indexer.Session{ID: fmt.Sprintf("%d-%d", ci, si), Type: "main", File: fmt.Sprintf("/s/%d/%d", ci, si),
+				LastActiveAt: fmt.Sprintf("2026-%02d-%02dT%02d:%02d:00Z", 1+r.IntN(12), 1+r.IntN(28), r.IntN(24), r.IntN(60)),
+				Title:        []string{"plain", "evil \x1b[31m"}[r.IntN(2)], Model: []string{"a", "bb"}[r.IntN(2)]})
+		}
+		writeTestCatalog(t, state, c, false)
+	}
+	cfg := &config.Config{StateDir: state}
+	sc := scope{all: true, typ: "main"}
+	entries, err := selectSessions(cfg, sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	for _, width := range []int{0, 60} {
+		var want, got bytes.Buffer
+		printEntries(&want, entries, width)
+		if n, done, err := printCatalogs(&got, cfg, sc, width); err != nil || !done || n != len(entries) {
+			t.Fatalf("printCatalogs = %d rows, done %v, %v; want %d rows", n, done, err, len(entries))
+		}
+		if got.String() != want.String() {
+			t.Fatalf("width %d: table differs from printEntries's", width)
+		}
+	}
+}
