@@ -140,3 +140,33 @@ func TestPrintCatalogsWorkers(t *testing.T) {
 		}
 	}
 }
+
+// A MODEL cell is remembered from the row before, but not by reference: the
+// strings printCatalogs is given point into a buffer that the next catalog is
+// read over. Here the second catalog puts "abcd" where the first had a model
+// that termSafe escapes, at the same offset: the remembered cell must not be
+// taken for it.
+func TestPrintCatalogsRemembersNoBuffer(t *testing.T) {
+	state := t.TempDir()
+	for i, model := range []string{"m\u202e", "abcd"} {
+		c := &indexer.Catalog{Version: indexer.CatalogVersion, Generator: "sessionwatch", Source: "wave", Layout: "wave",
+			Project: fmt.Sprintf("/p%d", i)}
+		c.Sessions = []*indexer.Session{{ID: fmt.Sprintf("id-%d", i), Type: "main", File: fmt.Sprintf("/f%d", i),
+			LastActiveAt: fmt.Sprintf("2026-11-2%dT08:00:00Z", i), Model: model, Title: "t"}}
+		writeTestCatalog(t, state, c, false)
+	}
+	cfg := &config.Config{StateDir: state}
+	sc := scope{all: true, typ: "main"}
+	entries, err := selectSessions(cfg, sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want, got bytes.Buffer
+	printEntries(&want, entries, 0)
+	if _, done, err := printCatalogs(&got, cfg, sc, 0); err != nil || !done {
+		t.Fatalf("printCatalogs: done %v, %v", done, err)
+	}
+	if got.String() != want.String() {
+		t.Fatalf("table differs\n got:\n%s\nwant:\n%s", got.String(), want.String())
+	}
+}

@@ -138,13 +138,13 @@ func (t *table) add(r *tableRow, extra []byte) arenaPos {
 		case colID:
 			b = append(b, termSafe(short(r.ID, 8))...)
 		case colSource:
-			b = append(b, t.sources.get(r.Source)...)
+			b = t.sources.append(b, r.Source)
 		case colStarted:
 			b = t.tf.append(b, r.CreatedAt)
 		case colLast:
 			b = t.tf.append(b, r.LastActiveAt)
 		case colModel:
-			b = append(b, t.models.get(r.Model)...)
+			b = t.models.append(b, r.Model)
 		case colMsgs:
 			b = strconv.AppendInt(b, int64(r.MessageCount), 10)
 		case colSize:
@@ -350,21 +350,26 @@ func runeCount(b []byte) int {
 }
 
 // lastCell is the SOURCE or MODEL cell of the last value asked for,
-// termSafe(oneCell(v)), remembered; orDash: "-" for "".
+// termSafe(oneCell(v)), remembered; orDash: "-" for "". Both are copied: a
+// row's strings may be about to change (printCatalogs's point into a buffer
+// read over for the next catalog).
 type lastCell struct {
-	in, out    string
+	in, out    []byte
 	ok, orDash bool
 }
 
-func (c *lastCell) get(v string) string {
-	if !c.ok || v != c.in {
+// append appends the cell of v to b.
+func (c *lastCell) append(b []byte, v string) []byte {
+	if !c.ok || v != string(c.in) {
 		out := v
 		if c.orDash {
 			out = dash(v)
 		}
-		c.in, c.out, c.ok = v, termSafe(oneCell(out)), true
+		c.in = append(c.in[:0], v...)
+		c.out = append(c.out[:0], termSafe(oneCell(out))...)
+		c.ok = true
 	}
-	return c.out
+	return append(b, c.out...)
 }
 
 // digits is how many characters strconv.Itoa(n) has.
