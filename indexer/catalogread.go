@@ -5,11 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"strconv"
+	"syscall"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // Reading catalogs: the fast line decoders (Encode's layout), their
@@ -63,29 +64,60 @@ func readCatalogSummaries(path string) (*Catalog, error) {
 type summaryReader struct{ buf []byte }
 
 func (r *summaryReader) read(path string) (*Catalog, error) {
-	f, err := os.Open(path)
-	if err != nil {
+	var err error
+	if r.buf, err = readFileInto(r.buf, path); err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	r.buf = r.buf[:0]
-	if fi, err := f.Stat(); err == nil && int(fi.Size())+512 > cap(r.buf) {
-		r.buf = make([]byte, 0, int(fi.Size())+512)
+	return decodeCatalogSummaries(path, r.buf)
+}
+
+// readFileInto reads the file into buf (grown if needed) and returns it. It
+// makes the system calls itself: an os.File's would be six per file (its
+// poller's registration and a last read to see the end among them), and a
+// listing of 100,000 sessions reads 5,000 catalogs.
+func readFileInto(buf []byte, path string) ([]byte, error) {
+	fd, err := openRead(path)
+	if err != nil {
+		return buf, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer syscall.Close(fd)
+	buf = buf[:0]
+	var st syscall.Stat_t
+	size := -1
+	if syscall.Fstat(fd, &st) == nil && st.Mode&syscall.S_IFMT == syscall.S_IFREG {
+		size = int(st.Size)
+		if size+512 > cap(buf) {
+			buf = make([]byte, 0, size+512)
+		}
 	}
 	for {
-		if len(r.buf) == cap(r.buf) {
-			r.buf = append(r.buf, 0)[:len(r.buf)] // grown by append
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)] // grown by append
 		}
-		n, err := f.Read(r.buf[len(r.buf):cap(r.buf)])
-		r.buf = r.buf[:len(r.buf)+n]
-		if err == io.EOF {
-			break
+		n, err := syscall.Read(fd, buf[len(buf):cap(buf)])
+		if err == syscall.EINTR {
+			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("read catalog %s: %w", path, err)
+			return buf, fmt.Errorf("read catalog %s: %w", path, err)
+		}
+		buf = buf[:len(buf)+n]
+		// The end: nothing more, or all the file held when it was opened (a
+		// catalog is replaced by a rename, never written in place).
+		if n == 0 || len(buf) == size {
+			return buf, nil
 		}
 	}
-	return decodeCatalogSummaries(path, r.buf)
+}
+
+// openRead opens path read-only, retrying on EINTR.
+func openRead(path string) (int, error) {
+	for {
+		fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+		if err != syscall.EINTR {
+			return fd, err
+		}
+	}
 }
 
 func decodeCatalogSummaries(path string, data []byte) (*Catalog, error) {
@@ -127,6 +159,34 @@ func decodeCatalogLines(data []byte) (*Catalog, bool) {
 // tails a catalog of an older version holds (Load's fast path, DecodeCatalog's
 // first try). With sums, it appends each session line's lineSum to *sums.
 func decodeCatalogFast(data []byte, tails bool, sums *[]uint32, share bool) (*Catalog, bool) {
+	strs := copyStrings
+	if share {
+		strs = shareStrings
+	}
+	return decodeCatalogWith(data, tails, sums, strs, nil)
+}
+
+// stringMode is where the strings a catalog decoder sets live.
+type stringMode int
+
+const (
+	// copyStrings: each string is copied to its exact size, for an indexer
+	// that keeps the sessions for days.
+	copyStrings stringMode = iota
+	// shareStrings: every string is a substring of one copy of the session
+	// lines (strings must not alias data, which summaryReader reuses): two
+	// allocations per catalog instead of ten per session, for a listing that
+	// lives for milliseconds.
+	shareStrings
+	// aliasStrings: the strings refer to data itself, valid only as long as
+	// data is not changed (VisitCatalogs: until the next catalog is read).
+	aliasStrings
+)
+
+// decodeCatalogWith is decodeCatalogFast with the strings where strs says; the
+// sessions are allocated together, in scratch's when given (reused: valid until
+// its next use).
+func decodeCatalogWith(data []byte, tails bool, sums *[]uint32, strs stringMode, scratch *catalogScratch) (*Catalog, bool) {
 	head, rest, found := bytes.Cut(data, []byte("\n"))
 	if !found || !bytes.HasSuffix(head, []byte(`"sessions":[`)) {
 		return nil, false
@@ -135,20 +195,29 @@ func decodeCatalogFast(data []byte, tails bool, sums *[]uint32, share bool) (*Ca
 	if json.Unmarshal(append(append([]byte(nil), head...), "]}"...), &c) != nil || c.Version != CatalogVersion || c.Generator != "sessionwatch" {
 		return nil, false
 	}
-	// With share, every string decoded is a substring of one copy of the session
-	// lines (strings must not alias data, which summaryReader reuses): two
-	// allocations per catalog instead of ten per session, for a listing that
-	// lives for milliseconds. Without, each string is copied to its exact size,
-	// for an indexer that keeps the sessions for days. The sessions are
-	// allocated together either way.
 	text := ""
-	if share {
+	switch {
+	case len(rest) == 0:
+	case strs == shareStrings:
 		text = string(rest)
+	case strs == aliasStrings:
+		text = unsafe.String(&rest[0], len(rest))
 	}
 	base := len(data) - len(rest) // offset of text in data
 	n := bytes.Count(rest, []byte("\n"))
-	c.Sessions = make([]*Session, 0, n)
-	block := make([]Session, n)
+	var block []Session
+	if scratch != nil {
+		if cap(scratch.block) < n {
+			scratch.block = make([]Session, n)
+			scratch.ptrs = make([]*Session, 0, n)
+		}
+		block = scratch.block[:n]
+		clear(block)
+		c.Sessions = scratch.ptrs[:0]
+	} else {
+		block = make([]Session, n)
+		c.Sessions = make([]*Session, 0, n)
+	}
 	more := false // the previous session line ended with a comma
 	for len(rest) > 0 {
 		var line []byte
@@ -173,7 +242,7 @@ func decodeCatalogFast(data []byte, tails bool, sums *[]uint32, share bool) (*Ca
 		s := &block[len(c.Sessions)]
 		s.Project = c.Project
 		lineText := ""
-		if share {
+		if text != "" {
 			lineText = text[off : off+len(line)]
 		}
 		if !decodeSessionLine(line, lineText, s, tails) || s.ID == "" || s.File == "" {
@@ -182,6 +251,13 @@ func decodeCatalogFast(data []byte, tails bool, sums *[]uint32, share bool) (*Ca
 		c.Sessions = append(c.Sessions, s)
 	}
 	return nil, false
+}
+
+// catalogScratch is the memory a catalog is decoded into, reused from one
+// catalog to the next.
+type catalogScratch struct {
+	block []Session
+	ptrs  []*Session
 }
 
 // decodeSessionLine sets s from one catalog line, a JSON object of the summary

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -94,6 +95,18 @@ func FuzzCatalogLines(f *testing.F) {
 		}
 		if copied, ok := decodeCatalogFast(data, false, nil, false); !ok || !reflect.DeepEqual(copied, fast) {
 			t.Fatalf("with copied strings: %+v (ok %v), shared: %+v", copied, ok, fast)
+		}
+		// VisitCatalogs's way: strings into data, sessions in memory that held
+		// another catalog's (every field set) just before.
+		var scratch catalogScratch
+		dirty := []byte("{\"version\":1,\"generator\":\"sessionwatch\",\"project\":\"/p\",\"sessions\":[\n" +
+			strings.Repeat(`{"id":"x","type":"subagent","parentId":"p","file":"f","title":"t","firstPrompt":"fp","createdAt":"c","lastActiveAt":"l","messageCount":3,"sizeBytes":4,"provider":"pr","model":"m","gitBranch":"g","invalid":true,"corrupt":true,"hidden":true,"skippedLines":2},`+"\n", 3) +
+			`{"id":"y","file":"f"}` + "\n]}\n")
+		if _, ok := decodeCatalogWith(dirty, false, nil, aliasStrings, &scratch); !ok {
+			t.Fatal("the dirtying catalog did not decode")
+		}
+		if aliased, ok := decodeCatalogWith(data, false, nil, aliasStrings, &scratch); !ok || !reflect.DeepEqual(aliased, fast) {
+			t.Fatalf("with aliased strings in reused sessions: %+v (ok %v), shared: %+v", aliased, ok, fast)
 		}
 		full := &Catalog{}
 		if err := json.Unmarshal(data, full); err != nil {

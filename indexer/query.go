@@ -51,6 +51,45 @@ func collisionKey(base, project string) string {
 }
 
 func readCatalogs(stateDir string, sources []string, projects []string, read func(string) (*Catalog, error)) ([]Entry, error) {
+	files, err := catalogPaths(stateDir, sources, projects)
+	if err != nil {
+		return nil, err
+	}
+	var cats []*Catalog
+	var errs []error
+	want := wantProjects(projects)
+	for _, f := range files {
+		c, err := read(f)
+		if err != nil {
+			if !errors.Is(err, os.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
+				errs = append(errs, err)
+			}
+			continue
+		}
+		if want != nil && !want[c.Project] {
+			continue
+		}
+		cats = append(cats, c)
+	}
+	return mergeCatalogs(cats), errors.Join(errs...)
+}
+
+// wantProjects is the set of projects, nil for none (every project).
+func wantProjects(projects []string) map[string]bool {
+	if len(projects) == 0 {
+		return nil
+	}
+	want := map[string]bool{}
+	for _, p := range projects {
+		want[p] = true
+	}
+	return want
+}
+
+// catalogPaths names the catalog files ReadCatalogs reads: of the given sources
+// (every source directory when nil), of the given projects (every project when
+// empty). A path named may not exist.
+func catalogPaths(stateDir string, sources []string, projects []string) ([]string, error) {
 	root := filepath.Join(stateDir, "index")
 	if sources == nil {
 		ents, err := os.ReadDir(root)
@@ -63,46 +102,27 @@ func readCatalogs(stateDir string, sources []string, projects []string, read fun
 			}
 		}
 	}
-	var cats []*Catalog
-	var errs []error
-	want := map[string]bool{}
-	for _, p := range projects {
-		want[p] = true
-	}
+	var files []string
 	for _, src := range sources {
-		var files []string
 		if len(projects) == 0 {
-			files = catalogFiles(filepath.Join(root, src))
-		} else {
-			seen := map[string]bool{}
-			for _, p := range projects {
-				// The project's own key, or the one it gets when another project
-				// shares that key (catalogKeys): named, not globbed, so one
-				// project's list reads no listing of the whole index directory.
-				key := ProjectKey(p)
-				for _, f := range []string{filepath.Join(root, src, key, CatalogName), filepath.Join(root, src, collisionKey(key, p), CatalogName)} {
-					if !seen[f] {
-						seen[f] = true
-						files = append(files, f)
-					}
-				}
-			}
+			files = append(files, catalogFiles(filepath.Join(root, src))...)
+			continue
 		}
-		for _, f := range files {
-			c, err := read(f)
-			if err != nil {
-				if !errors.Is(err, os.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
-					errs = append(errs, err)
+		seen := map[string]bool{}
+		for _, p := range projects {
+			// The project's own key, or the one it gets when another project
+			// shares that key (catalogKeys): named, not globbed, so one
+			// project's list reads no listing of the whole index directory.
+			key := ProjectKey(p)
+			for _, f := range []string{filepath.Join(root, src, key, CatalogName), filepath.Join(root, src, collisionKey(key, p), CatalogName)} {
+				if !seen[f] {
+					seen[f] = true
+					files = append(files, f)
 				}
-				continue
 			}
-			if len(projects) > 0 && !want[c.Project] {
-				continue
-			}
-			cats = append(cats, c)
 		}
 	}
-	return mergeCatalogs(cats), errors.Join(errs...)
+	return files, nil
 }
 
 // catalogFiles names the catalog of every entry of a source's index directory,
@@ -175,7 +195,8 @@ func (ix *Indexer) Entries() []Entry {
 func SortEntries(es []Entry) {
 	keys := make([]entryKey, len(es))
 	for i := range es {
-		keys[i] = entryKey{prefixWord(es[i].LastActiveAt, 0), prefixWord(es[i].LastActiveAt, 8), int32(i)}
+		k0, k1, k2 := TimeKey(es[i].LastActiveAt)
+		keys[i] = entryKey{k0, k1, k2, int32(i)}
 	}
 	slices.SortFunc(keys, func(a, b entryKey) int {
 		// Newest first: b before a.
@@ -183,6 +204,9 @@ func SortEntries(es []Entry) {
 			return c
 		}
 		if c := cmp.Compare(b.k1, a.k1); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(b.k2, a.k2); c != 0 {
 			return c
 		}
 		return compareEntries(es[a.i], es[b.i])
@@ -207,12 +231,21 @@ func SortEntries(es []Entry) {
 	}
 }
 
-// entryKey is an entry's sort key: lastActiveAt's bytes 0–7 and 8–15 big-endian
-// (a shorter string padded with zero bytes, so two keys compare as the strings'
-// first 16 bytes do, up to ties) and the entry's index.
+// entryKey is an entry's sort key: TimeKey of its lastActiveAt and the entry's
+// index.
 type entryKey struct {
-	k0, k1 uint64
-	i      int32
+	k0, k1, k2 uint64
+	i          int32
+}
+
+// TimeKey is what SortEntries sorts by first, descending: a lastActiveAt's
+// bytes 0–7, 8–15 and 16–23 big-endian (a shorter string padded with zero
+// bytes, so two keys compare as the strings' first 24 bytes do, up to ties,
+// which the whole strings then break). 24 bytes hold a time to the millisecond
+// ("2026-11-22T08:00:00.123Z"): with only the first 16, to the minute, a store
+// of 100,000 sessions had so many ties that breaking them was most of the sort.
+func TimeKey(lastActiveAt string) (k0, k1, k2 uint64) {
+	return prefixWord(lastActiveAt, 0), prefixWord(lastActiveAt, 8), prefixWord(lastActiveAt, 16)
 }
 
 // prefixWord is s[off:off+8] as a big-endian integer, zero bytes past its end.

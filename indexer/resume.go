@@ -3,7 +3,6 @@ package indexer
 import (
 	"bytes"
 	"hash/crc32"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -340,7 +339,7 @@ type liteReader struct {
 // sessions' tails hold Dev, Ino, Offset, Mtime, Size and Dep (tailLite).
 func (r *liteReader) read(path string) (*Catalog, error) {
 	var err error
-	if r.cat, err = readFileInto(path, r.cat); err != nil {
+	if r.cat, err = readFileInto(r.cat, path); err != nil {
 		return nil, err
 	}
 	r.sums = r.sums[:0]
@@ -442,28 +441,3 @@ func tailLite(v []byte, t *Tail) bool {
 	return i == len(v)-1 && v[i] == '}'
 }
 
-// readFileInto reads the file at path into buf's storage, grown to its size.
-func readFileInto(path string, buf []byte) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return buf, err
-	}
-	defer f.Close()
-	buf = buf[:0]
-	if fi, err := f.Stat(); err == nil && int(fi.Size())+512 > cap(buf) {
-		buf = make([]byte, 0, int(fi.Size())+512)
-	}
-	for {
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
-		}
-		n, err := f.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if err == io.EOF {
-			return buf, nil
-		}
-		if err != nil {
-			return buf, err
-		}
-	}
-}

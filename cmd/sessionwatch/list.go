@@ -2,12 +2,18 @@ package main
 
 import (
 	"bytes"
+	"cmp"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/sessionwatch/sessionwatch/config"
@@ -49,13 +55,9 @@ type scope struct {
 // selectSessions reads the catalogs of the scope: the current directory's project,
 // or every project.
 func selectSessions(cfg *config.Config, sc scope) ([]indexer.Entry, error) {
-	var projects []string
-	if !sc.all {
-		cwd, err := os.Getwd()
-		if err != nil {
-			return nil, fmt.Errorf("find current directory: %w", err)
-		}
-		projects = indexer.ProjectCandidates(cwd)
+	projects, err := sc.projects()
+	if err != nil {
+		return nil, err
 	}
 	entries, err := indexer.ReadCatalogs(cfg.StateDir, sc.sources, projects)
 	if err != nil && len(entries) == 0 {
@@ -64,18 +66,36 @@ func selectSessions(cfg *config.Config, sc scope) ([]indexer.Entry, error) {
 	return keepType(entries, sc.typ), nil
 }
 
+// projects are the project paths of the scope: the current directory's, or
+// none for every project.
+func (sc scope) projects() ([]string, error) {
+	if sc.all {
+		return nil, nil
+	}
+	cwd, err := os.Getwd()
+	if err != nil {
+		return nil, fmt.Errorf("find current directory: %w", err)
+	}
+	return indexer.ProjectCandidates(cwd), nil
+}
+
+// kept reports whether keepType keeps the entry.
+func kept(e *indexer.Entry, typ string) bool {
+	return typ == "all" || e.Type == typ && !e.Hidden
+}
+
 // keepType keeps the entries of a --type (hidden sessions: --type all only).
 func keepType(entries []indexer.Entry, typ string) []indexer.Entry {
 	if typ == "all" {
 		return entries
 	}
-	kept := entries[:0]
+	out := entries[:0]
 	for _, e := range entries {
-		if e.Type == typ && !e.Hidden {
-			kept = append(kept, e)
+		if kept(&e, typ) {
+			out = append(out, e)
 		}
 	}
-	return kept
+	return out
 }
 
 // scopeFlags registers the flags that choose a scope, and --json (list, show).
@@ -157,7 +177,21 @@ func cmdList(e *env, args []string) error {
 	if f.archived {
 		return cmdListArchived(e, cfg, f.archivedScope(sc), f.json)
 	}
-	entries, err := refreshForListing(e, cfg, sc.sources).selectSessions(cfg, sc)
+	fresh := refreshForListing(e, cfg, sc.sources)
+	if fresh == nil && !f.json {
+		// Nothing refreshed (a daemon keeps the catalogs): the table straight
+		// from them.
+		if n, done, err := printCatalogs(e.stdout, cfg, sc, termWidth(e.stdout)); done {
+			if err != nil {
+				return err
+			}
+			if n == 0 {
+				explainEmpty(e, cfg, sc)
+			}
+			return nil
+		}
+	}
+	entries, err := fresh.selectSessions(cfg, sc)
 	if err != nil {
 		return err
 	}
@@ -177,6 +211,132 @@ func cmdList(e *env, args []string) error {
 	// The table shows neither in-use nor stale: no checker, no listed rows.
 	printEntries(e.stdout, entries, termWidth(e.stdout))
 	return nil
+}
+
+// printCatalogs prints what printEntries prints of selectSessions's entries,
+// but visits the catalogs (indexer.VisitCatalogs) and keeps of each session only
+// its cells and what sorts it (its source, lastActiveAt and id), not the
+// session. done is false, with nothing printed, when two rows tie on all three
+// (the same id twice in a source): the caller then lists the usual way, whose
+// sort breaks such ties by file and project. n is the number of rows printed.
+func printCatalogs(w io.Writer, cfg *config.Config, sc scope, width int) (n int, done bool, err error) {
+	projects, err := sc.projects()
+	if err != nil {
+		return 0, true, err
+	}
+	// A table per worker, joined after: each worker's rows in its own arena.
+	type worker struct {
+		t     table
+		extra []byte // the sort's fields, kept beside the row
+		seen  int    // sessions visited, kept or not
+		src   string // the last source, numbered srcN
+		srcN  int
+	}
+	ws := make([]worker, max(1, min(runtime.GOMAXPROCS(0), 4)))
+	var mu sync.Mutex
+	var sources []string // numbered in the sort fields
+	number := map[string]int{}
+	err = indexer.VisitCatalogs(cfg.StateDir, sc.sources, projects, len(ws), func(wn int, en indexer.Entry) {
+		w := &ws[wn]
+		w.seen++
+		if !kept(&en, sc.typ) {
+			return
+		}
+		if w.seen == 1 || w.src != en.Source {
+			mu.Lock()
+			n, ok := number[en.Source]
+			if !ok {
+				n = len(sources)
+				number[en.Source] = n
+				sources = append(sources, en.Source)
+			}
+			mu.Unlock()
+			w.src, w.srcN = en.Source, n
+		}
+		x := binary.AppendUvarint(w.extra[:0], uint64(w.srcN))
+		x = binary.AppendUvarint(x, uint64(len(en.LastActiveAt)))
+		x = binary.AppendUvarint(x, uint64(len(en.ID)))
+		w.extra = append(append(x, en.LastActiveAt...), en.ID...)
+		w.t.add(entryRow(&en), w.extra)
+	})
+	seen := 0
+	t := &ws[0].t
+	for i := range ws {
+		seen += ws[i].seen
+		if i > 0 {
+			t.join(&ws[i].t)
+		}
+	}
+	if err != nil && seen == 0 {
+		return 0, true, err
+	}
+	// The rows were added one after the other: walk them.
+	keys := make([]rowKey, t.rows())
+	at := arenaPos{}
+	for i := range keys {
+		_, x, next := t.row(at)
+		src, last, _ := sortFields(x)
+		k0, k1, k2 := indexer.TimeKey(string(last))
+		chunk := t.cells.chunks[at.chunk]
+		x0 := cap(chunk[at.off:]) - cap(x) // x's offset from at
+		keys[i] = rowKey{k0: k0, k1: k1, k2: k2, at: at, src: int32(src), x: int32(x0)}
+		at = next
+	}
+	// indexer.SortEntries's order: newest first, then by id, source, file and
+	// project; the last two are not kept.
+	cmpKeys := func(a, b rowKey) int {
+		if c := cmp.Compare(b.k0, a.k0); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(b.k1, a.k1); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(b.k2, a.k2); c != 0 {
+			return c
+		}
+		_, lastA, idA := sortFields(t.cells.chunks[a.at.chunk][a.at.off+a.x:])
+		_, lastB, idB := sortFields(t.cells.chunks[b.at.chunk][b.at.off+b.x:])
+		if c := bytes.Compare(lastB, lastA); c != 0 {
+			return c
+		}
+		if c := bytes.Compare(idA, idB); c != 0 {
+			return c
+		}
+		return strings.Compare(sources[a.src], sources[b.src])
+	}
+	slices.SortFunc(keys, cmpKeys)
+	order := make([]arenaPos, len(keys))
+	for i, k := range keys {
+		if i > 0 && cmpKeys(keys[i-1], k) == 0 {
+			return 0, false, nil
+		}
+		order[i] = k.at
+	}
+	if len(order) > 0 {
+		t.write(w, order, func(k int) int { return k + 1 }, width)
+	}
+	return len(order), true, nil
+}
+
+// sortFields reads what printCatalogs keeps beside a row, from the start of x:
+// its source's number and lengths (uvarints), its lastActiveAt and id.
+func sortFields(x []byte) (src uint64, last, id []byte) {
+	src, k := binary.Uvarint(x)
+	x = x[k:]
+	nl, k := binary.Uvarint(x)
+	x = x[k:]
+	ni, k := binary.Uvarint(x)
+	x = x[k:]
+	return src, x[:nl], x[nl : nl+ni]
+}
+
+// rowKey sorts a row of printCatalogs: indexer.TimeKey of its lastActiveAt,
+// where the row and its sort fields are, and its source.
+type rowKey struct {
+	k0, k1, k2 uint64
+	at         arenaPos
+	src        int32
+	x          int32 // where the row's sort fields are, from at
 }
 
 // explainEmpty says on stderr why `list` printed nothing, and what to do

@@ -1,10 +1,10 @@
 package main
 
 import (
+	"encoding/binary"
 	"io"
 	"strconv"
 	"strings"
-	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -52,76 +52,234 @@ func (r *tableRow) title() string {
 // It is written by hand because tabwriter was a quarter of `list --all` at 10,000
 // rows; TestPrintTableMatchesTabwriter keeps the two identical.
 func printTable(w io.Writer, rows []listed, width int) {
-	printRows(w, len(rows), func(i int) tableRow {
+	var t table
+	order := make([]arenaPos, len(rows))
+	for i := range rows {
 		r := &rows[i]
-		return tableRow{N: r.N, ID: r.ID, Source: r.Source, CreatedAt: r.CreatedAt, LastActiveAt: r.LastActiveAt, Model: r.Model,
-			Title: r.Title, FirstPrompt: r.FirstPrompt, MessageCount: r.MessageCount, SizeBytes: r.SizeBytes, Hidden: r.Hidden}
-	}, width)
+		order[i] = t.add(&tableRow{ID: r.ID, Source: r.Source, CreatedAt: r.CreatedAt, LastActiveAt: r.LastActiveAt, Model: r.Model,
+			Title: r.Title, FirstPrompt: r.FirstPrompt, MessageCount: r.MessageCount, SizeBytes: r.SizeBytes, Hidden: r.Hidden}, nil)
+	}
+	t.write(w, order, func(k int) int { return rows[k].N }, width)
 }
 
 // printEntries is printTable of the entries numbered from 1, without building
 // their listed rows (the table shows neither in-use nor stale).
 func printEntries(w io.Writer, entries []indexer.Entry, width int) {
-	printRows(w, len(entries), func(i int) tableRow {
-		en := &entries[i]
-		return tableRow{N: i + 1, ID: en.ID, Source: en.Source, CreatedAt: en.CreatedAt, LastActiveAt: en.LastActiveAt, Model: en.Model,
-			Title: en.Title, FirstPrompt: en.FirstPrompt, MessageCount: en.MessageCount, SizeBytes: en.SizeBytes, Hidden: en.Hidden}
-	}, width)
+	var t table
+	order := make([]arenaPos, len(entries))
+	for i := range entries {
+		order[i] = t.add(entryRow(&entries[i]), nil)
+	}
+	t.write(w, order, func(k int) int { return k + 1 }, width)
 }
 
-// printRows lays out n rows in two passes, the first measuring the columns, the
-// second appending each cell straight into one output buffer: no string per
-// cell. The formatted times, the costliest cells to make, are kept from the
-// first pass in one byte arena.
-func printRows(w io.Writer, n int, row func(int) tableRow, width int) {
-	const id, source, started, last, model, msgs, size, title = 1, 2, 3, 4, 5, 6, 7, len(listHeader) - 1
-	var colw [len(listHeader)]int
-	for i, h := range listHeader {
-		colw[i] = utf8.RuneCountInString(h)
-	}
-	times := make([]byte, 0, 32*n)
-	timeEnd := make([]int32, 0, 2*n) // where each row's STARTED and LAST ACTIVE cells end in times
-	var scratch []byte
+// entryRow is what the table shows of an entry.
+func entryRow(en *indexer.Entry) *tableRow {
+	return &tableRow{ID: en.ID, Source: en.Source, CreatedAt: en.CreatedAt, LastActiveAt: en.LastActiveAt, Model: en.Model,
+		Title: en.Title, FirstPrompt: en.FirstPrompt, MessageCount: en.MessageCount, SizeBytes: en.SizeBytes, Hidden: en.Hidden}
+}
+
+// Columns of the table, by index in listHeader.
+const (
+	colN, colID, colSource, colStarted, colLast, colModel, colMsgs, colSize, colTitle = 0, 1, 2, 3, 4, 5, 6, 7, len(listHeader) - 1
+	// rowCells is how many cells of a row are rendered when it is added: all
+	// but #, which is known only when the rows are written.
+	rowCells = len(listHeader) - 1
+)
+
+// table lays out the table in two steps. add renders every cell of a row but
+// its number once and measures the columns; write copies the cells out with
+// their padding. A row's strings are not kept: a caller may add a row whose
+// strings are about to change (printCatalogs).
+//
+// A row is kept in one arena, nothing beside it: the lengths of its cells and
+// of the caller's extra bytes (uvarints), then the cells, then the extra. A
+// listing collects no garbage, and a slice per field of the rows, grown by
+// append, would leave its old copies behind: at 100,000 rows those were a
+// third of `list --all`'s memory.
+type table struct {
+	colw    [len(listHeader)]int
+	cells   arena
+	scratch []byte // the row being rendered
+	n       int    // rows added
+	tf      timeFormatter
 	// Rows of one source and model come in runs.
-	sources, models := lastCell{}, lastCell{orDash: true}
-	for i := range n {
-		r := row(i)
-		colw[0] = max(colw[0], digits(r.N))
-		colw[id] = max(colw[id], utf8.RuneCountInString(termSafe(short(r.ID, 8))))
-		colw[source] = max(colw[source], utf8.RuneCountInString(sources.get(r.Source)))
-		for k, ts := range [2]string{r.CreatedAt, r.LastActiveAt} {
-			before := len(times)
-			times = appendLocalTime(times, ts)
-			timeEnd = append(timeEnd, int32(len(times)))
-			colw[started+k] = max(colw[started+k], utf8.RuneCount(times[before:]))
+	sources, models lastCell
+	ready           bool
+	// escaped holds the titles of the rows whose TITLE cell was escaped: a
+	// narrower cell is made from the title again (cutting the escaped cell
+	// would not give it). Other cells are cut again as they are.
+	escaped map[arenaPos]string
+}
+
+func (t *table) init() {
+	if !t.ready {
+		for i, h := range listHeader {
+			t.colw[i] = utf8.RuneCountInString(h)
 		}
-		colw[model] = max(colw[model], utf8.RuneCountInString(models.get(r.Model)))
-		colw[msgs] = max(colw[msgs], digits(r.MessageCount))
-		scratch = appendHumanSize(scratch[:0], r.SizeBytes)
-		colw[size] = max(colw[size], len(scratch))
-		scratch = appendSafeCell(scratch[:0], r.title(), maxTitle)
-		colw[title] = max(colw[title], utf8.RuneCount(scratch))
+		t.models.orDash = true
+		t.ready = true
+	}
+}
+
+// add renders a row and keeps extra (which may be nil) beside it; it returns
+// where the row is.
+func (t *table) add(r *tableRow, extra []byte) arenaPos {
+	t.init()
+	t.n++
+	var lens [rowCells + 1]int
+	b := t.scratch[:0]
+	escaped := ""
+	for col := colID; col <= colTitle; col++ {
+		before := len(b)
+		switch col {
+		case colID:
+			b = append(b, termSafe(short(r.ID, 8))...)
+		case colSource:
+			b = t.sources.append(b, r.Source)
+		case colStarted:
+			b = t.tf.append(b, r.CreatedAt)
+		case colLast:
+			b = t.tf.append(b, r.LastActiveAt)
+		case colModel:
+			b = t.models.append(b, r.Model)
+		case colMsgs:
+			b = strconv.AppendInt(b, int64(r.MessageCount), 10)
+		case colSize:
+			b = appendHumanSize(b, r.SizeBytes)
+		case colTitle:
+			title := r.title()
+			var ok bool
+			if b, ok = appendPlainCell(b, title, maxTitle); !ok {
+				b = appendCell(b, termSafe(oneLine(title)), maxTitle)
+				escaped = strings.Clone(title)
+			}
+		}
+		lens[col-1] = len(b) - before
+		t.colw[col] = max(t.colw[col], runeCount(b[before:]))
+	}
+	t.scratch = b
+	lens[rowCells] = len(extra)
+	at, chunk := t.cells.room(len(lens)*binary.MaxVarintLen64 + len(b) + len(extra))
+	c := *chunk
+	for _, n := range lens {
+		c = binary.AppendUvarint(c, uint64(n))
+	}
+	*chunk = append(append(c, b...), extra...)
+	if escaped != "" {
+		if t.escaped == nil {
+			t.escaped = map[arenaPos]string{}
+		}
+		t.escaped[at] = escaped
+	}
+	return at
+}
+
+// join adds u's rows after t's, as if they had been added to t (u is not used
+// again).
+func (t *table) join(u *table) {
+	t.init()
+	if u.n == 0 {
+		return
+	}
+	off := int32(len(t.cells.chunks))
+	t.cells.chunks = append(t.cells.chunks, u.cells.chunks...)
+	for i := range t.colw {
+		t.colw[i] = max(t.colw[i], u.colw[i])
+	}
+	t.n += u.n
+	for at, title := range u.escaped {
+		if t.escaped == nil {
+			t.escaped = map[arenaPos]string{}
+		}
+		t.escaped[arenaPos{at.chunk + off, at.off}] = title
+	}
+}
+
+// rows is how many rows were added.
+func (t *table) rows() int { return t.n }
+
+// row returns the cells and the extra bytes of the row at, and where the row
+// added after it is (if there is one).
+func (t *table) row(at arenaPos) (cells [rowCells][]byte, extra []byte, next arenaPos) {
+	chunk := t.cells.chunks[at.chunk]
+	b := chunk[at.off:]
+	var lens [rowCells + 1]int
+	for i := range lens {
+		if b[0] < 0x80 { // most lengths are under 128
+			lens[i], b = int(b[0]), b[1:]
+			continue
+		}
+		n, k := binary.Uvarint(b)
+		lens[i], b = int(n), b[k:]
+	}
+	for i := range rowCells {
+		cells[i], b = b[:lens[i]], b[lens[i]:]
+	}
+	extra = b[:lens[rowCells]]
+	next = arenaPos{at.chunk, int32(len(chunk) - len(b) + lens[rowCells])}
+	if int(next.off) == len(chunk) {
+		next = arenaPos{at.chunk + 1, 0}
+	}
+	return cells, extra, next
+}
+
+// arena is memory appended to in chunks that never move.
+type arena struct{ chunks [][]byte }
+
+// arenaPos is a place in an arena: a chunk and an offset in it.
+type arenaPos struct{ chunk, off int32 }
+
+const arenaChunk = 256 << 10
+
+// room returns where the next byte goes and the chunk to append it to, which
+// has room for n bytes (appending more would move it).
+func (a *arena) room(n int) (arenaPos, *[]byte) {
+	if k := len(a.chunks); k == 0 || cap(a.chunks[k-1])-len(a.chunks[k-1]) < n {
+		a.chunks = append(a.chunks, make([]byte, 0, max(arenaChunk, n)))
+	}
+	k := len(a.chunks) - 1
+	return arenaPos{int32(k), int32(len(a.chunks[k]))}, &a.chunks[k]
+}
+
+// narrowTitle appends the TITLE cell of the row at at width w < maxTitle, c
+// being its cell at maxTitle: the same as safeCell of its title at w
+// (TestSafeCellRecut).
+func (t *table) narrowTitle(b []byte, at arenaPos, c []byte, w int) []byte {
+	if title, ok := t.escaped[at]; ok {
+		return appendSafeCell(b, title, w)
+	}
+	return appendCell(b, string(c), w)
+}
+
+// write writes the header and the rows at the places add returned, in order,
+// the k-th numbered number(k).
+func (t *table) write(w io.Writer, order []arenaPos, number func(k int) int, width int) {
+	t.init()
+	colw := t.colw
+	for k := range order {
+		colw[colN] = max(colw[colN], digits(number(k)))
 	}
 	drop := -1  // a column left out of a narrow terminal
 	modelW := 0 // MODEL cells cut to this many characters (0: not cut)
 	titleW := maxTitle
 	if width > 0 {
 		used := 0 // every column but TITLE, with its padding
-		for i := range title {
+		for i := range colTitle {
 			used += colw[i] + 2
 		}
-		if colw[title] > width-used {
-			if width-used < minTitle && colw[model] > minModel {
+		if colw[colTitle] > width-used {
+			if width-used < minTitle && colw[colModel] > minModel {
 				// TITLE alone cannot give enough: MODEL shrinks too.
-				modelW = max(minModel, colw[model]-(minTitle-(width-used)))
-				used -= colw[model] - modelW
-				colw[model] = modelW
+				modelW = max(minModel, colw[colModel]-(minTitle-(width-used)))
+				used -= colw[colModel] - modelW
+				colw[colModel] = modelW
 			}
 			if width-used < minTitle {
 				// Still too narrow (an 80-column terminal): STARTED goes; LAST
 				// ACTIVE is what sorts the list.
-				drop = started
-				used -= colw[started] + 2
+				drop = colStarted
+				used -= colw[colStarted] + 2
 			}
 			titleW = max(width-used, minTitle)
 		}
@@ -136,51 +294,38 @@ func printRows(w io.Writer, n int, row func(int) tableRow, width int) {
 		return b
 	}
 	b := make([]byte, 0, 64<<10)
-	for i, h := range listHeader[:title] {
+	for i, h := range listHeader[:colTitle] {
 		if i != drop {
 			b = append(b, h...)
 			b = pad(b, i, utf8.RuneCountInString(h))
 		}
 	}
-	b = append(b, listHeader[title]...)
+	b = append(b, listHeader[colTitle]...)
 	b = append(b, '\n')
-	prev := int32(0)
-	for i := range n {
-		r := row(i)
+	for k, at := range order {
 		start := len(b)
-		b = strconv.AppendInt(b, int64(r.N), 10)
-		b = pad(b, 0, len(b)-start)
-		s := termSafe(short(r.ID, 8))
-		b = append(b, s...)
-		b = pad(b, id, utf8.RuneCountInString(s))
-		s = sources.get(r.Source)
-		b = append(b, s...)
-		b = pad(b, source, utf8.RuneCountInString(s))
-		for k := range 2 {
-			end := timeEnd[2*i+k]
-			if started+k != drop {
-				c := times[prev:end]
+		b = strconv.AppendInt(b, int64(number(k)), 10)
+		b = pad(b, colN, len(b)-start)
+		cells, _, _ := t.row(at)
+		for col := colID; col <= colTitle; col++ {
+			c := cells[col-1]
+			switch {
+			case col == drop:
+			case col == colTitle:
+				if titleW < maxTitle {
+					b = t.narrowTitle(b, at, c, titleW)
+				} else {
+					b = append(b, c...)
+				}
+			case col == colModel && modelW > 0:
+				start := len(b)
+				b = appendCell(b, string(c), modelW)
+				b = pad(b, colModel, utf8.RuneCount(b[start:]))
+			default:
 				b = append(b, c...)
-				b = pad(b, started+k, utf8.RuneCount(c))
+				b = pad(b, col, runeCount(c))
 			}
-			prev = end
 		}
-		s = models.get(r.Model)
-		if modelW > 0 {
-			start = len(b)
-			b = appendCell(b, s, modelW)
-			b = pad(b, model, utf8.RuneCount(b[start:]))
-		} else {
-			b = append(b, s...)
-			b = pad(b, model, utf8.RuneCountInString(s))
-		}
-		start = len(b)
-		b = strconv.AppendInt(b, int64(r.MessageCount), 10)
-		b = pad(b, msgs, len(b)-start)
-		start = len(b)
-		b = appendHumanSize(b, r.SizeBytes)
-		b = pad(b, size, len(b)-start)
-		b = appendSafeCell(b, r.title(), titleW)
 		b = append(b, '\n')
 		if len(b) > 60<<10 {
 			if _, err := w.Write(b); err != nil {
@@ -192,22 +337,37 @@ func printRows(w io.Writer, n int, row func(int) tableRow, width int) {
 	w.Write(b)
 }
 
+// runeCount is utf8.RuneCount, quicker for the ASCII most cells are.
+func runeCount(b []byte) int {
+	for _, c := range b {
+		if c >= utf8.RuneSelf {
+			return utf8.RuneCount(b)
+		}
+	}
+	return len(b)
+}
+
 // lastCell is the SOURCE or MODEL cell of the last value asked for,
-// termSafe(oneCell(v)), remembered; orDash: "-" for "".
+// termSafe(oneCell(v)), remembered; orDash: "-" for "". Both are copied: a
+// row's strings may be about to change (printCatalogs's point into a buffer
+// read over for the next catalog).
 type lastCell struct {
-	in, out    string
+	in, out    []byte
 	ok, orDash bool
 }
 
-func (c *lastCell) get(v string) string {
-	if !c.ok || v != c.in {
+// append appends the cell of v to b.
+func (c *lastCell) append(b []byte, v string) []byte {
+	if !c.ok || v != string(c.in) {
 		out := v
 		if c.orDash {
 			out = dash(v)
 		}
-		c.in, c.out, c.ok = v, termSafe(oneCell(out)), true
+		c.in = append(c.in[:0], v...)
+		c.out = append(c.out[:0], termSafe(oneCell(out))...)
+		c.ok = true
 	}
-	return c.out
+	return append(b, c.out...)
 }
 
 // digits is how many characters strconv.Itoa(n) has.
@@ -227,15 +387,87 @@ func digits(n int) int {
 // characters escaped (termSafe) before it is cut to n characters.
 func safeCell(s string, n int) string { return string(appendSafeCell(nil, s, n)) }
 
-// appendSafeCell appends safeCell(s, n) to b.
+// appendSafeCell appends safeCell(s, n) to b. It is appendCell, checking as it
+// goes that each character it appends is one termSafe leaves alone (the common
+// case); at the first that is not, it starts again the slow way, escaping first.
+// A listing makes one per row, and appendCell then termSafeBytes was a sixth of
+// `list --all`. TestAppendSafeCellIsSlowWay keeps it equal to the slow way.
 func appendSafeCell(b []byte, s string, n int) []byte {
-	start := len(b)
-	b = appendCell(b, s, n)
-	if termSafeBytes(b[start:]) {
+	if b, ok := appendPlainCell(b, s, n); ok {
 		return b
 	}
-	return appendCell(b[:start], termSafe(oneLine(s)), n)
+	return appendCell(b, termSafe(oneLine(s)), n)
 }
+
+// appendPlainCell is appendCell(b, s, n) when termSafe would leave that cell as
+// it is; else it appends nothing and ok is false.
+func appendPlainCell(b []byte, s string, n int) (_ []byte, ok bool) {
+	start := len(b)
+	count, space := 0, false
+	for i := 0; i < len(s); {
+		c := s[i]
+		r, size := rune(c), 1
+		if c < utf8.RuneSelf {
+			if asciiSpace[c] {
+				space = count > 0
+				i++
+				continue
+			}
+		} else {
+			r, size = utf8.DecodeRuneInString(s[i:])
+			if unicode.IsSpace(r) {
+				space = count > 0
+				i += size
+				continue
+			}
+		}
+		need := 1
+		if space {
+			need = 2
+		}
+		last := false
+		if count+need > n-1 {
+			// No room left beside a "…": only a last character that fits exactly.
+			if count+need != n || strings.TrimSpace(s[i+size:]) != "" {
+				return append(b, "…"...), true
+			}
+			last = true
+		}
+		// r is appended as utf8.AppendRune writes it (an invalid byte as U+FFFD,
+		// which termSafe leaves alone).
+		if r < 0x20 || r == 0x7f || unsafeRune(r, utf8.RuneLen(r)) {
+			return b[:start], false
+		}
+		if space {
+			b = append(b, ' ')
+			count++
+			space = false
+		}
+		if r < utf8.RuneSelf {
+			b = append(b, c)
+		} else {
+			b = utf8.AppendRune(b, r)
+		}
+		if last {
+			return b, true
+		}
+		count++
+		i += size
+		// The rest of a word of printable ASCII, as the loop would append it,
+		// at once (leaving room for a "…").
+		j, lim := i, min(len(s), i+n-1-count)
+		for j < lim && s[j] > ' ' && s[j] < 0x7f {
+			j++
+		}
+		b = append(b, s[i:j]...)
+		count += j - i
+		i = j
+	}
+	return b, true
+}
+
+// asciiSpace is unicode.IsSpace of the ASCII bytes.
+var asciiSpace = [utf8.RuneSelf]bool{'\t': true, '\n': true, '\v': true, '\f': true, '\r': true, ' ': true}
 
 // oneCell keeps a cell on one line: tabs and newlines would break the table.
 func oneCell(s string) string {
@@ -306,72 +538,6 @@ func appendCell(b []byte, s string, n int) []byte {
 		count++
 	}
 	return b
-}
-
-func localTime(ts string) string { return string(appendLocalTime(nil, ts)) }
-
-// appendLocalTime appends localTime(ts) to b.
-func appendLocalTime(b []byte, ts string) []byte {
-	t, ok := parseUTCSeconds(ts)
-	if !ok {
-		t = indexer.ParseTime(ts)
-	}
-	if t.IsZero() {
-		return append(b, '-')
-	}
-	t = t.Local()
-	y, mo, d := t.Date()
-	if y < 1000 || y > 9999 {
-		return t.AppendFormat(b, "2006-01-02 15:04")
-	}
-	h, mi, _ := t.Clock()
-	two := func(b []byte, v int) []byte { return append(b, byte('0'+v/10), byte('0'+v%10)) }
-	b = two(two(b, y/100), y%100)
-	b = two(append(b, '-'), int(mo))
-	b = two(append(b, '-'), d)
-	b = two(append(b, ' '), h)
-	return two(append(b, ':'), mi)
-}
-
-// parseUTCSeconds reads the common form of a timestamp, "2006-01-02T15:04:05Z"
-// with an optional fraction of 1 to 9 digits, to the second; ok is false for
-// anything else (indexer.ParseTime then reads it). For every string it accepts it
-// gives ParseTime's time but the fraction (TestParseUTCSecondsIsParseTime): a
-// listing parses two per row, and time.Parse was a tenth of `list --all`.
-func parseUTCSeconds(ts string) (time.Time, bool) {
-	n := len(ts)
-	if n < 20 || ts[n-1] != 'Z' || ts[4] != '-' || ts[7] != '-' || ts[10] != 'T' || ts[13] != ':' || ts[16] != ':' {
-		return time.Time{}, false
-	}
-	if n > 20 {
-		if ts[19] != '.' || n < 22 || n > 30 {
-			return time.Time{}, false
-		}
-		for i := 20; i < n-1; i++ {
-			if ts[i] < '0' || ts[i] > '9' {
-				return time.Time{}, false
-			}
-		}
-	}
-	num := func(i, w int) int {
-		v := 0
-		for _, c := range []byte(ts[i : i+w]) {
-			if c < '0' || c > '9' {
-				return -1
-			}
-			v = v*10 + int(c-'0')
-		}
-		return v
-	}
-	y, mo, d, h, mi, sec := num(0, 4), num(5, 2), num(8, 2), num(11, 2), num(14, 2), num(17, 2)
-	if y < 0 || mo < 1 || mo > 12 || d < 1 || h < 0 || h > 23 || mi < 0 || mi > 59 || sec < 0 || sec > 59 {
-		return time.Time{}, false
-	}
-	t := time.Date(y, time.Month(mo), d, h, mi, sec, 0, time.UTC)
-	if t.Day() != d {
-		return time.Time{}, false // the 31st of a shorter month
-	}
-	return t, true
 }
 
 // humanSize renders bytes as B, KB or MB (decimal, as `list` shows).
