@@ -187,7 +187,7 @@ func (waveLayout) DirProject(root, dir string) string {
 
 // NativeIndex renders Wave's index, pretty-printed with two spaces as Wave wrote it.
 // lastUpdated is the newest lastActiveAt, so a rebuild reproduces the file exactly.
-func (waveLayout) NativeIndex(root, dir string, sessions []*Session) ([]byte, error) {
+func (waveLayout) NativeIndex(dst []byte, root, dir string, sessions []*Session) ([]byte, error) {
 	// Wave's sessions object is a map: keys in byte order, the last session of a
 	// duplicate id winning, as encoding/json renders a map[string]waveIndexEntry.
 	byID := make([]*Session, len(sessions))
@@ -199,8 +199,7 @@ func (waveLayout) NativeIndex(root, dir string, sessions []*Session) ([]byte, er
 		lastUpdated = max(lastUpdated, s.LastActiveAt)
 		size += 256 + len(s.ID)*2 + len(s.Project) + len(s.FirstPrompt)
 	}
-	top := indentObject{b: make([]byte, 0, size)}
-	top.b = append(top.b, '{')
+	top := indentObject{b: append(slices.Grow(dst, size), '{')}
 	top.key("sessions")
 	sess := indentObject{b: append(top.b, '{'), depth: 1}
 	for i, s := range byID {
