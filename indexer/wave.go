@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"unicode"
@@ -18,13 +17,13 @@ func init() { register(waveLayout{}) }
 
 type waveLayout struct{}
 
-var waveFileRE = regexp.MustCompile(`^(subagent-)?([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\.jsonl$`)
+var waveFileRE = lazyRE(`^(subagent-)?([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\.jsonl$`)
 
 func (waveLayout) Name() string { return "wave" }
 
 func (waveLayout) Classify(rel string) (string, UnitKind) {
 	dir, name, ok := strings.Cut(rel, "/")
-	if !ok || dir == "" || strings.Contains(name, "/") || !waveFileRE.MatchString(name) {
+	if !ok || dir == "" || strings.Contains(name, "/") || !waveFileRE().MatchString(name) {
 		return "", UnitNone
 	}
 	return rel, UnitLines
@@ -159,7 +158,7 @@ func (a *waveAcc) Line(line []byte) error {
 
 func (a *waveAcc) Summarize(s *Session, f FileFacts) {
 	_, name, _ := strings.Cut(f.Unit, "/")
-	m := waveFileRE.FindStringSubmatch(name)
+	m := waveFileRE().FindStringSubmatch(name)
 	s.ID = strings.ToLower(m[2])
 	s.Type = TypeMain
 	if m[1] != "" {
@@ -285,7 +284,7 @@ func EncodeResolved(resolved string) string {
 	return out
 }
 
-var waveHashedRE = regexp.MustCompile(`-[0-9a-f]{8}$`)
+var waveHashedRE = lazyRE(`-[0-9a-f]{8}$`)
 
 // DecodeWaveDir decodes a Wave directory name to a path: each "-" is a "/" or a
 // literal "-", each "_" a space or a literal "_". Of the candidates, the first one
@@ -293,7 +292,7 @@ var waveHashedRE = regexp.MustCompile(`-[0-9a-f]{8}$`)
 // the plain decoding ("-" → "/", "_" → " ") is returned.
 func DecodeWaveDir(name string, exists func(string) bool) string {
 	plain := "/" + strings.ReplaceAll(strings.ReplaceAll(name, "-", "/"), "_", " ")
-	if len([]rune(name)) == MaxEncodedLen && waveHashedRE.MatchString(name) {
+	if len([]rune(name)) == MaxEncodedLen && waveHashedRE().MatchString(name) {
 		return plain // a hashed name cannot be decoded
 	}
 	budget := 4096
