@@ -5,7 +5,6 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
-	"runtime/metrics"
 	"sync/atomic"
 )
 
@@ -51,7 +50,6 @@ func softLimit(limit, live uint64) int64 {
 type memGovernor struct {
 	limit   uint64 // the configured soft limit
 	stopped atomic.Bool
-	sample  []metrics.Sample
 	set     func(int64) int64 // debug.SetMemoryLimit; tests replace it
 }
 
@@ -74,17 +72,17 @@ func setupDaemonMemory() (stop func()) {
 }
 
 func newMemGovernor(limit uint64, set func(int64) int64) *memGovernor {
-	return &memGovernor{limit: limit, set: set, sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}}}
+	return &memGovernor{limit: limit, set: set}
 }
 
-// adjust sets the soft limit for the live heap of the last collection. Only the
-// finalizer goroutine calls it once armed.
+// adjust sets the soft limit for the heap just after a collection (what it
+// allocated since adds a little). Only the finalizer goroutine calls it once
+// armed. (runtime.ReadMemStats rather than runtime/metrics, whose package init
+// every command would pay for.)
 func (g *memGovernor) adjust() {
-	metrics.Read(g.sample)
-	if g.sample[0].Value.Kind() != metrics.KindUint64 {
-		return
-	}
-	g.set(softLimit(g.limit, g.sample[0].Value.Uint64()))
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	g.set(softLimit(g.limit, ms.HeapAlloc))
 }
 
 // gcSentinel is dropped at once so that the next collection finds it dead and
