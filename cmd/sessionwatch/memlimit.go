@@ -17,7 +17,7 @@ import (
 // daemon also sets a soft memory limit (daemonMemLimit): the collector then runs
 // as the process nears the limit, whatever the ratio. A soft limit below what the
 // heap really needs makes the collector run without pause (Go caps it at half
-// the CPU): once the live heap passes limitHeadroom of the limit, the limit
+// the CPU): once the live heap stays above limitHeadroom of the limit, the limit
 // steps aside (GOGC alone paces the collector) and comes back when the heap
 // shrinks. GOGC or GOMEMLIMIT in the environment replace the daemon's
 // choice of that knob.
@@ -32,13 +32,19 @@ const (
 	// limitHeadroom: the limit applies while the live heap is under this
 	// fraction of it.
 	limitHeadroom = 0.8
+	// stepAsideAfter is how many collections in a row must find the heap above
+	// the headroom before the limit steps aside: a flush or merge that holds a
+	// burst of memory for a moment is collected against the limit rather than
+	// letting GOGC grow the heap to 1.5x the burst.
+	stepAsideAfter = 3
 )
 
-// softLimit is the memory limit for a live heap of live bytes: the configured
-// limit while the heap leaves it room, else none (GOGC alone paces the
-// collector, as without a limit).
-func softLimit(limit, live uint64) int64 {
-	if float64(live) <= limitHeadroom*float64(limit) {
+// softLimit is the memory limit after a collection that left live bytes, the
+// over'th in a row (counting this one) to leave more than the headroom: the
+// configured limit while the heap leaves it room or only briefly fails to,
+// else none (GOGC alone paces the collector, as without a limit).
+func softLimit(limit, live uint64, over int) int64 {
+	if float64(live) <= limitHeadroom*float64(limit) || over < stepAsideAfter {
 		return int64(limit)
 	}
 	return math.MaxInt64
@@ -49,6 +55,7 @@ func softLimit(limit, live uint64) int64 {
 // timer, so an idle daemon stays idle).
 type memGovernor struct {
 	limit   uint64 // the configured soft limit
+	over    int    // collections in a row that left the heap above the headroom
 	stopped atomic.Bool
 	set     func(int64) int64 // debug.SetMemoryLimit; tests replace it
 }
@@ -82,7 +89,12 @@ func newMemGovernor(limit uint64, set func(int64) int64) *memGovernor {
 func (g *memGovernor) adjust() {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	g.set(softLimit(g.limit, ms.HeapAlloc))
+	if float64(ms.HeapAlloc) > limitHeadroom*float64(g.limit) {
+		g.over++
+	} else {
+		g.over = 0
+	}
+	g.set(softLimit(g.limit, ms.HeapAlloc, g.over))
 }
 
 // gcSentinel is dropped at once so that the next collection finds it dead and

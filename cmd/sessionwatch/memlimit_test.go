@@ -13,17 +13,20 @@ func TestSoftLimit(t *testing.T) {
 	tests := []struct {
 		name string
 		live uint64
+		over int
 		want int64
 	}{
-		{"empty heap", 0, limit},
-		{"small heap", 20 << 20, limit},
-		{"at the headroom", 40 << 20, limit},
-		{"past the headroom: the limit steps aside", 40<<20 + 1, math.MaxInt64},
-		{"heap above the limit", 200 << 20, math.MaxInt64},
+		{"empty heap", 0, 0, limit},
+		{"small heap", 20 << 20, 0, limit},
+		{"at the headroom", 40 << 20, 0, limit},
+		{"past the headroom once: a burst, the limit holds", 40<<20 + 1, 1, limit},
+		{"past the headroom twice", 200 << 20, stepAsideAfter - 1, limit},
+		{"past the headroom for good: the limit steps aside", 40<<20 + 1, stepAsideAfter, math.MaxInt64},
+		{"heap far above the limit", 200 << 20, stepAsideAfter + 5, math.MaxInt64},
 	}
 	for _, tt := range tests {
-		if got := softLimit(limit, tt.live); got != tt.want {
-			t.Errorf("%s: softLimit(%d, %d) = %d, want %d", tt.name, limit, tt.live, got, tt.want)
+		if got := softLimit(limit, tt.live, tt.over); got != tt.want {
+			t.Errorf("%s: softLimit(%d, %d, %d) = %d, want %d", tt.name, limit, tt.live, tt.over, got, tt.want)
 		}
 	}
 }
