@@ -81,8 +81,9 @@ type Indexer struct {
 	keys          map[string]string // project → catalog key last written
 	dirtyDirs     map[string]bool
 	dirtyProjects map[string]bool
-	writes        writePool // the current flush's writes, in flight
-	pendingErr    error     // errors of writes waited for early, reported by the flush
+	writes        writePool             // the current flush's writes, in flight
+	byProject     map[string][]*Session // writeCatalogsLocked's scratch, empty between flushes
+	pendingErr    error                 // errors of writes waited for early, reported by the flush
 	diffs         []Difference
 	stats         Stats
 	consumers     []Consumer      // fed by every read (consumer.go)
@@ -1057,10 +1058,29 @@ func (ix *Indexer) writeNativeLocked(dir string, ss []*Session) error {
 // keys: the Wave encoding of the project, made unique with a hash suffix when two
 // projects encode alike.
 func (ix *Indexer) writeCatalogsLocked() error {
-	byProject := map[string][]*Session{}
+	// The grouping is rebuilt each flush in the maps and slices of the last
+	// one (a flush under load rewrote them for every session: a fifth of what
+	// the daemon allocated); they are emptied again before returning, so they
+	// keep no session alive.
+	byProject := ix.byProject
+	if byProject == nil {
+		byProject = map[string][]*Session{}
+		ix.byProject = byProject
+	}
+	defer func() {
+		for p, ss := range byProject {
+			clear(ss)
+			byProject[p] = ss[:0]
+		}
+	}()
 	for _, u := range ix.units {
 		for _, s := range u.sessions {
 			byProject[s.Project] = append(byProject[s.Project], s)
+		}
+	}
+	for p, ss := range byProject {
+		if len(ss) == 0 {
+			delete(byProject, p)
 		}
 	}
 	keys := catalogKeys(byProject, ix.baseKey)

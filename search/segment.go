@@ -214,7 +214,10 @@ func newSegWriter(path string) (*segWriter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create segment: %w", err)
 	}
-	w, _ := segBufs.Get().(*bufio.Writer)
+	segBuf.mu.Lock()
+	w := segBuf.w
+	segBuf.w = nil
+	segBuf.mu.Unlock()
 	if w == nil {
 		w = bufio.NewWriterSize(f, segBufSize)
 	} else {
@@ -226,18 +229,24 @@ func newSegWriter(path string) (*segWriter, error) {
 }
 
 // segBufSize is a segment writer's write buffer. The daemon writes a small
-// segment at every commit and merges them now and then: the buffers are kept
-// in segBufs rather than allocated for each (at 100 appends/s they were a
-// sixth of what the daemon allocated).
+// segment at every commit and merges them now and then: one buffer is kept in
+// segBuf rather than allocated for each (at 100 appends/s they were a sixth of
+// what the daemon allocated). Not a sync.Pool: a collection empties it, and
+// the daemon collects several times a second under load.
 const segBufSize = 256 << 10
 
-var segBufs sync.Pool
+var segBuf struct {
+	mu sync.Mutex
+	w  *bufio.Writer
+}
 
 // release hands the write buffer back once the segment is finished or aborted.
 func (s *segWriter) release() {
 	if s.w != nil {
 		s.w.Reset(nil)
-		segBufs.Put(s.w)
+		segBuf.mu.Lock()
+		segBuf.w = s.w
+		segBuf.mu.Unlock()
 		s.w = nil
 	}
 }
