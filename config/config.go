@@ -22,6 +22,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/robfig/cron/v3"
@@ -299,7 +300,7 @@ func (c *Config) expand(undefined func(path, raw string, name string)) {
 }
 
 // nameRE is what a source name must match.
-var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
+var nameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`) }) // compiled on first use, not at init
 
 // Validate checks the configuration and returns every problem joined with
 // errors.Join (nil if there is none). Each is a *Problem reading
@@ -359,7 +360,7 @@ func (c *Config) Validate() error {
 			ps.add(p+"name", "required", quote(s.Name))
 		case len(s.Name) > maxNameLen:
 			ps.add(p+"name", fmt.Sprintf("must be at most %d characters", maxNameLen), quote(s.Name))
-		case !nameRE.MatchString(s.Name):
+		case !nameRE().MatchString(s.Name):
 			ps.add(p+"name", "must match [a-z0-9][a-z0-9_-]* (it becomes a directory name)", quote(s.Name))
 		default:
 			if first, dup := names[s.Name]; dup {

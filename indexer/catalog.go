@@ -197,10 +197,20 @@ func (c *Catalog) Encode() ([]byte, error) {
 // EncodeWithResume renders the catalog (as Encode) and its resume file: the
 // sessions' Tail, each tied to its catalog line by a checksum (ResumeName).
 func (c *Catalog) EncodeWithResume() (catalog, resume []byte, err error) {
-	return c.encode(true)
+	return c.appendEncoded(nil, nil, true)
+}
+
+// AppendEncoded is EncodeWithResume appending to cat and res (the daemon's
+// flushes render into buffers they reuse rather than allocate each time).
+func (c *Catalog) AppendEncoded(cat, res []byte) (catalog, resume []byte, err error) {
+	return c.appendEncoded(cat, res, true)
 }
 
 func (c *Catalog) encode(withResume bool) (catalog, resume []byte, err error) {
+	return c.appendEncoded(nil, nil, withResume)
+}
+
+func (c *Catalog) appendEncoded(b, r []byte, withResume bool) (catalog, resume []byte, err error) {
 	SortSessions(c.Sessions)
 	c.UpdatedAt = ""
 	if len(c.Sessions) > 0 {
@@ -213,21 +223,21 @@ func (c *Catalog) encode(withResume bool) (catalog, resume []byte, err error) {
 		return nil, nil, err
 	}
 	hb = bytes.TrimSuffix(hb, []byte("null}"))
-	size, rsize := len(hb)+8, 0
+	size, rsize := len(hb)+8, len(hb)+32
 	for _, s := range c.Sessions {
 		size += 300 + len(s.File) + len(s.FirstPrompt) + len(s.Title)
 		if withResume && s.Tail != nil {
 			rsize += 260 + len(s.File) + len(s.ID) + len(s.Tail.State)
 		}
 	}
-	b := append(make([]byte, 0, size), hb...)
+	b = slices.Grow(b, size)
+	b = append(b, hb...)
 	b = append(b, '[')
-	var r []byte
 	if withResume {
-		r = append(make([]byte, 0, rsize+len(hb)+16), resumeHeader(c)...)
+		r = slices.Grow(r, rsize)
+		r = append(r, resumeHeader(c)...)
 	}
 	n := 0 // resume entries
-	var states []byte
 	for i, s := range c.Sessions {
 		if i > 0 {
 			b = append(b, ',')
@@ -242,10 +252,6 @@ func (c *Catalog) encode(withResume bool) (catalog, resume []byte, err error) {
 			}
 			r = append(r, '\n')
 			r = appendResumeEntry(r, s, lineSum(b[start:]))
-			if n > 0 {
-				states = append(states, ",\n"...)
-			}
-			states = appendResumeState(states, s.Tail)
 			n++
 		}
 	}
@@ -256,7 +262,19 @@ func (c *Catalog) encode(withResume bool) (catalog, resume []byte, err error) {
 		r = append(r, '\n')
 		r = append(r, resumeStatesLine...)
 		r = append(r, '\n')
-		r = append(r, states...)
+		// The states follow every entry: a second pass appends them in place
+		// rather than collecting them in a buffer of their own.
+		k := 0
+		for _, s := range c.Sessions {
+			if s.Tail == nil {
+				continue
+			}
+			if k > 0 {
+				r = append(r, ",\n"...)
+			}
+			r = appendResumeState(r, s.Tail)
+			k++
+		}
 		if n > 0 {
 			r = append(r, '\n')
 		}

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -438,12 +439,12 @@ func (claudeLayout) Companions(s *Session) []string {
 	return []string{base, base + ".cast"}
 }
 
-func (claudeLayout) NativeIndex(root, dir string, sessions []*Session) ([]byte, error) {
+func (claudeLayout) NativeIndex(dst []byte, root, dir string, sessions []*Session) ([]byte, error) {
 	size := 128
 	for _, s := range sessions {
 		size += 320 + len(s.ID) + len(s.File) + 2*len(s.Project) + len(s.FirstPrompt) + len(s.Title)
 	}
-	top := indentObject{b: append(make([]byte, 0, size), '{')}
+	top := indentObject{b: append(slices.Grow(dst, size), '{')}
 	top.int("version", 1)
 	top.str("originalPath", claudeOriginalPath(dir, sessions))
 	top.key("entries")

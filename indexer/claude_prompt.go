@@ -2,7 +2,6 @@ package indexer
 
 import (
 	"bytes"
-	"regexp"
 	"strings"
 	"unicode/utf16"
 )
@@ -23,10 +22,10 @@ import (
 const claudeMaxPromptUnits = 200
 
 var (
-	claudeCommandRE = regexp.MustCompile(`<command-name>(.*?)</command-name>`)
-	claudeBashRE    = regexp.MustCompile(`(?s)<bash-input>(.*?)</bash-input>`)
+	claudeCommandRE = lazyRE(`<command-name>(.*?)</command-name>`)
+	claudeBashRE    = lazyRE(`(?s)<bash-input>(.*?)</bash-input>`)
 	// claudeSkipRE is the SDK's /^(?:\s*<[a-z][\w-]*[\s>]|\[Request interrupted by user[^\]]*\])/.
-	claudeSkipRE = regexp.MustCompile(`^(?:[\t\n\v\f\r \x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}\x{feff}]*<[a-z][A-Za-z0-9_-]*[\t\n\v\f\r \x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}\x{feff}>]|\[Request interrupted by user[^\]]*\])`)
+	claudeSkipRE = lazyRE(`^(?:[\t\n\v\f\r \x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}\x{feff}]*<[a-z][A-Za-z0-9_-]*[\t\n\v\f\r \x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}\x{feff}>]|\[Request interrupted by user[^\]]*\])`)
 )
 
 // claudeUserPrompt is what one user message's content contributes: the prompt
@@ -62,16 +61,16 @@ func claudeUserPrompt(content []byte) (prompt, command string, ok bool) {
 		if c == "" {
 			continue
 		}
-		if m := claudeCommandRE.FindStringSubmatch(c); m != nil && !strings.ContainsAny(m[1], "\r\u2028\u2029") {
+		if m := claudeCommandRE().FindStringSubmatch(c); m != nil && !strings.ContainsAny(m[1], "\r\u2028\u2029") {
 			if command == "" {
 				command = m[1]
 			}
 			continue
 		}
-		if m := claudeBashRE.FindStringSubmatch(c); m != nil {
+		if m := claudeBashRE().FindStringSubmatch(c); m != nil {
 			return "! " + jsTrim(m[1]), command, true
 		}
-		if claudeSkipRE.MatchString(c) {
+		if claudeSkipRE().MatchString(c) {
 			continue
 		}
 		return claudeCut(c), command, true

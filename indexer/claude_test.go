@@ -398,7 +398,7 @@ func TestClaudeLiveSessions(t *testing.T) {
 
 func TestClaudeNativeIndex(t *testing.T) {
 	sub := &Session{ID: "a1", Type: TypeSubagent, File: "/r/d/agent-a1.jsonl", Project: "/w", Tail: &Tail{Mtime: 5e6}}
-	data, err := claudeLayout{}.NativeIndex("/r", "d", []*Session{sub})
+	data, err := claudeLayout{}.NativeIndex(nil, "/r", "d", []*Session{sub})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -407,7 +407,7 @@ func TestClaudeNativeIndex(t *testing.T) {
 	}
 	m1 := &Session{ID: "m1", Type: TypeMain, File: "/r/-w/m1.jsonl", Project: "/w", FirstPrompt: "a <b> & c", CreatedAt: "c1", LastActiveAt: "l1", MessageCount: 2, Tail: &Tail{Mtime: 1772712000123456789}}
 	m2 := &Session{ID: "m2", Type: TypeMain, File: "/r/-w/m0.jsonl", Project: "/x", Title: "T", GitBranch: "dev", Tail: &Tail{Mtime: 1}}
-	data, _ = claudeLayout{}.NativeIndex("/r", "-w", []*Session{m1, sub, m2})
+	data, _ = claudeLayout{}.NativeIndex(nil, "/r", "-w", []*Session{m1, sub, m2})
 	want := `{
   "version": 1,
   "originalPath": "/w",

@@ -1,7 +1,6 @@
 package indexer
 
 import (
-	"regexp"
 	"strings"
 )
 
@@ -13,7 +12,7 @@ func init() { register(codexLayout{}) }
 
 type codexLayout struct{}
 
-var codexFileRE = regexp.MustCompile(`^rollout-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\.jsonl$`)
+var codexFileRE = lazyRE(`^rollout-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\.jsonl$`)
 
 // codexDirDigits is the length of the date directories YYYY, MM and DD.
 var codexDirDigits = [3]int{4, 2, 2}
@@ -22,7 +21,7 @@ func (codexLayout) Name() string { return "codex" }
 
 func (codexLayout) Classify(rel string) (string, UnitKind) {
 	parts := strings.Split(rel, "/")
-	if len(parts) != 4 || !codexDateDirs(parts[:3]) || !codexFileRE.MatchString(parts[3]) {
+	if len(parts) != 4 || !codexDateDirs(parts[:3]) || !codexFileRE().MatchString(parts[3]) {
 		return "", UnitNone
 	}
 	return rel, UnitLines
@@ -241,7 +240,7 @@ func codexSource(raw []byte) (subagent bool, parent string) {
 
 // fileID is the uuid in the unit's file name ("" if it has none).
 func (a *codexAcc) fileID() string {
-	if m := codexFileRE.FindStringSubmatch(pathBase(a.unit)); m != nil {
+	if m := codexFileRE().FindStringSubmatch(pathBase(a.unit)); m != nil {
 		return m[1]
 	}
 	return ""

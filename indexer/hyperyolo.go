@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"regexp"
 	"sort"
 	"strings"
 )
@@ -22,7 +21,7 @@ func init() { register(hyperyoloLayout{}) }
 type hyperyoloLayout struct{}
 
 // hyperyoloKeyRE matches a record key: "hyper_" and 4 random bytes in hex.
-var hyperyoloKeyRE = regexp.MustCompile(`^hyper_[0-9a-fA-F]{8}$`)
+var hyperyoloKeyRE = lazyRE(`^hyper_[0-9a-fA-F]{8}$`)
 
 func (hyperyoloLayout) Name() string { return "hyperyolo" }
 
@@ -210,7 +209,7 @@ func (hyperyoloLayout) ParseDocument(f FileFacts, data []byte) ([]*Session, erro
 	skipped := 0
 	for _, k := range keys {
 		raw := recs[k]
-		if !hyperyoloKeyRE.MatchString(k) {
+		if !hyperyoloKeyRE().MatchString(k) {
 			skipped++
 			continue
 		}

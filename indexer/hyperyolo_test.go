@@ -351,7 +351,7 @@ func FuzzHyperyoloStore(f *testing.F) {
 		}
 		seen := map[string]bool{}
 		for _, s := range ss {
-			if !hyperyoloKeyRE.MatchString(s.ID) || seen[s.ID] || s.SizeBytes <= 0 {
+			if !hyperyoloKeyRE().MatchString(s.ID) || seen[s.ID] || s.SizeBytes <= 0 {
 				t.Fatalf("session id %q (dup %v) size %d", s.ID, seen[s.ID], s.SizeBytes)
 			}
 			seen[s.ID] = true

@@ -81,8 +81,9 @@ type Indexer struct {
 	keys          map[string]string // project → catalog key last written
 	dirtyDirs     map[string]bool
 	dirtyProjects map[string]bool
-	writes        writePool // the current flush's writes, in flight
-	pendingErr    error     // errors of writes waited for early, reported by the flush
+	writes        writePool             // the current flush's writes, in flight
+	byProject     map[string][]*Session // writeCatalogsLocked's scratch, empty between flushes
+	pendingErr    error                 // errors of writes waited for early, reported by the flush
 	diffs         []Difference
 	stats         Stats
 	consumers     []Consumer        // fed by every read (consumer.go)
@@ -121,58 +122,6 @@ const (
 	retryMin = time.Second
 	retryMax = time.Minute
 )
-
-// commitParallel is how many writes a flush has in flight at once: concurrent
-// fsyncs share the filesystem journal's commits (8 at once: 3.4x the throughput of
-// one at a time on ext4), which keeps append-to-index latency down under heavy
-// load. It also bounds the memory a flush holds in rendered outputs: a write
-// starts as soon as its output is rendered, and rendering waits for a free slot.
-const commitParallel = 8
-
-// writePool runs a flush's atomic writes in the background, at most
-// commitParallel at once, while the flush renders the next outputs.
-type writePool struct {
-	sem  chan struct{}
-	wg   sync.WaitGroup
-	mu   sync.Mutex
-	done []writeResult
-}
-
-type writeResult struct {
-	path string
-	sum  uint64
-	mark dirtyMark
-	err  error
-}
-
-// writeFileAtomic is WriteFileAtomic; tests replace it to make writes fail (ENOSPC).
-var writeFileAtomic = WriteFileAtomic
-
-func (p *writePool) start(path string, data []byte, sum uint64, mark dirtyMark) {
-	if p.sem == nil {
-		p.sem = make(chan struct{}, commitParallel)
-	}
-	p.sem <- struct{}{}
-	p.wg.Add(1)
-	go func() {
-		defer p.wg.Done()
-		err := writeFileAtomic(path, data)
-		p.mu.Lock()
-		p.done = append(p.done, writeResult{path, sum, mark, err})
-		p.mu.Unlock()
-		<-p.sem
-	}()
-}
-
-// wait waits for every write started and returns their results.
-func (p *writePool) wait() []writeResult {
-	p.wg.Wait()
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	out := p.done
-	p.done = nil
-	return out
-}
 
 type unit struct {
 	rel   string
@@ -1166,11 +1115,11 @@ func (ix *Indexer) writeNativeLocked(dir string, ss []*Session) error {
 		return nil
 	}
 	SortSessions(ss)
-	data, err := ni.NativeIndex(ix.rootDir, dir, ss)
+	data, err := ni.NativeIndex(ix.writes.buffer(), ix.rootDir, dir, ss)
 	if err != nil {
 		return fmt.Errorf("render native index %s: %w", path, err)
 	}
-	wrote, err := ix.writeOutputLocked(path, data, dirtyMark{native: true, dir: dir})
+	wrote, err := ix.writeOutputLocked(path, data, dirtyMark{native: true, dir: dir}, true)
 	if wrote {
 		ix.stats.NativeWrites++
 	}
@@ -1181,10 +1130,29 @@ func (ix *Indexer) writeNativeLocked(dir string, ss []*Session) error {
 // keys: the Wave encoding of the project, made unique with a hash suffix when two
 // projects encode alike.
 func (ix *Indexer) writeCatalogsLocked() error {
-	byProject := map[string][]*Session{}
+	// The grouping is rebuilt each flush in the maps and slices of the last
+	// one (a flush under load rewrote them for every session: a fifth of what
+	// the daemon allocated); they are emptied again before returning, so they
+	// keep no session alive.
+	byProject := ix.byProject
+	if byProject == nil {
+		byProject = map[string][]*Session{}
+		ix.byProject = byProject
+	}
+	defer func() {
+		for p, ss := range byProject {
+			clear(ss)
+			byProject[p] = ss[:0]
+		}
+	}()
 	for _, u := range ix.units {
 		for _, s := range u.sessions {
 			byProject[s.Project] = append(byProject[s.Project], s)
+		}
+	}
+	for p, ss := range byProject {
+		if len(ss) == 0 {
+			delete(byProject, p)
 		}
 	}
 	keys := catalogKeys(byProject, ix.baseKey)
@@ -1213,7 +1181,7 @@ func (ix *Indexer) writeCatalogsLocked() error {
 			continue
 		}
 		c := &Catalog{Version: CatalogVersion, Generator: "sessionwatch", Source: ix.opt.Source, Layout: ix.layout.Name(), Project: p, Sessions: ss}
-		data, resume, err := c.EncodeWithResume()
+		data, resume, err := c.AppendEncoded(ix.writes.buffer(), ix.writes.buffer())
 		if err != nil {
 			errs = append(errs, fmt.Errorf("encode catalog of %q: %w", p, err))
 			continue
@@ -1227,7 +1195,7 @@ func (ix *Indexer) writeCatalogsLocked() error {
 			path string
 			data []byte
 		}{{resumePath(path), resume}, {path, data}} {
-			wrote, err := ix.writeOutputLocked(out.path, out.data, dirtyMark{project: p})
+			wrote, err := ix.writeOutputLocked(out.path, out.data, dirtyMark{project: p}, true)
 			if wrote {
 				ix.stats.CatalogWrites++
 			}
@@ -1385,8 +1353,14 @@ func (ix *Indexer) removeCatalogLocked(dir string) {
 }
 
 // writeOutputLocked writes data to path unless the file already holds exactly that.
-// It reports whether it wrote (in check mode: whether it would have).
-func (ix *Indexer) writeOutputLocked(path string, data []byte, mark dirtyMark) (bool, error) {
+// It reports whether it wrote (in check mode: whether it would have). With reuse,
+// data is a buffer from ix.writes.buffer, handed back once no longer needed.
+func (ix *Indexer) writeOutputLocked(path string, data []byte, mark dirtyMark, reuse bool) (bool, error) {
+	release := func() {
+		if reuse {
+			ix.writes.release(data)
+		}
+	}
 	sum := outputHash(data)
 	known := false // the file is still what we last wrote (by its stat)
 	if o, ok := ix.outputs[path]; ok {
@@ -1395,6 +1369,7 @@ func (ix *Indexer) writeOutputLocked(path string, data []byte, mark dirtyMark) (
 			known = ino == o.ino
 		}
 		if known && o.sum == sum {
+			release()
 			return false, nil
 		}
 	}
@@ -1403,6 +1378,7 @@ func (ix *Indexer) writeOutputLocked(path string, data []byte, mark dirtyMark) (
 	if !known {
 		if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, data) {
 			ix.recordOutput(path, sum)
+			release()
 			return false, nil
 		}
 	}
@@ -1410,7 +1386,7 @@ func (ix *Indexer) writeOutputLocked(path string, data []byte, mark dirtyMark) (
 		ix.diffs = append(ix.diffs, Difference{Path: path, Change: "write", Want: data})
 		return true, nil
 	}
-	ix.writes.start(path, data, sum, mark)
+	ix.writes.start(path, data, sum, mark, reuse)
 	return true, nil
 }
 

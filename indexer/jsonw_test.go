@@ -183,7 +183,7 @@ func TestWaveNativeIndexMatchesEncodingJSON(t *testing.T) {
 	for _, n := range []int{0, 1, 2, 5, 40, 200} {
 		for range 20 {
 			ss := randomWaveSessions(r, n)
-			got, err := waveLayout{}.NativeIndex("/root", "dir", ss)
+			got, err := waveLayout{}.NativeIndex(nil, "/root", "dir", ss)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -241,7 +241,7 @@ func TestClaudeNativeIndexMatchesEncodingJSON(t *testing.T) {
 			if len(ss) > 0 && r.IntN(2) == 0 {
 				dir = claudeSanitize(ss[0].Project)
 			}
-			got, err := claudeLayout{}.NativeIndex("/root", dir, ss)
+			got, err := claudeLayout{}.NativeIndex(nil, "/root", dir, ss)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -82,8 +82,9 @@ type ProjectResolver interface {
 // NativeIndexer is implemented by layouts with a native index in each project dir.
 type NativeIndexer interface {
 	// NativeIndex renders the native index of one project directory from its
-	// sessions (at least one); the file is <root>/<dir>/CatalogName.
-	NativeIndex(root, dir string, sessions []*Session) ([]byte, error)
+	// sessions (at least one), appended to dst (the daemon's flushes reuse their
+	// buffers); the file is <root>/<dir>/CatalogName.
+	NativeIndex(dst []byte, root, dir string, sessions []*Session) ([]byte, error)
 }
 
 var layouts = map[string]Layout{}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"time"
 )
@@ -17,7 +16,7 @@ func init() { register(llxprtLayout{}) }
 
 type llxprtLayout struct{}
 
-var llxprtFileRE = regexp.MustCompile(`^session-[A-Za-z0-9_-]+\.jsonl$`)
+var llxprtFileRE = lazyRE(`^session-[A-Za-z0-9_-]+\.jsonl$`)
 
 // llxprtSafeID is llxprt's safe session id grammar, ^[A-Za-z0-9_-]{1,256}$; only
 // such ids name a lock file. (Written out: the regexp's {1,256} took 2 ms to
@@ -39,7 +38,7 @@ func (llxprtLayout) Name() string { return "llxprt" }
 
 func (llxprtLayout) Classify(rel string) (string, UnitKind) {
 	parts := strings.Split(rel, "/")
-	if len(parts) != 3 || parts[0] == "" || parts[1] != "chats" || !llxprtFileRE.MatchString(parts[2]) {
+	if len(parts) != 3 || parts[0] == "" || parts[1] != "chats" || !llxprtFileRE().MatchString(parts[2]) {
 		return "", UnitNone
 	}
 	return rel, UnitLines

@@ -7,7 +7,6 @@ import (
 	"hash/fnv"
 	"io/fs"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"time"
 )
@@ -27,7 +26,7 @@ const (
 )
 
 // mogziDirRE matches a session directory: Mogzi names it after its Guid ("D" format).
-var mogziDirRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+var mogziDirRE = lazyRE(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
 
 func (mogziLayout) Name() string { return "mogzi" }
 
@@ -37,7 +36,7 @@ func (mogziLayout) Name() string { return "mogzi" }
 // its unit. session.tmp and everything else is no unit.
 func (mogziLayout) Classify(rel string) (string, UnitKind) {
 	parts := strings.Split(rel, "/")
-	if !mogziDirRE.MatchString(parts[0]) {
+	if !mogziDirRE().MatchString(parts[0]) {
 		return "", UnitNone
 	}
 	unit := parts[0] + "/" + mogziSessionFile
@@ -55,7 +54,7 @@ func (mogziLayout) Classify(rel string) (string, UnitKind) {
 // are neither watched nor walked.
 func (mogziLayout) SkipDir(rel string) bool {
 	parts := strings.Split(rel, "/")
-	if !mogziDirRE.MatchString(parts[0]) {
+	if !mogziDirRE().MatchString(parts[0]) {
 		return true
 	}
 	return len(parts) > 1 && parts[1] != mogziAttachmentsDir

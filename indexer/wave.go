@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"unicode"
@@ -18,13 +17,13 @@ func init() { register(waveLayout{}) }
 
 type waveLayout struct{}
 
-var waveFileRE = regexp.MustCompile(`^(subagent-)?([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\.jsonl$`)
+var waveFileRE = lazyRE(`^(subagent-)?([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\.jsonl$`)
 
 func (waveLayout) Name() string { return "wave" }
 
 func (waveLayout) Classify(rel string) (string, UnitKind) {
 	dir, name, ok := strings.Cut(rel, "/")
-	if !ok || dir == "" || strings.Contains(name, "/") || !waveFileRE.MatchString(name) {
+	if !ok || dir == "" || strings.Contains(name, "/") || !waveFileRE().MatchString(name) {
 		return "", UnitNone
 	}
 	return rel, UnitLines
@@ -159,7 +158,7 @@ func (a *waveAcc) Line(line []byte) error {
 
 func (a *waveAcc) Summarize(s *Session, f FileFacts) {
 	_, name, _ := strings.Cut(f.Unit, "/")
-	m := waveFileRE.FindStringSubmatch(name)
+	m := waveFileRE().FindStringSubmatch(name)
 	s.ID = strings.ToLower(m[2])
 	s.Type = TypeMain
 	if m[1] != "" {
@@ -187,7 +186,7 @@ func (waveLayout) DirProject(root, dir string) string {
 
 // NativeIndex renders Wave's index, pretty-printed with two spaces as Wave wrote it.
 // lastUpdated is the newest lastActiveAt, so a rebuild reproduces the file exactly.
-func (waveLayout) NativeIndex(root, dir string, sessions []*Session) ([]byte, error) {
+func (waveLayout) NativeIndex(dst []byte, root, dir string, sessions []*Session) ([]byte, error) {
 	// Wave's sessions object is a map: keys in byte order, the last session of a
 	// duplicate id winning, as encoding/json renders a map[string]waveIndexEntry.
 	byID := make([]*Session, len(sessions))
@@ -199,8 +198,7 @@ func (waveLayout) NativeIndex(root, dir string, sessions []*Session) ([]byte, er
 		lastUpdated = max(lastUpdated, s.LastActiveAt)
 		size += 256 + len(s.ID)*2 + len(s.Project) + len(s.FirstPrompt)
 	}
-	top := indentObject{b: make([]byte, 0, size)}
-	top.b = append(top.b, '{')
+	top := indentObject{b: append(slices.Grow(dst, size), '{')}
 	top.key("sessions")
 	sess := indentObject{b: append(top.b, '{'), depth: 1}
 	for i, s := range byID {
@@ -286,7 +284,7 @@ func EncodeResolved(resolved string) string {
 	return out
 }
 
-var waveHashedRE = regexp.MustCompile(`-[0-9a-f]{8}$`)
+var waveHashedRE = lazyRE(`-[0-9a-f]{8}$`)
 
 // DecodeWaveDir decodes a Wave directory name to a path: each "-" is a "/" or a
 // literal "-", each "_" a space or a literal "_". Of the candidates, the first one
@@ -294,7 +292,7 @@ var waveHashedRE = regexp.MustCompile(`-[0-9a-f]{8}$`)
 // the plain decoding ("-" → "/", "_" → " ") is returned.
 func DecodeWaveDir(name string, exists func(string) bool) string {
 	plain := "/" + strings.ReplaceAll(strings.ReplaceAll(name, "-", "/"), "_", " ")
-	if len([]rune(name)) == MaxEncodedLen && waveHashedRE.MatchString(name) {
+	if len([]rune(name)) == MaxEncodedLen && waveHashedRE().MatchString(name) {
 		return plain // a hashed name cannot be decoded
 	}
 	budget := 4096

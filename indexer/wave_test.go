@@ -31,7 +31,7 @@ func TestEncodeResolved(t *testing.T) {
 	if n := len([]rune(longEnc)); n != MaxEncodedLen {
 		t.Errorf("EncodeResolved(long) has %d chars, want %d", n, MaxEncodedLen)
 	}
-	if !waveHashedRE.MatchString(longEnc) || longEnc[:191] != EncodeResolved("/" + strings.Repeat("abcdefghij/", 25))[:191] {
+	if !waveHashedRE().MatchString(longEnc) || longEnc[:191] != EncodeResolved("/" + strings.Repeat("abcdefghij/", 25))[:191] {
 		t.Errorf("EncodeResolved(long) = %q, want 191 chars + -hash8", longEnc)
 	}
 	if EncodeResolved(long) == EncodeResolved(long+"x/") {

@@ -236,10 +236,14 @@ func (job *mergeJob) build() (*segment, error) {
 	var tokens uint64
 	w.beginDocs()
 	var next uint32
+	const chunk = 32 << 10
+	var most uint64 // the most docs of an input: the chunk buffer need not be longer
+	for _, s := range in {
+		most = max(most, s.ft.ndocs)
+	}
+	buf := make([]byte, min(chunk, most)*docSize)
 	for i, s := range in {
 		base[i] = next
-		const chunk = 32 << 10
-		buf := make([]byte, chunk*docSize)
 		for d := uint64(0); d < s.ft.ndocs; d += chunk {
 			cnt := min(chunk, s.ft.ndocs-d)
 			b := buf[:cnt*docSize]

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/sessionwatch/sessionwatch/config"
 )
@@ -43,14 +44,14 @@ func NewPrices(over map[string]config.Price) *Prices {
 	return &Prices{over: over, table: DefaultPrices().Models}
 }
 
-var dateSuffix = regexp.MustCompile(`-\d{8}$`)
+var dateSuffix = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`-\d{8}$`) }) // compiled on first use, not at init
 
 // Lookup returns the price of model; ok is false if neither table names it.
 func (p *Prices) Lookup(model string) (config.Price, bool) {
 	if pr, ok := p.over[model]; ok {
 		return pr, true
 	}
-	name := strings.TrimSuffix(dateSuffix.ReplaceAllString(model, ""), "-fast")
+	name := strings.TrimSuffix(dateSuffix().ReplaceAllString(model, ""), "-fast")
 	for _, m := range []map[string]config.Price{p.over, p.table} {
 		if pr, ok := m[name]; ok {
 			return pr, true

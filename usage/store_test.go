@@ -1,6 +1,7 @@
 package usage
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -202,19 +203,28 @@ func TestLedgerMigratesFirstVersion(t *testing.T) {
 // Reading part of the summary (rows from a quarter hour, one session's rows) finds
 // what reading it whole and filtering finds, with batches appended after the base.
 func TestParseSummaryPartsEqualWhole(t *testing.T) {
+	// Searched sections and lines longer than a probe's first read, in small files.
+	defer func(w, d int64) { seekWindow, seekDone = w, d }(seekWindow, seekDone)
+	seekWindow, seekDone = 16, 64
 	rng := rand.New(rand.NewPCG(3, 4))
 	for round := 0; round < 20; round++ {
 		l := newLedger(t.TempDir())
 		var all []*unitRec
-		for i := 0; i < 1+rng.IntN(300); i++ {
-			r := &unitRec{Source: []string{"claude", "codex"}[rng.IntN(2)], Unit: fmt.Sprint(i), Session: sid(rng.IntN(50)),
+		// Half the rounds are large enough for the file reader to search the
+		// sections rather than read them (readSummaryParts).
+		units, sessions, credits := 300, 50, 400
+		if round%2 == 1 {
+			units, sessions, credits = 3000, 600, 6000
+		}
+		for i := 0; i < 1+rng.IntN(units); i++ {
+			r := &unitRec{Source: []string{"claude", "codex"}[rng.IntN(2)], Unit: fmt.Sprint(i), Session: sid(rng.IntN(sessions)),
 				Project: []string{"/a", "/b\tc", `/d\e`}[rng.IntN(3)], Type: "main"}
 			l.units[ukey{r.Source, r.Unit}] = r
 			l.file(r, 1)
 			all = append(all, r)
 		}
 		credit := func() {
-			for k := 0; k < 1+rng.IntN(400); k++ {
+			for k := 0; k < 1+rng.IntN(credits); k++ {
 				r := all[rng.IntN(len(all))]
 				r.acc.credit(int32(1000+rng.IntN(500)), []string{"opus", "gpt-5"}[rng.IntN(2)], Tokens{int64(rng.IntN(9)), 1, 0, 0}, 1, l.observe(r))
 			}
@@ -253,7 +263,7 @@ func TestParseSummaryPartsEqualWhole(t *testing.T) {
 		if !reflect.DeepEqual(part.Rows, want) || part.Sessions != nil {
 			t.Fatalf("round %d: rows from %d: %d rows, want %d", round, from, len(part.Rows), len(want))
 		}
-		s := sid(rng.IntN(50))
+		s := sid(rng.IntN(sessions))
 		one, err := ParseSummary(data, Want{Session: s, NoRows: true})
 		if err != nil {
 			t.Fatal(err)
@@ -271,6 +281,23 @@ func TestParseSummaryPartsEqualWhole(t *testing.T) {
 		key(one.Sessions)
 		if !reflect.DeepEqual(one.Sessions, wantS) || one.Rows != nil {
 			t.Fatalf("round %d: session %s: %+v, want %+v", round, s, one.Sessions, wantS)
+		}
+		// The file reader finds what the whole parse finds, for every kind of want.
+		for _, w := range []Want{{From: from, NoSessions: true}, {Session: s, NoRows: true}, {From: from, Session: s},
+			{NoSessions: true}, {From: from}, {Session: sid(sessions + 1)}, {From: 1 << 30, NoSessions: true}} {
+			want, err := ParseSummary(data, w)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, ok := readSummaryParts(bytes.NewReader(data), int64(len(data)), w)
+			if !ok {
+				t.Fatalf("round %d: readSummaryParts(%+v) gave up on a well-formed summary", round, w)
+			}
+			key(want.Sessions)
+			key(got.Sessions)
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("round %d: readSummaryParts(%+v) = %d sessions, %d rows; want %d, %d", round, w, len(got.Sessions), len(got.Rows), len(want.Sessions), len(want.Rows))
+			}
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -14,13 +15,28 @@ import (
 // ---- reading ----
 
 // ReadSummary reads what w asks of the ledger's summary in stateDir (an empty
-// summary if there is none yet).
+// summary if there is none yet). When w asks for part of it, only that part is
+// read (summary_seek.go).
 func ReadSummary(stateDir string, w Want) (*Summary, error) {
-	data, err := os.ReadFile(filepath.Join(stateDir, DirName, SummaryName))
+	f, err := os.Open(filepath.Join(stateDir, DirName, SummaryName))
 	if errors.Is(err, fs.ErrNotExist) {
 		return &Summary{}, nil
 	}
 	if err != nil {
+		return nil, fmt.Errorf("read usage summary: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("read usage summary: %w", err)
+	}
+	if w.NoSessions || w.Session != "" || w.NoRows || w.From != 0 {
+		if s, ok := readSummaryParts(f, fi.Size(), w); ok {
+			return s, nil
+		}
+	}
+	data := make([]byte, fi.Size())
+	if _, err := io.ReadFull(io.NewSectionReader(f, 0, fi.Size()), data); err != nil {
 		return nil, fmt.Errorf("read usage summary: %w", err)
 	}
 	return ParseSummary(data, w)
@@ -181,27 +197,50 @@ func lineStart(sec []byte, i int) int {
 
 func parseSummary(data []byte, w Want) (*Summary, parsed, error) {
 	var p parsed
-	nl := bytes.IndexByte(data, '\n')
-	if nl < 0 {
-		return nil, p, fmt.Errorf("usage summary: no header line")
+	h, start, err := parseSummaryHeader(data)
+	if err != nil {
+		return nil, p, err
 	}
-	var h summaryHeader
-	if err := json.Unmarshal(data[:nl], &h); err != nil {
-		return nil, p, fmt.Errorf("usage summary: line 1: %w", err)
-	}
-	if h.Version != LedgerVersion {
-		return nil, p, fmt.Errorf("usage summary: version %d, want %d (run 'sessionwatch reindex')", h.Version, LedgerVersion)
-	}
-	start := int64(nl + 1)
-	if h.Sessions < 0 || h.Rows < 0 || start+h.Sessions+h.Rows > int64(len(data)) {
+	if start+h.Sessions+h.Rows > int64(len(data)) {
 		return nil, p, fmt.Errorf("usage summary: line 1: sections beyond the end of the file")
 	}
 	ssec := data[start : start+h.Sessions]
 	bsec := data[start+h.Sessions : start+h.Sessions+h.Rows]
 	tail := data[start+h.Sessions+h.Rows:]
 	p.base = start + h.Sessions + h.Rows
-	rd := &summaryReader{strs: map[string]string{}}
 	lineNo := func(rest []byte) int { return 1 + bytes.Count(data[:len(data)-len(rest)], []byte{'\n'}) }
+	s, clean, err := parseSections(ssec, bsec, tail, w, lineNo)
+	p.clean = clean
+	return s, p, err
+}
+
+// parseSummaryHeader reads a summary's first line; start is the offset after it.
+// data need hold no more than that line.
+func parseSummaryHeader(data []byte) (h summaryHeader, start int64, err error) {
+	nl := bytes.IndexByte(data, '\n')
+	if nl < 0 {
+		return h, 0, fmt.Errorf("usage summary: no header line")
+	}
+	if err := json.Unmarshal(data[:nl], &h); err != nil {
+		return h, 0, fmt.Errorf("usage summary: line 1: %w", err)
+	}
+	if h.Version != LedgerVersion {
+		return h, 0, fmt.Errorf("usage summary: version %d, want %d (run 'sessionwatch reindex')", h.Version, LedgerVersion)
+	}
+	if h.Sessions < 0 || h.Rows < 0 {
+		return h, 0, fmt.Errorf("usage summary: line 1: sections beyond the end of the file")
+	}
+	return h, int64(nl + 1), nil
+}
+
+// parseSections reads what w asks of a summary's S section, B section and the
+// batches after them. Each section starts at a line start; ssec and bsec may be
+// trimmed to the lines w asks for (readSummaryParts). lineNo numbers the line
+// that rest starts for errors. clean reports that nothing follows the last
+// commit line.
+func parseSections(ssec, bsec, tail []byte, w Want, lineNo func(rest []byte) int) (_ *Summary, clean bool, _ error) {
+	var p parsed
+	rd := &summaryReader{strs: map[string]string{}}
 
 	// The batches appended after the base replace rows of the base by key.
 	tailS := map[sessKey]SessionRow{}
@@ -231,17 +270,17 @@ func parseSummary(data []byte, w Want) (*Summary, parsed, error) {
 		case len(line) > 0 && line[0] == 'S':
 			r, ok := rd.session(line)
 			if !ok {
-				return nil, p, fmt.Errorf("usage summary: line %d: malformed session row", lineNo(rest))
+				return nil, false, fmt.Errorf("usage summary: line %d: malformed session row", lineNo(rest))
 			}
 			pendS = append(pendS, r)
 		case len(line) > 0 && line[0] == 'B':
 			r, ok := rd.row(line)
 			if !ok {
-				return nil, p, fmt.Errorf("usage summary: line %d: malformed row", lineNo(rest))
+				return nil, false, fmt.Errorf("usage summary: line %d: malformed row", lineNo(rest))
 			}
 			pendB = append(pendB, r)
 		default:
-			return nil, p, fmt.Errorf("usage summary: line %d: unknown row", lineNo(rest))
+			return nil, false, fmt.Errorf("usage summary: line %d: unknown row", lineNo(rest))
 		}
 		rest = rest[end+1:]
 	}
@@ -277,7 +316,7 @@ func parseSummary(data []byte, w Want) (*Summary, parsed, error) {
 		for rest := sec; len(rest) > 0; {
 			end := bytes.IndexByte(rest, '\n')
 			if end < 0 {
-				return nil, p, fmt.Errorf("usage summary: line %d: not terminated", lineNo(rest))
+				return nil, false, fmt.Errorf("usage summary: line %d: not terminated", lineNo(rest))
 			}
 			if w.Session != "" {
 				key := appendField(nil, w.Session)[1:]
@@ -294,7 +333,7 @@ func parseSummary(data []byte, w Want) (*Summary, parsed, error) {
 			}
 			r, ok := rd.session(rest[:end])
 			if !ok {
-				return nil, p, fmt.Errorf("usage summary: line %d: malformed session row", lineNo(rest))
+				return nil, false, fmt.Errorf("usage summary: line %d: malformed session row", lineNo(rest))
 			}
 			if _, replaced := tailS[sessKeyOf(&r)]; !replaced {
 				s.Sessions = append(s.Sessions, r)
@@ -320,7 +359,7 @@ func parseSummary(data []byte, w Want) (*Summary, parsed, error) {
 				e := bytes.IndexByte(sec[mid:], '\n')
 				q, ok := rowQ(sec[mid : mid+e])
 				if !ok {
-					return nil, p, fmt.Errorf("usage summary: line %d: malformed row", lineNo(sec[mid:]))
+					return nil, false, fmt.Errorf("usage summary: line %d: malformed row", lineNo(sec[mid:]))
 				}
 				if q < w.From {
 					lo = mid + e + 1
@@ -334,11 +373,11 @@ func parseSummary(data []byte, w Want) (*Summary, parsed, error) {
 		for rest := sec; len(rest) > 0; {
 			end := bytes.IndexByte(rest, '\n')
 			if end < 0 {
-				return nil, p, fmt.Errorf("usage summary: line %d: not terminated", lineNo(rest))
+				return nil, false, fmt.Errorf("usage summary: line %d: not terminated", lineNo(rest))
 			}
 			r, ok := rd.row(rest[:end])
 			if !ok {
-				return nil, p, fmt.Errorf("usage summary: line %d: malformed row", lineNo(rest))
+				return nil, false, fmt.Errorf("usage summary: line %d: malformed row", lineNo(rest))
 			}
 			rest = rest[end+1:]
 			if r.Q < w.From {
@@ -378,5 +417,5 @@ func parseSummary(data []byte, w Want) (*Summary, parsed, error) {
 			s.Rows = nil
 		}
 	}
-	return s, p, nil
+	return s, p.clean, nil
 }

@@ -221,7 +221,10 @@ func (b *bench) run(ctx context.Context) error {
 		built = "built from " + sourceVersion()
 		b.bin = filepath.Join(b.work, "sessionwatch")
 		b.logf("building sessionwatch")
-		if out, err := exec.Command("go", "build", "-o", b.bin, "github.com/sessionwatch/sessionwatch/cmd/sessionwatch").CombinedOutput(); err != nil {
+		// Built as the README says: statically linked (CGO_ENABLED=0).
+		build := exec.Command("go", "build", "-o", b.bin, "github.com/sessionwatch/sessionwatch/cmd/sessionwatch")
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := build.CombinedOutput(); err != nil {
 			return fmt.Errorf("build sessionwatch (or pass --sessionwatch): %v\n%s", err, out)
 		}
 	}

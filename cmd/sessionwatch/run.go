@@ -54,12 +54,9 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	if moved, err := janitor.AdoptArchives(cfg.ArchiveDir); err != nil || len(moved) > 0 {
 		logger.Info("archives moved into their project's directory", "count", len(moved), "err", err)
 	}
-	// A long-lived daemon's heap is mostly its index, live for good: collect at
-	// 1.5x the live heap instead of Go's default 2x (10k sessions: ~40 MiB RSS
-	// rather than ~55 MiB). GOGC in the environment still wins.
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(daemonGCPercent)
-	}
+	// GOGC 50 and a soft memory limit (memlimit.go); GOGC and GOMEMLIMIT in the
+	// environment still win.
+	defer setupDaemonMemory()()
 
 	// First SIGINT/SIGTERM: cancel and shut down cleanly; a second one exits at once.
 	ctx, cancel := context.WithCancel(ctx)
@@ -114,9 +111,6 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 // testWatcherOptions is a test seam: an in-process daemon's test adjusts the
 // watcher's options with it (e.g. MaxWatches, to run out of inotify watches).
 var testWatcherOptions func(*watcher.Options)
-
-// daemonGCPercent is the daemon's GOGC unless the environment sets one.
-const daemonGCPercent = 50
 
 // daemon holds what survives a config reload.
 type daemon struct {
