@@ -444,4 +444,3 @@ func tailLite(v []byte, t *Tail) bool {
 	}
 	return i == len(v)-1 && v[i] == '}'
 }
-
