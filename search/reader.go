@@ -231,33 +231,18 @@ type sessAgg struct {
 	last int64
 }
 
-// Search runs q and returns the matching sessions, best first (newest first on
-// equal scores), at most limit (0: all). Sessions are ranked from the postings
-// alone; the matching messages are gathered for the returned sessions only.
-func (r *Reader) Search(q Query, f Filter, limit int) ([]Hit, error) {
+// searchScan is Search by visiting every posting of every item (the reference
+// the summaries' ranking must equal, and the way for what summaries cannot rank:
+// prefixes, phrases, role and time filters).
+func (r *Reader) searchScan(q Query, f Filter, limit int) ([]Hit, error) {
 	avgdl := float64(r.tokens) / float64(max(r.docs, 1))
-	unitOK := map[sessKey]bool{}
+	filter := r.unitFilter(f)
 	var uerr error
 	okUnit := func(id uint32, sess uint16) (*unitRec, bool) {
-		u, err := r.unit(id)
+		u, ok, err := filter(id, sess)
 		if err != nil {
 			uerr = err
 		}
-		if u == nil {
-			return nil, false
-		}
-		k := sessKey{id, sess}
-		if v, ok := unitOK[k]; ok {
-			return u, v
-		}
-		ok := u.State == unitLive || u.State == unitRemoved && f.Archived
-		if ok && f.Sources != nil {
-			ok = slices.Contains(f.Sources, u.Source)
-		}
-		if ok && f.Keep != nil {
-			ok = f.Keep(r.unitOf(u, sess))
-		}
-		unitOK[k] = ok
 		return u, ok
 	}
 	// match calls fn for each message that matches item i (after the filters).
@@ -296,9 +281,7 @@ func (r *Reader) Search(q Query, f Filter, limit int) ([]Hit, error) {
 			if it.NeedsVerify() && !r.verify(u, d, it) {
 				continue
 			}
-			tf := float64(p.tf)
-			norm := bm25K1 * (1 - bm25B + bm25B*float64(d.Len)/max(avgdl, 1))
-			score := idfs[i] * tf * (bm25K1 + 1) / (tf + norm)
+			score := bm25(idfs[i], p.tf, uint32(d.Len), avgdl)
 			fn(k, Match{Offset: d.Offset, Part: d.Part, Role: roleCodes[min(int(d.Role), len(roleCodes)-1)], Time: int64(d.Time), Score: score, Items: 1})
 		}
 		return uerr
@@ -371,16 +354,7 @@ func (r *Reader) Search(q Query, f Filter, limit int) ([]Hit, error) {
 		}
 		hits = append(hits, h)
 	}
-	sort.Slice(hits, func(i, j int) bool {
-		a, b := hits[i], hits[j]
-		if math.Abs(a.Score-b.Score) > 1e-9 {
-			return a.Score > b.Score
-		}
-		if a.Last != b.Last {
-			return a.Last > b.Last
-		}
-		return a.Path < b.Path || a.Path == b.Path && a.Session < b.Session
-	})
+	sortHits(hits)
 	if limit > 0 && len(hits) > limit {
 		hits = hits[:limit]
 	}
@@ -418,22 +392,45 @@ func (r *Reader) Search(q Query, f Filter, limit int) ([]Hit, error) {
 	}
 	for i := range hits {
 		ms := hits[i].Matches
-		sort.Slice(ms, func(i, j int) bool {
-			a, b := ms[i], ms[j]
-			if a.Items != b.Items {
-				return a.Items > b.Items
-			}
-			if a.Score != b.Score {
-				return a.Score > b.Score
-			}
-			return a.Offset < b.Offset || a.Offset == b.Offset && a.Part < b.Part
-		})
+		sortMatches(ms)
 		if len(ms) > MaxMatches {
 			hits[i].Matches = ms[:MaxMatches]
 		}
 	}
 	return hits, nil
 }
+
+// sortMatches sorts a hit's messages best first: those holding more items, then
+// by score, then in file order.
+func sortMatches(ms []Match) {
+	sort.Slice(ms, func(i, j int) bool {
+		a, b := ms[i], ms[j]
+		if a.Items != b.Items {
+			return a.Items > b.Items
+		}
+		if a.Score != b.Score {
+			return a.Score > b.Score
+		}
+		return a.Offset < b.Offset || a.Offset == b.Offset && a.Part < b.Part
+	})
+}
+
+// sortHits sorts hits best first: by score, then newest, then by path and session.
+func sortHits(hits []Hit) {
+	sort.Slice(hits, func(i, j int) bool {
+		a, b := hits[i], hits[j]
+		if math.Abs(a.Score-b.Score) > scoreTie {
+			return a.Score > b.Score
+		}
+		if a.Last != b.Last {
+			return a.Last > b.Last
+		}
+		return a.Path < b.Path || a.Path == b.Path && a.Session < b.Session
+	})
+}
+
+// scoreTie: scores this close are equal (sums in another order differ by less).
+const scoreTie = 1e-9
 
 // sessIndex is the index of session id in a document unit's sessions (0 for a
 // line unit).
