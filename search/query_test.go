@@ -166,3 +166,23 @@ func TestSnippet(t *testing.T) {
 		t.Errorf("Snippet(long) = %q %v", got, spans)
 	}
 }
+
+// TestMatchesWordASCIIFastPath: the allocation-free comparison of ASCII words
+// agrees with matching their normalized form.
+func TestMatchesWordASCIIFastPath(t *testing.T) {
+	words := []string{"parser", "Parser", "PARSER", "parse", "parsers", "v2", "V2", "42", "k", "K", "ss", "SS", "cafe", "Cafe",
+		strings.Repeat("a", MaxTermBytes+3), strings.Repeat("A", MaxTermBytes), "x"}
+	queries := []string{"parser", "pars*", "PARSE*", "v2", "k", "café", "straße", "ss*", "\u212a", strings.Repeat("a", MaxTermBytes+1),
+		"a*", "cafe -parser", "東京 cafe"}
+	for _, qs := range queries {
+		q, err := ParseQuery(qs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range words {
+			if got, want := matchesWord(w, q), matchesWordNormalized(w, q); got != want {
+				t.Errorf("matchesWord(%q, %q) = %v, want %v", w, qs, got, want)
+			}
+		}
+	}
+}

@@ -221,20 +221,26 @@ func (r *Reader) searchRanked(q Query, f Filter, limit int) ([]Hit, error) {
 	}
 
 	nItems := len(items)
-	var aggs []rankAgg
 	var bests []float64
-	var locs []postLoc
-	index := make(map[sessKey]int32, min(items[order[0]].df, 1<<16))
+	// At most one candidate per session of the rarest item's segments.
+	var nsess uint64
+	for _, s := range r.segs {
+		nsess += s.ft.nsess
+	}
+	hint := int(min(uint64(items[order[0]].df), nsess, 1<<20))
+	index := newCandIndex(r.man.NextUnit)
+	aggs := make([]rankAgg, 0, hint)
+	locs := make([]postLoc, 0, hint)
 	for n, i := range order {
 		for si, e := range items[i].es {
 			err := r.sessionsOf(si, e, items[i].idf, avgdl, func(k sessKey, best float64, last uint32, loc postLoc) {
-				ai, ok := index[k]
+				ai, ok := index.get(k)
 				if !ok {
 					if n > 0 {
 						return // lacks an earlier item
 					}
 					ai = int32(len(aggs))
-					index[k] = ai
+					index.put(k, ai)
 					if len(bests)+nItems > cap(bests) {
 						bests = make([]float64, 0, max(1024, 2*cap(bests))*nItems)
 					}
@@ -311,7 +317,7 @@ func (r *Reader) searchRanked(q Query, f Filter, limit int) ([]Hit, error) {
 	}
 	for i := range hits {
 		k := sessKey{hits[i].id, sessIndex(r.units[hits[i].id], hits[i].Session)}
-		ms, err := r.rankedMatches(q, &aggs[index[k]], locs, items, avgdl)
+		ms, err := r.rankedMatches(q, &aggs[index.must(k)], locs, items, avgdl)
 		if err != nil {
 			return nil, err
 		}
@@ -385,7 +391,7 @@ func (r *Reader) rankedMatches(q Query, a *rankAgg, locs []postLoc, items []term
 }
 
 // excludeInto marks the candidates (index) holding item it in any message.
-func (r *Reader) excludeInto(it Item, index map[sessKey]int32, excluded map[int32]bool, avgdl float64) error {
+func (r *Reader) excludeInto(it Item, index *candIndex, excluded map[int32]bool, avgdl float64) error {
 	if term, ok := plainTerm(it); ok {
 		te, err := r.termEntries(term)
 		if err != nil {
@@ -393,7 +399,7 @@ func (r *Reader) excludeInto(it Item, index map[sessKey]int32, excluded map[int3
 		}
 		for si, e := range te.es {
 			err := r.sessionsOf(si, e, te.idf, avgdl, func(k sessKey, _ float64, _ uint32, _ postLoc) {
-				if ai, ok := index[k]; ok {
+				if ai, ok := index.get(k); ok {
 					excluded[ai] = true
 				}
 			})
@@ -412,7 +418,7 @@ func (r *Reader) excludeInto(it Item, index map[sessKey]int32, excluded map[int3
 		if err != nil {
 			return err
 		}
-		ai, ok := index[sessKey{d.Unit, d.Sess}]
+		ai, ok := index.get(sessKey{d.Unit, d.Sess})
 		if !ok || excluded[ai] {
 			continue
 		}
@@ -491,4 +497,38 @@ func (r *Reader) unitFilter(f Filter) func(id uint32, sess uint16) (*unitRec, bo
 		seen[k] = ok
 		return u, ok, nil
 	}
+}
+
+// candIndex maps a session to its candidate: through a slice by unit id for a
+// unit's first session (ids are handed out densely), a map for the others.
+type candIndex struct {
+	byUnit []int32 // candidate + 1 of (id, 0); 0: none
+	other  map[sessKey]int32
+}
+
+func newCandIndex(nextUnit uint32) *candIndex {
+	return &candIndex{byUnit: make([]int32, min(nextUnit, 1<<22)), other: map[sessKey]int32{}}
+}
+
+func (c *candIndex) get(k sessKey) (int32, bool) {
+	if k.sess == 0 && int(k.unit) < len(c.byUnit) {
+		v := c.byUnit[k.unit]
+		return v - 1, v > 0
+	}
+	v, ok := c.other[k]
+	return v, ok
+}
+
+func (c *candIndex) put(k sessKey, v int32) {
+	if k.sess == 0 && int(k.unit) < len(c.byUnit) {
+		c.byUnit[k.unit] = v + 1
+		return
+	}
+	c.other[k] = v
+}
+
+// must is the candidate of a session known to be one.
+func (c *candIndex) must(k sessKey) int32 {
+	v, _ := c.get(k)
+	return v
 }

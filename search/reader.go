@@ -2,6 +2,7 @@ package search
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -27,6 +28,9 @@ type Reader struct {
 	docs   uint64
 	tokens uint64
 	cache  map[uint32][]Message // unit → its messages, read back for verification
+	// The transcript last read back, kept open: a hit's messages are read together.
+	file    *os.File
+	lineBuf []byte
 }
 
 // OpenReader opens the index in dir (<state_dir>/search). It reads the manifest
@@ -91,6 +95,9 @@ func (r *Reader) allUnits() (map[uint32]*unitRec, error) {
 
 // Close releases the files.
 func (r *Reader) Close() {
+	if r.file != nil {
+		r.file.Close()
+	}
 	for _, s := range r.segs {
 		s.close()
 	}
@@ -496,7 +503,18 @@ func (r *Reader) message(u *unitRec, off int64, part uint8) (Message, error) {
 		}
 		return Message{}, fmt.Errorf("message %d of %s: %w", off, u.Path, os.ErrNotExist)
 	}
-	line, err := ReadLineAt(u.Path, off)
+	if r.file == nil || r.file.Name() != u.Path {
+		if r.file != nil {
+			r.file.Close()
+			r.file = nil
+		}
+		f, err := os.Open(u.Path)
+		if err != nil {
+			return Message{}, err
+		}
+		r.file = f
+	}
+	line, err := readLineFrom(r.file, off, &r.lineBuf)
 	if err != nil {
 		return Message{}, err
 	}
@@ -523,6 +541,30 @@ func (r *Reader) Message(h Hit, m Match) (Message, error) {
 // MaxLineBytes bounds a line read back (the indexer skips longer lines).
 const MaxLineBytes = 16 << 20
 
+// readLineFrom reads the line that starts at byte off of f into *buf (reused):
+// most lines fit in the first read.
+func readLineFrom(f *os.File, off int64, buf *[]byte) ([]byte, error) {
+	if cap(*buf) < 8<<10 {
+		*buf = make([]byte, 8<<10)
+	}
+	b := (*buf)[:cap(*buf)]
+	n, err := f.ReadAt(b, off)
+	if i := bytes.IndexByte(b[:n], '\n'); i >= 0 {
+		return b[:i], nil
+	}
+	if err != nil && err != io.EOF {
+		return nil, err
+	}
+	if n < len(b) {
+		return nil, fmt.Errorf("read line at %d of %s: %w", off, f.Name(), io.ErrUnexpectedEOF)
+	}
+	line, err := readLine(f, off)
+	if err == nil && cap(line) > cap(*buf) && cap(line) <= 1<<20 {
+		*buf = line[:0]
+	}
+	return line, err
+}
+
 // ReadLineAt reads the line that starts at byte off of the file.
 func ReadLineAt(path string, off int64) ([]byte, error) {
 	f, err := os.Open(path)
@@ -530,6 +572,12 @@ func ReadLineAt(path string, off int64) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
+	return readLine(f, off)
+}
+
+// readLine reads the line that starts at byte off of f, up to MaxLineBytes.
+func readLine(f *os.File, off int64) ([]byte, error) {
+	path := f.Name()
 	br := bufio.NewReaderSize(io.NewSectionReader(f, off, MaxLineBytes+1), 16<<10)
 	var line []byte
 	for {

@@ -82,6 +82,27 @@ func wordSpans(s string) [][2]int {
 // matchesWord reports whether one word of text is (or, for a prefix, starts) one
 // of q's atoms.
 func matchesWord(w string, q Query) bool {
+	if len(w) <= MaxTermBytes && isASCII(w) {
+		// An ASCII word normalizes to itself in lower case: compare without
+		// allocating (most words of most messages).
+		for _, it := range q.Must {
+			for _, qa := range it.Atoms {
+				if !isASCII(qa.Text) {
+					continue
+				}
+				if len(qa.Text) == len(w) && strings.EqualFold(w, qa.Text) ||
+					it.Prefix && len(qa.Text) <= len(w) && strings.EqualFold(w[:len(qa.Text)], qa.Text) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	return matchesWordNormalized(w, q)
+}
+
+// matchesWordNormalized is matchesWord through Normalize.
+func matchesWordNormalized(w string, q Query) bool {
 	atoms := Normalize(w)
 	if len(atoms) != 1 {
 		return false
@@ -108,6 +129,15 @@ func MatchesMessage(text string, q Query) bool {
 	}
 	for _, it := range q.Must {
 		if !it.Matches(atoms) {
+			return false
+		}
+	}
+	return true
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
 			return false
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -35,6 +36,9 @@ const searchUsage = `sessionwatch search QUERY… [--all] [--source S] [--since 
 Find conversations across every agent. QUERY: words (all must occur), "a phrase", prefix*, -excluded.`
 
 func cmdSearch(e *env, args []string) error {
+	// A short-lived reader whose garbage is a few MiB: collecting it costs more
+	// than holding it.
+	defer debug.SetGCPercent(debug.SetGCPercent(400))
 	fs := newFlags(e, "search", searchUsage)
 	all := fs.Bool("all", false, "every project, not only the current directory's")
 	source := fs.String("source", "", "only this source")
