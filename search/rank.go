@@ -230,7 +230,7 @@ func (r *Reader) searchRanked(q Query, f Filter, limit int) ([]Hit, error) {
 	hint := int(min(uint64(items[order[0]].df), nsess, 1<<20))
 	index := newCandIndex(r.man.NextUnit)
 	aggs := make([]rankAgg, 0, hint)
-	locs := make([]postLoc, 0, hint)
+	locs := make([]postLoc, 0, hint*len(items))
 	for n, i := range order {
 		for si, e := range items[i].es {
 			err := r.sessionsOf(si, e, items[i].idf, avgdl, func(k sessKey, best float64, last uint32, loc postLoc) {
