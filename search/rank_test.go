@@ -1,6 +1,7 @@
 package search
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -138,4 +139,38 @@ func dumpHits(hs []Hit) string {
 		fmt.Fprintf(&b, "  %s %v score %.17g last %d matches %+v\n", filepath.Base(h.Path), h.Removed, h.Score, h.Last, h.Matches)
 	}
 	return b.String()
+}
+
+// FuzzDecodeSummary: a summary of any bytes decodes or fails without panicking,
+// and what the writer encodes decodes to the frontier it was given.
+func FuzzDecodeSummary(f *testing.F) {
+	var w sumWriter
+	for i := range 40 {
+		w.doc(&docRec{Unit: uint32(i / 7), Len: uint16(3 + i%11), Time: uint32(1700000000 + i)})
+	}
+	var tl termList
+	for d := range uint32(40) {
+		tl.add(d, 1+d%4)
+	}
+	good, err := w.summarize(tl.buf)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(good)
+	f.Add([]byte{})
+	f.Add([]byte{0, 0, 0, 0, 0, 0})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		n := 0
+		err := decodeSummary(b, func(e *sumEntry) {
+			n++
+			for i := 1; i < len(e.front); i++ {
+				if bytes.Equal(b, good) && (e.front[i].tf <= e.front[i-1].tf || e.front[i].len <= e.front[i-1].len) {
+					t.Errorf("frontier %v not ascending", e.front)
+				}
+			}
+		})
+		if bytes.Equal(b, good) && (err != nil || n != 6) {
+			t.Errorf("the writer's summary: %d entries, %v; want 6 sessions", n, err)
+		}
+	})
 }
