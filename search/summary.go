@@ -32,8 +32,9 @@ type sumWriter struct {
 	runs     []sumRun           // ascending first doc
 	lens     []uint16           // per doc
 	times    []uint32           // per doc
-	// Per term, reused: the state of each session seen, by ordinal.
-	at    map[uint32]int
+	// Per term, reused: the state of each session seen (at[ordinal] is its index
+	// in state plus one; reset after each term).
+	at    []int32
 	state []sumState
 }
 
@@ -84,11 +85,15 @@ func (w *sumWriter) table() []byte {
 // (delta), last doc - first doc, newest time (signed delta), n, n× (tf, length)
 // (deltas after the first)`.
 func (w *sumWriter) summarize(post []byte) ([]byte, error) {
-	if w.at == nil {
-		w.at = map[uint32]int{}
+	if len(w.at) < len(w.sessions) {
+		w.at = make([]int32, len(w.sessions))
 	}
-	clear(w.at)
 	w.state = w.state[:0]
+	defer func() {
+		for i := range w.state {
+			w.at[w.state[i].ord] = 0
+		}
+	}()
 	run := -1
 	var doc uint64
 	first := true
@@ -121,10 +126,10 @@ func (w *sumWriter) summarize(post []byte) ([]byte, error) {
 			run = sort.Search(len(w.runs), func(i int) bool { return w.runs[i].first > d }) - 1
 		}
 		o := w.runs[run].ord
-		i, ok := w.at[o]
-		if !ok {
+		i := int(w.at[o]) - 1
+		if i < 0 {
 			i = len(w.state)
-			w.at[o] = i
+			w.at[o] = int32(i + 1)
 			if i < cap(w.state) {
 				w.state = w.state[:i+1]
 			} else {
