@@ -197,46 +197,60 @@ func decodeSummary(b []byte, fn func(e *sumEntry)) error {
 	var prevFirst uint32
 	var prevOff uint64
 	var prevTime int64
-	bad := false
-	uv := func() uint64 {
-		v, n := binary.Uvarint(b)
-		if n <= 0 {
-			bad = true
-			return 0
+	p := 0
+	for p < len(b) {
+		var v [4]uint64
+		for j := range v {
+			x, n := uvarint(b[p:])
+			if n <= 0 {
+				return errCorrupt
+			}
+			v[j], p = x, p+n
 		}
-		b = b[n:]
-		return v
-	}
-	for len(b) > 0 {
-		e.sess = uint32(uv())
-		e.first = prevFirst + uint32(uv())
-		e.off = prevOff + uv()
-		e.last = e.first + uint32(uv())
-		t, n := binary.Varint(b)
+		e.sess = uint32(v[0])
+		e.first = prevFirst + uint32(v[1])
+		e.off = prevOff + v[2]
+		e.last = e.first + uint32(v[3])
+		t, n := binary.Varint(b[p:])
 		if n <= 0 {
 			return errCorrupt
 		}
-		b = b[n:]
+		p += n
 		prevTime += t
 		e.maxTime = uint32(prevTime)
-		np := uv()
-		if bad || np == 0 || np > uint64(len(b)) {
+		np, n := uvarint(b[p:])
+		if n <= 0 || np == 0 || np > uint64(len(b)-p) {
 			return errCorrupt
 		}
+		p += n
 		e.front = e.front[:0]
-		var p sumPair
+		var q sumPair
 		for range np {
-			p.tf += uint32(uv())
-			p.len += uint32(uv())
-			e.front = append(e.front, p)
-		}
-		if bad {
-			return errCorrupt
+			tf, n1 := uvarint(b[p:])
+			if n1 <= 0 {
+				return errCorrupt
+			}
+			l, n2 := uvarint(b[p+n1:])
+			if n2 <= 0 {
+				return errCorrupt
+			}
+			p += n1 + n2
+			q.tf += uint32(tf)
+			q.len += uint32(l)
+			e.front = append(e.front, q)
 		}
 		prevFirst, prevOff = e.first, e.off
 		fn(&e)
 	}
 	return nil
+}
+
+// uvarint is binary.Uvarint with the one-byte case first (most summary fields).
+func uvarint(b []byte) (uint64, int) {
+	if len(b) > 0 && b[0] < 0x80 {
+		return uint64(b[0]), 1
+	}
+	return binary.Uvarint(b)
 }
 
 // sessionOf reads session ordinal o of the segment's session table.
