@@ -152,7 +152,7 @@ func FuzzDecodeSummary(f *testing.F) {
 	for d := range uint32(40) {
 		tl.add(d, 1+d%4)
 	}
-	good, err := w.summarize(tl.buf)
+	good, err := w.summarize(tl.buf, tl.n)
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -296,7 +296,7 @@ func (s *segWriter) endDocs(tokens uint64) {
 func (s *segWriter) term(term string, df uint32, post []byte) {
 	var sum []byte
 	if df >= sumMinDF && s.err == nil {
-		if sum, s.err = s.sum.summarize(post); s.err != nil {
+		if sum, s.err = s.sum.summarize(post, df); s.err != nil {
 			s.err = fmt.Errorf("term %q: %w", term, s.err)
 		}
 	}

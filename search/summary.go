@@ -17,9 +17,12 @@ import (
 // sessions shown are found without decoding the rest). Scores computed from it are
 // the exhaustive ranking's, bit for bit.
 
-// sumMinDF: terms with at least this many docs in a segment get a summary; rarer
-// ones are ranked from their postings, which are few.
+// sumMinDF: terms with at least this many docs in a segment get a summary (if
+// its sessions hold them in sumMinPerSession docs each on average); rarer ones are
+// ranked from their postings, which are few.
 var sumMinDF uint32 = 256
+
+const sumMinPerSession = 2
 
 // sessRec is the size of one session-table record: unit u32, session index u16.
 const sessRec = 6
@@ -80,11 +83,12 @@ func (w *sumWriter) table() []byte {
 	return b
 }
 
-// summarize encodes the summary of one term's postings: per session, in order of
-// its first posting, `ordinal, first doc (delta), byte offset of its first posting
+// summarize encodes the summary of one term's postings (nil if not worth it):
+// per session, in order of its first posting, `ordinal (signed delta), first doc
+// (delta), byte offset of its first posting
 // (delta), last doc - first doc, newest time (signed delta), n, n× (tf, length)
 // (deltas after the first)`.
-func (w *sumWriter) summarize(post []byte) ([]byte, error) {
+func (w *sumWriter) summarize(post []byte, df uint32) ([]byte, error) {
 	if len(w.at) < len(w.sessions) {
 		w.at = make([]int32, len(w.sessions))
 	}
@@ -144,13 +148,19 @@ func (w *sumWriter) summarize(post []byte) ([]byte, error) {
 		st.maxTime = max(st.maxTime, w.times[d])
 		st.front = addFrontier(st.front, sumPair{uint32(tf), uint32(w.lens[d])})
 	}
+	if len(w.state)*sumMinPerSession > int(df) {
+		// Sessions hold the term in about one message each: the summary would be
+		// no shorter to walk than the postings, and several times their size.
+		return nil, nil
+	}
 	var b []byte
+	var prevOrd int64
 	var prevFirst uint32
 	var prevOff uint64
 	var prevTime int64
 	for i := range w.state {
 		st := &w.state[i]
-		b = binary.AppendUvarint(b, uint64(st.ord))
+		b = binary.AppendVarint(b, int64(st.ord)-prevOrd)
 		b = binary.AppendUvarint(b, uint64(st.first-prevFirst))
 		b = binary.AppendUvarint(b, st.off-prevOff)
 		b = binary.AppendUvarint(b, uint64(st.last-st.first))
@@ -162,7 +172,7 @@ func (w *sumWriter) summarize(post []byte) ([]byte, error) {
 			b = binary.AppendUvarint(b, uint64(q.len-p.len))
 			p = q
 		}
-		prevFirst, prevOff, prevTime = st.first, st.off, int64(st.maxTime)
+		prevOrd, prevFirst, prevOff, prevTime = int64(st.ord), st.first, st.off, int64(st.maxTime)
 	}
 	return b, nil
 }
@@ -194,12 +204,20 @@ type sumEntry struct {
 // calls).
 func decodeSummary(b []byte, fn func(e *sumEntry)) error {
 	var e sumEntry
+	var prevOrd int64
 	var prevFirst uint32
 	var prevOff uint64
 	var prevTime int64
 	p := 0
 	for p < len(b) {
-		var v [4]uint64
+		o, n := binary.Varint(b[p:])
+		if n <= 0 {
+			return errCorrupt
+		}
+		p += n
+		prevOrd += o
+		e.sess = uint32(prevOrd)
+		var v [3]uint64
 		for j := range v {
 			x, n := uvarint(b[p:])
 			if n <= 0 {
@@ -207,10 +225,9 @@ func decodeSummary(b []byte, fn func(e *sumEntry)) error {
 			}
 			v[j], p = x, p+n
 		}
-		e.sess = uint32(v[0])
-		e.first = prevFirst + uint32(v[1])
-		e.off = prevOff + v[2]
-		e.last = e.first + uint32(v[3])
+		e.first = prevFirst + uint32(v[0])
+		e.off = prevOff + v[1]
+		e.last = e.first + uint32(v[2])
 		t, n := binary.Varint(b[p:])
 		if n <= 0 {
 			return errCorrupt
