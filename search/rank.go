@@ -122,45 +122,69 @@ func (r *Reader) sessionsOf(si int, e dictEntry, idf, avgdl float64, fn func(k s
 		}
 		return err
 	}
-	// A rare term: its postings, each with its doc record; a run of one session's
-	// postings is one location.
+	// A term without a summary: its postings, each with its doc record (read in
+	// place); a run of one session's postings is one location.
 	post, err := s.postings(e)
+	if err != nil {
+		return err
+	}
+	table, err := s.read(s.ft.docsOff, s.ft.ndocs*docSize)
 	if err != nil {
 		return err
 	}
 	var cur sessKey
 	var loc postLoc
 	var best float64
-	var last uint32
+	var btf, blen, last uint32 // the best message's tf and length
 	have := false
-	var derr error
-	err = walkPostings(post, 0, 0, func(doc, tf uint32, at int) bool {
-		d, err := s.doc(doc)
-		if err != nil {
-			derr = err
-			return false
+	var doc uint64
+	for at := 0; at < len(post); {
+		start := at
+		v, n := uvarint(post[at:])
+		if n <= 0 {
+			return errCorrupt
 		}
-		k := sessKey{d.Unit, d.Sess}
+		at += n
+		tf := uint64(1)
+		if v&1 == 0 {
+			if tf, n = uvarint(post[at:]); n <= 0 {
+				return errCorrupt
+			}
+			at += n
+		}
+		if start == 0 {
+			doc = v >> 1
+		} else {
+			doc += v >> 1
+		}
+		if doc >= s.ft.ndocs {
+			return errCorrupt
+		}
+		rec := table[doc*docSize : doc*docSize+docSize]
+		k := sessKey{binary.LittleEndian.Uint32(rec[0:]), binary.LittleEndian.Uint16(rec[4:])}
+		length, t := uint32(binary.LittleEndian.Uint16(rec[18:])), binary.LittleEndian.Uint32(rec[14:])
 		if !have || k != cur {
 			if have {
 				fn(cur, best, last, loc)
 			}
 			cur, have = k, true
-			loc = postLoc{seg: si, off: uint64(at), first: doc}
-			best, last = 0, 0
+			loc = postLoc{seg: si, off: uint64(start), first: uint32(doc)}
+			best, btf, blen, last = 0, 0, 0, 0
 		}
-		loc.last = doc
-		best = max(best, bm25(idf, tf, uint32(d.Len), avgdl))
-		last = max(last, d.Time)
-		return true
-	})
-	if err == nil {
-		err = derr
+		loc.last = uint32(doc)
+		last = max(last, t)
+		// A message with no higher tf and no shorter length than the best one
+		// scores no higher: skip the arithmetic.
+		if best == 0 || uint32(tf) > btf || length < blen {
+			if sc := bm25(idf, uint32(tf), length, avgdl); sc > best {
+				best, btf, blen = sc, uint32(tf), length
+			}
+		}
 	}
-	if err == nil && have {
+	if have {
 		fn(cur, best, last, loc)
 	}
-	return err
+	return nil
 }
 
 // walkPostings decodes an encoded list from byte at, whose entry is for doc0 (at
