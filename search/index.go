@@ -52,7 +52,7 @@ type manifest struct {
 	Segments   []string `json:"segments"`
 }
 
-const manifestVersion = 2 // 1: segments without unit tables and projects
+const manifestVersion = 3 // 1: segments without unit tables and projects; 2: without session summaries
 
 // Index is the search index as the daemon (or a CLI writer) maintains it: an
 // indexer.Consumer. Committed segments are on disk and never change; what was

@@ -363,11 +363,12 @@ func (it *dictIter) next() error {
 	df, e1 := binary.ReadUvarint(it.r)
 	off, e2 := binary.ReadUvarint(it.r)
 	ln, e3 := binary.ReadUvarint(it.r)
-	if e1 != nil || e2 != nil || e3 != nil {
+	sl, e4 := binary.ReadUvarint(it.r)
+	if e1 != nil || e2 != nil || e3 != nil || e4 != nil {
 		return errCorrupt
 	}
 	it.prev = term
-	it.e = dictEntry{term: string(term), df: uint32(df), off: off, len: ln}
+	it.e = dictEntry{term: string(term), df: uint32(df), off: off, len: ln, slen: sl}
 	it.ok = true
 	return nil
 }

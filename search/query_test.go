@@ -3,8 +3,11 @@ package search
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func describe(q Query) string {
@@ -164,5 +167,91 @@ func TestSnippet(t *testing.T) {
 	got, spans = Snippet(long, q, 40)
 	if !strings.HasPrefix(got, "…") || !strings.HasSuffix(got, "…") || len(spans) != 1 || got[spans[0][0]:spans[0][1]] != "parser" {
 		t.Errorf("Snippet(long) = %q %v", got, spans)
+	}
+}
+
+// TestMatchesWordASCIIFastPath: the allocation-free comparison of ASCII words
+// agrees with matching their normalized form.
+func TestMatchesWordASCIIFastPath(t *testing.T) {
+	words := []string{"parser", "Parser", "PARSER", "parse", "parsers", "v2", "V2", "42", "k", "K", "ss", "SS", "cafe", "Cafe",
+		strings.Repeat("a", MaxTermBytes+3), strings.Repeat("A", MaxTermBytes), "x"}
+	queries := []string{"parser", "pars*", "PARSE*", "v2", "k", "café", "straße", "ss*", "\u212a", strings.Repeat("a", MaxTermBytes+1),
+		"a*", "cafe -parser", "東京 cafe"}
+	for _, qs := range queries {
+		q, err := ParseQuery(qs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range words {
+			if got, want := matchesWord(w, q), matchesWordNormalized(w, q); got != want {
+				t.Errorf("matchesWord(%q, %q) = %v, want %v", w, qs, got, want)
+			}
+		}
+	}
+}
+
+// snippetWhole is Snippet as first written: every word of the text matched, then
+// the window cut around the first hit.
+func snippetWhole(text string, q Query, width int) (string, [][2]int) {
+	flat := strings.Join(strings.Fields(text), " ")
+	var hits [][2]int
+	eachWord(flat, func(w [2]int) bool {
+		if matchesWord(flat[w[0]:w[1]], q) {
+			hits = append(hits, w)
+		}
+		return true
+	})
+	start := 0
+	if len(hits) > 0 {
+		start = hits[0][0]
+		for back := 0; start > 0 && back < width/4; back++ {
+			_, n := utf8.DecodeLastRuneInString(flat[:start])
+			start -= n
+		}
+	}
+	end, n := start, 0
+	for end < len(flat) && n < width {
+		_, sz := utf8.DecodeRuneInString(flat[end:])
+		end += sz
+		n++
+	}
+	prefix, suffix := "", ""
+	if start > 0 {
+		prefix = "…"
+	}
+	if end < len(flat) {
+		suffix = "…"
+	}
+	var spans [][2]int
+	for _, h := range hits {
+		if h[0] >= start && h[1] <= end {
+			spans = append(spans, [2]int{h[0] - start + len(prefix), h[1] - start + len(prefix)})
+		}
+	}
+	return prefix + flat[start:end] + suffix, spans
+}
+
+// TestSnippetStopsAtWindow: matching words only up to the window's end gives the
+// snippet and spans of matching every word.
+func TestSnippetStopsAtWindow(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 9))
+	vocab := []string{"parser", "Parser", "config", "東京", "café", "x", "  ", "\n", "naïve", "pars", "CONFIG,", "e\u0301"}
+	for i := range 2000 {
+		var ws []string
+		for range rng.IntN(120) {
+			ws = append(ws, vocab[rng.IntN(len(vocab))])
+		}
+		text := strings.Join(ws, []string{" ", "", "\t"}[rng.IntN(3)])
+		qs := []string{"parser", "parser config", "pars*", "東京", "cafe", "zzz"}[i%6]
+		q, err := ParseQuery(qs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		width := []int{10, 40, 160}[rng.IntN(3)]
+		gs, gsp := Snippet(text, q, width)
+		ws2, wsp := snippetWhole(text, q, width)
+		if gs != ws2 || !reflect.DeepEqual(gsp, wsp) {
+			t.Fatalf("Snippet(%q, %q, %d) = %q %v, want %q %v", text, qs, width, gs, gsp, ws2, wsp)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package search
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -27,6 +28,9 @@ type Reader struct {
 	docs   uint64
 	tokens uint64
 	cache  map[uint32][]Message // unit → its messages, read back for verification
+	// The transcript last read back, kept open: a hit's messages are read together.
+	file    *os.File
+	lineBuf []byte
 }
 
 // OpenReader opens the index in dir (<state_dir>/search). It reads the manifest
@@ -91,6 +95,9 @@ func (r *Reader) allUnits() (map[uint32]*unitRec, error) {
 
 // Close releases the files.
 func (r *Reader) Close() {
+	if r.file != nil {
+		r.file.Close()
+	}
 	for _, s := range r.segs {
 		s.close()
 	}
@@ -231,33 +238,18 @@ type sessAgg struct {
 	last int64
 }
 
-// Search runs q and returns the matching sessions, best first (newest first on
-// equal scores), at most limit (0: all). Sessions are ranked from the postings
-// alone; the matching messages are gathered for the returned sessions only.
-func (r *Reader) Search(q Query, f Filter, limit int) ([]Hit, error) {
+// searchScan is Search by visiting every posting of every item (the reference
+// the summaries' ranking must equal, and the way for what summaries cannot rank:
+// prefixes, phrases, role and time filters).
+func (r *Reader) searchScan(q Query, f Filter, limit int) ([]Hit, error) {
 	avgdl := float64(r.tokens) / float64(max(r.docs, 1))
-	unitOK := map[sessKey]bool{}
+	filter := r.unitFilter(f)
 	var uerr error
 	okUnit := func(id uint32, sess uint16) (*unitRec, bool) {
-		u, err := r.unit(id)
+		u, ok, err := filter(id, sess)
 		if err != nil {
 			uerr = err
 		}
-		if u == nil {
-			return nil, false
-		}
-		k := sessKey{id, sess}
-		if v, ok := unitOK[k]; ok {
-			return u, v
-		}
-		ok := u.State == unitLive || u.State == unitRemoved && f.Archived
-		if ok && f.Sources != nil {
-			ok = slices.Contains(f.Sources, u.Source)
-		}
-		if ok && f.Keep != nil {
-			ok = f.Keep(r.unitOf(u, sess))
-		}
-		unitOK[k] = ok
 		return u, ok
 	}
 	// match calls fn for each message that matches item i (after the filters).
@@ -296,9 +288,7 @@ func (r *Reader) Search(q Query, f Filter, limit int) ([]Hit, error) {
 			if it.NeedsVerify() && !r.verify(u, d, it) {
 				continue
 			}
-			tf := float64(p.tf)
-			norm := bm25K1 * (1 - bm25B + bm25B*float64(d.Len)/max(avgdl, 1))
-			score := idfs[i] * tf * (bm25K1 + 1) / (tf + norm)
+			score := bm25(idfs[i], p.tf, uint32(d.Len), avgdl)
 			fn(k, Match{Offset: d.Offset, Part: d.Part, Role: roleCodes[min(int(d.Role), len(roleCodes)-1)], Time: int64(d.Time), Score: score, Items: 1})
 		}
 		return uerr
@@ -371,16 +361,7 @@ func (r *Reader) Search(q Query, f Filter, limit int) ([]Hit, error) {
 		}
 		hits = append(hits, h)
 	}
-	sort.Slice(hits, func(i, j int) bool {
-		a, b := hits[i], hits[j]
-		if math.Abs(a.Score-b.Score) > 1e-9 {
-			return a.Score > b.Score
-		}
-		if a.Last != b.Last {
-			return a.Last > b.Last
-		}
-		return a.Path < b.Path || a.Path == b.Path && a.Session < b.Session
-	})
+	sortHits(hits)
 	if limit > 0 && len(hits) > limit {
 		hits = hits[:limit]
 	}
@@ -418,22 +399,45 @@ func (r *Reader) Search(q Query, f Filter, limit int) ([]Hit, error) {
 	}
 	for i := range hits {
 		ms := hits[i].Matches
-		sort.Slice(ms, func(i, j int) bool {
-			a, b := ms[i], ms[j]
-			if a.Items != b.Items {
-				return a.Items > b.Items
-			}
-			if a.Score != b.Score {
-				return a.Score > b.Score
-			}
-			return a.Offset < b.Offset || a.Offset == b.Offset && a.Part < b.Part
-		})
+		sortMatches(ms)
 		if len(ms) > MaxMatches {
 			hits[i].Matches = ms[:MaxMatches]
 		}
 	}
 	return hits, nil
 }
+
+// sortMatches sorts a hit's messages best first: those holding more items, then
+// by score, then in file order.
+func sortMatches(ms []Match) {
+	sort.Slice(ms, func(i, j int) bool {
+		a, b := ms[i], ms[j]
+		if a.Items != b.Items {
+			return a.Items > b.Items
+		}
+		if a.Score != b.Score {
+			return a.Score > b.Score
+		}
+		return a.Offset < b.Offset || a.Offset == b.Offset && a.Part < b.Part
+	})
+}
+
+// sortHits sorts hits best first: by score, then newest, then by path and session.
+func sortHits(hits []Hit) {
+	sort.Slice(hits, func(i, j int) bool {
+		a, b := hits[i], hits[j]
+		if math.Abs(a.Score-b.Score) > scoreTie {
+			return a.Score > b.Score
+		}
+		if a.Last != b.Last {
+			return a.Last > b.Last
+		}
+		return a.Path < b.Path || a.Path == b.Path && a.Session < b.Session
+	})
+}
+
+// scoreTie: scores this close are equal (sums in another order differ by less).
+const scoreTie = 1e-9
 
 // sessIndex is the index of session id in a document unit's sessions (0 for a
 // line unit).
@@ -499,7 +503,18 @@ func (r *Reader) message(u *unitRec, off int64, part uint8) (Message, error) {
 		}
 		return Message{}, fmt.Errorf("message %d of %s: %w", off, u.Path, os.ErrNotExist)
 	}
-	line, err := ReadLineAt(u.Path, off)
+	if r.file == nil || r.file.Name() != u.Path {
+		if r.file != nil {
+			r.file.Close()
+			r.file = nil
+		}
+		f, err := os.Open(u.Path)
+		if err != nil {
+			return Message{}, err
+		}
+		r.file = f
+	}
+	line, err := readLineFrom(r.file, off, &r.lineBuf)
 	if err != nil {
 		return Message{}, err
 	}
@@ -526,6 +541,30 @@ func (r *Reader) Message(h Hit, m Match) (Message, error) {
 // MaxLineBytes bounds a line read back (the indexer skips longer lines).
 const MaxLineBytes = 16 << 20
 
+// readLineFrom reads the line that starts at byte off of f into *buf (reused):
+// most lines fit in the first read.
+func readLineFrom(f *os.File, off int64, buf *[]byte) ([]byte, error) {
+	if cap(*buf) < 8<<10 {
+		*buf = make([]byte, 8<<10)
+	}
+	b := (*buf)[:cap(*buf)]
+	n, err := f.ReadAt(b, off)
+	if i := bytes.IndexByte(b[:n], '\n'); i >= 0 {
+		return b[:i], nil
+	}
+	if err != nil && err != io.EOF {
+		return nil, err
+	}
+	if n < len(b) {
+		return nil, fmt.Errorf("read line at %d of %s: %w", off, f.Name(), io.ErrUnexpectedEOF)
+	}
+	line, err := readLine(f, off)
+	if err == nil && cap(line) > cap(*buf) && cap(line) <= 1<<20 {
+		*buf = line[:0]
+	}
+	return line, err
+}
+
 // ReadLineAt reads the line that starts at byte off of the file.
 func ReadLineAt(path string, off int64) ([]byte, error) {
 	f, err := os.Open(path)
@@ -533,6 +572,12 @@ func ReadLineAt(path string, off int64) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
+	return readLine(f, off)
+}
+
+// readLine reads the line that starts at byte off of f, up to MaxLineBytes.
+func readLine(f *os.File, off int64) ([]byte, error) {
+	path := f.Name()
 	br := bufio.NewReaderSize(io.NewSectionReader(f, off, MaxLineBytes+1), 16<<10)
 	var line []byte
 	for {

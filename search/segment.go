@@ -16,9 +16,9 @@ import (
 
 // Segment files are immutable; docs/search.md describes their layout.
 const (
-	segMagic   = "SWSEG2\n\x00"
-	nFooter    = 14
-	footerSize = 8*nFooter + 8 // fourteen uint64 fields, crc32 + magic tail
+	segMagic   = "SWSEG3\n\x00" // SWSEG2: no session table, no summaries
+	nFooter    = 16
+	footerSize = 8*nFooter + 8 // sixteen uint64 fields, crc32 + magic tail
 	docSize    = 20            // bytes of one doc record
 	blockTerms = 32            // dictionary terms per block (prefix sharing restarts)
 	unitTabRec = 8             // bytes of one unit table record: id u32, offset u32
@@ -113,11 +113,12 @@ type footer struct {
 	dictOff, dictLen   uint64
 	blocksOff, nblocks uint64
 	nterms, tokens     uint64
+	sessOff, nsess     uint64 // the session table (sessRec bytes each)
 }
 
 func (f *footer) fields() []*uint64 {
 	return []*uint64{&f.unitsOff, &f.unitsLen, &f.unitTabOff, &f.nunits, &f.docsOff, &f.ndocs, &f.postOff, &f.postLen,
-		&f.dictOff, &f.dictLen, &f.blocksOff, &f.nblocks, &f.nterms, &f.tokens}
+		&f.dictOff, &f.dictLen, &f.blocksOff, &f.nblocks, &f.nterms, &f.tokens, &f.sessOff, &f.nsess}
 }
 
 // termList is one term's postings while a segment is written: doc numbers
@@ -206,6 +207,7 @@ type segWriter struct {
 	dict   bytes.Buffer
 	blocks []byte // u64 dictionary offset of each block
 	prev   string
+	sum    sumWriter
 	err    error
 }
 
@@ -311,15 +313,26 @@ func (s *segWriter) addDoc(d *docRec) {
 	d.put(rec[:])
 	s.write(rec[:])
 	s.ft.ndocs++
+	s.sum.doc(d)
 }
 
+// endDocs ends the doc table and writes the session table after it.
 func (s *segWriter) endDocs(tokens uint64) {
 	s.ft.tokens = tokens
+	s.ft.sessOff, s.ft.nsess = s.off, uint64(len(s.sum.sessions))
+	s.write(s.sum.table())
 	s.ft.postOff = s.off
 }
 
-// term appends one term (terms come in ascending order) with its postings.
+// term appends one term (terms come in ascending order) with its postings, and
+// the per-session summary of a common term's postings after them.
 func (s *segWriter) term(term string, df uint32, post []byte) {
+	var sum []byte
+	if df >= sumMinDF && s.err == nil {
+		if sum, s.err = s.sum.summarize(post, df); s.err != nil {
+			s.err = fmt.Errorf("term %q: %w", term, s.err)
+		}
+	}
 	if s.ft.nterms%blockTerms == 0 {
 		s.blocks = binary.LittleEndian.AppendUint64(s.blocks, uint64(s.dict.Len()))
 		s.prev = ""
@@ -328,14 +341,16 @@ func (s *segWriter) term(term string, df uint32, post []byte) {
 	for shared < len(term) && shared < len(s.prev) && term[shared] == s.prev[shared] {
 		shared++
 	}
-	var b [40]byte
+	var b [48]byte
 	e := binary.AppendUvarint(b[:0], uint64(shared))
 	e = appendStr(e, term[shared:])
 	e = binary.AppendUvarint(e, uint64(df))
 	e = binary.AppendUvarint(e, s.off-s.ft.postOff)
 	e = binary.AppendUvarint(e, uint64(len(post)))
+	e = binary.AppendUvarint(e, uint64(len(sum)))
 	s.dict.Write(e)
 	s.write(post)
+	s.write(sum)
 	s.prev = term
 	s.ft.nterms++
 }
@@ -396,6 +411,7 @@ type dictEntry struct {
 	term     string
 	df       uint32
 	off, len uint64 // of its postings, relative to the postings section
+	slen     uint64 // of its session summary, right after the postings (0: none)
 }
 
 func openSegment(path string, mapped bool) (*segment, error) {
@@ -442,7 +458,7 @@ func (s *segment) load(mapped bool) error {
 	}
 	end := uint64(s.size - footerSize)
 	for _, sec := range [][2]uint64{{s.ft.unitsOff, s.ft.unitsLen}, {s.ft.unitTabOff, s.ft.nunits * unitTabRec},
-		{s.ft.docsOff, s.ft.ndocs * docSize}, {s.ft.postOff, s.ft.postLen}, {s.ft.dictOff, s.ft.dictLen}, {s.ft.blocksOff, s.ft.nblocks * 8}} {
+		{s.ft.docsOff, s.ft.ndocs * docSize}, {s.ft.sessOff, s.ft.nsess * sessRec}, {s.ft.postOff, s.ft.postLen}, {s.ft.dictOff, s.ft.dictLen}, {s.ft.blocksOff, s.ft.nblocks * 8}} {
 		if sec[0] > end || sec[1] > end-sec[0] {
 			return errCorrupt
 		}

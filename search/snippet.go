@@ -10,27 +10,38 @@ import (
 // matching word, for highlighting. Whitespace runs become one space.
 func Snippet(text string, q Query, width int) (string, [][2]int) {
 	flat := strings.Join(strings.Fields(text), " ")
-	words := wordSpans(flat)
+	// The words are matched up to the end of the window only: it is known once
+	// the first hit is.
 	var hits [][2]int
-	for _, w := range words {
+	start, end := 0, -1
+	window := func(from int) (int, int) {
+		for back := 0; from > 0 && back < width/4; back++ {
+			_, n := utf8.DecodeLastRuneInString(flat[:from])
+			from -= n
+		}
+		to, n := from, 0
+		for to < len(flat) && n < width {
+			_, sz := utf8.DecodeRuneInString(flat[to:])
+			to += sz
+			n++
+		}
+		return from, to
+	}
+	eachWord(flat, func(w [2]int) bool {
+		if end >= 0 && w[1] > end {
+			return false
+		}
 		if matchesWord(flat[w[0]:w[1]], q) {
 			hits = append(hits, w)
+			if end < 0 {
+				// Begin a little before the first hit, at a rune boundary.
+				start, end = window(w[0])
+			}
 		}
-	}
-	start := 0
-	if len(hits) > 0 {
-		// Begin a little before the first hit, at a rune boundary.
-		start = hits[0][0]
-		for back := 0; start > 0 && back < width/4; back++ {
-			_, n := utf8.DecodeLastRuneInString(flat[:start])
-			start -= n
-		}
-	}
-	end, n := start, 0
-	for end < len(flat) && n < width {
-		_, sz := utf8.DecodeRuneInString(flat[end:])
-		end += sz
-		n++
+		return true
+	})
+	if end < 0 {
+		start, end = window(0)
 	}
 	prefix, suffix := "", ""
 	if start > 0 {
@@ -48,10 +59,9 @@ func Snippet(text string, q Query, width int) (string, [][2]int) {
 	return prefix + flat[start:end] + suffix, spans
 }
 
-// wordSpans are the byte ranges of the words of s (runs of letters, digits and
-// marks; each CJK character alone).
-func wordSpans(s string) [][2]int {
-	var out [][2]int
+// eachWord calls fn with the byte range of each word of s in order, until fn
+// returns false.
+func eachWord(s string, fn func(w [2]int) bool) {
 	in := -1
 	for i, r := range s {
 		c := runeClass(r)
@@ -62,26 +72,52 @@ func wordSpans(s string) [][2]int {
 			}
 		case c == 2:
 			if in >= 0 {
-				out = append(out, [2]int{in, i})
+				if !fn([2]int{in, i}) {
+					return
+				}
 				in = -1
 			}
-			out = append(out, [2]int{i, i + utf8.RuneLen(r)})
+			if !fn([2]int{i, i + utf8.RuneLen(r)}) {
+				return
+			}
 		default:
 			if in >= 0 {
-				out = append(out, [2]int{in, i})
+				if !fn([2]int{in, i}) {
+					return
+				}
 				in = -1
 			}
 		}
 	}
 	if in >= 0 {
-		out = append(out, [2]int{in, len(s)})
+		fn([2]int{in, len(s)})
 	}
-	return out
 }
 
 // matchesWord reports whether one word of text is (or, for a prefix, starts) one
 // of q's atoms.
 func matchesWord(w string, q Query) bool {
+	if len(w) <= MaxTermBytes && isASCII(w) {
+		// An ASCII word normalizes to itself in lower case: compare without
+		// allocating (most words of most messages).
+		for _, it := range q.Must {
+			for _, qa := range it.Atoms {
+				if !isASCII(qa.Text) {
+					continue
+				}
+				if len(qa.Text) == len(w) && strings.EqualFold(w, qa.Text) ||
+					it.Prefix && len(qa.Text) <= len(w) && strings.EqualFold(w[:len(qa.Text)], qa.Text) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	return matchesWordNormalized(w, q)
+}
+
+// matchesWordNormalized is matchesWord through Normalize.
+func matchesWordNormalized(w string, q Query) bool {
 	atoms := Normalize(w)
 	if len(atoms) != 1 {
 		return false
@@ -108,6 +144,15 @@ func MatchesMessage(text string, q Query) bool {
 	}
 	for _, it := range q.Must {
 		if !it.Matches(atoms) {
+			return false
+		}
+	}
+	return true
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
 			return false
 		}
 	}

@@ -57,6 +57,7 @@ type benchOpts struct {
 	// search section
 	searchSessions, searchLines, searchLineSize int
 	searchWords, searchRare                     string
+	searchQueryRuns                             int
 }
 
 type intList []int
@@ -143,6 +144,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.IntVar(&o.searchLineSize, "search-line-size", 6144, "search: mean bytes per line")
 	fs.StringVar(&o.searchWords, "search-words", "parser config", "search: the words of the multi-word query")
 	fs.StringVar(&o.searchRare, "search-rare", "zzyzx", "search: the rare word")
+	fs.IntVar(&o.searchQueryRuns, "search-query-runs", 9, "search: runs of each query and of grep (their median is the figure; a cold build runs --runs times)")
 	if _, err := parse(fs, args, 0); err != nil {
 		return err
 	}
@@ -421,6 +423,11 @@ const slowRun = 15 * time.Second
 // median runs f o.runs times (after one untimed warm-up when warm is set) and
 // returns the median wall time, the median CPU time and the last line count.
 func (b *bench) median(warm bool, f func() (meas, error)) (meas, error) {
+	return b.medianN(b.o.runs, warm, f)
+}
+
+// medianN is median over n runs.
+func (b *bench) medianN(n int, warm bool, f func() (meas, error)) (meas, error) {
 	if warm {
 		m, err := f()
 		if err != nil {
@@ -433,7 +440,7 @@ func (b *bench) median(warm bool, f func() (meas, error)) (meas, error) {
 	var walls, cpus []time.Duration
 	var rsss []int64
 	var last meas
-	for range b.o.runs {
+	for range n {
 		m, err := f()
 		if err != nil {
 			return meas{}, err

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -35,6 +36,9 @@ const searchUsage = `sessionwatch search QUERY… [--all] [--source S] [--since 
 Find conversations across every agent. QUERY: words (all must occur), "a phrase", prefix*, -excluded.`
 
 func cmdSearch(e *env, args []string) error {
+	// A short-lived reader whose garbage is a few MiB: collecting it costs more
+	// than holding it.
+	defer debug.SetGCPercent(debug.SetGCPercent(400))
 	fs := newFlags(e, "search", searchUsage)
 	all := fs.Bool("all", false, "every project, not only the current directory's")
 	source := fs.String("source", "", "only this source")
@@ -146,6 +150,10 @@ func cmdSearch(e *env, args []string) error {
 			return fmt.Errorf("search: %w", err)
 		}
 		hits = hits[:0]
+		// The rows most likely shown; any further one is read when needed.
+		if err := cats.prefetch(found[:min(len(found), max(*limit, len(found)*(1-min(*limit, 1))))]); err != nil {
+			return err
+		}
 		for _, h := range found {
 			if *limit > 0 && len(hits) == *limit {
 				break
@@ -252,6 +260,39 @@ func (c *hitCatalogs) lookup(u search.Unit) (indexer.Entry, bool) {
 		}
 	}
 	return indexer.Entry{}, false
+}
+
+// prefetch reads, from the catalog of each hit's project hint (each catalog once),
+// the sessions of the hits' files, decoding only their lines.
+func (c *hitCatalogs) prefetch(hits []search.Hit) error {
+	if c.readAll {
+		return nil
+	}
+	type catKey struct{ source, project string }
+	needles := map[catKey][]string{}
+	var order []catKey
+	for _, h := range hits {
+		if h.Removed || h.Project == "" || c.read[h.Source+"\x00"+h.Project] {
+			continue
+		}
+		if _, ok := c.lookup(h.Unit); ok {
+			continue
+		}
+		k := catKey{h.Source, h.Project}
+		if _, ok := needles[k]; !ok {
+			order = append(order, k)
+		}
+		needles[k] = append(needles[k], h.Path, parentDir(h.Path))
+	}
+	for _, k := range order {
+		c.read[k.source+"\x00"+k.project] = true
+		entries, err := indexer.ReadCatalogsPicked(c.cfg.StateDir, []string{k.source}, []string{k.project}, needles[k])
+		if err != nil && len(entries) == 0 {
+			return err
+		}
+		c.add(entries)
+	}
+	return nil
 }
 
 // find looks u's session up, reading the catalog of its project hint, then every
