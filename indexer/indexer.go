@@ -343,6 +343,21 @@ func (ix *Indexer) restoreLocked(s *Session, key string, slab *unitSlab) {
 	ix.lazyLocked(u, key)
 }
 
+// readMtime is the mtime to remember with a file read to end, stat'ed as fi
+// before the read. When the read went past fi's size (an append landed
+// meanwhile), fi's mtime is older than the bytes read: remembered with the
+// larger size, the next look would see the same size with another mtime and
+// take the file for rewritten, reading it all again. So the file is stat'ed
+// again, and its mtime taken when its size is what was read.
+func readMtime(f *os.File, fi fs.FileInfo, end int64) int64 {
+	if end > fi.Size() {
+		if now, err := f.Stat(); err == nil && now.Size() == end {
+			return now.ModTime().UnixNano()
+		}
+	}
+	return fi.ModTime().UnixNano()
+}
+
 // relOf maps an absolute path to a slash-separated path relative to rootDir.
 func (ix *Indexer) relOf(path string) (string, bool) {
 	// The common case, a clean path below the root (every walked path and every
@@ -811,7 +826,7 @@ func (ix *Indexer) updateLinesLocked(urel, path string) (bool, error) {
 		size = end
 	}
 	u.tail.Size = size
-	u.tail.Mtime = mtime
+	u.tail.Mtime = readMtime(f, fi, u.tail.Offset)
 	fp, n, err := Fingerprint(f, u.tail.Offset)
 	ix.stats.BytesRead += n
 	if err != nil {

@@ -653,3 +653,53 @@ func TestCatalogFastPathMatchesDecode(t *testing.T) {
 		}
 	}
 }
+
+// TestReadMtimeAfterAnAppendDuringTheRead: a file that grew while it was read is
+// remembered with the mtime of the size read, so the next look does not take it
+// for rewritten (same size, other mtime) and read it all again.
+func TestReadMtimeAfterAnAppendDuringTheRead(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	if err := os.WriteFile(path, []byte("{\"a\":1}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(path, old, old); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	before, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := readMtime(f, before, before.Size()); got != before.ModTime().UnixNano() {
+		t.Errorf("readMtime(read to the stat's size) = %d, want the stat's %d", got, before.ModTime().UnixNano())
+	}
+	w, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.WriteString("{\"b\":2}\n"); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	after, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.ModTime().Equal(before.ModTime()) {
+		t.Fatal("the append did not move the mtime")
+	}
+	if got := readMtime(f, before, after.Size()); got != after.ModTime().UnixNano() {
+		t.Errorf("readMtime(read past the stat, to the file's size) = %d, want the new mtime %d", got, after.ModTime().UnixNano())
+	}
+	// Read past the first stat but not to the end (another append after the
+	// read): the size remembered is below the file's, so the next look sees it
+	// grown whatever the mtime; the first stat's is kept.
+	if got := readMtime(f, before, after.Size()-1); got != before.ModTime().UnixNano() {
+		t.Errorf("readMtime(read to neither size) = %d, want the stat's %d", got, before.ModTime().UnixNano())
+	}
+}

@@ -310,7 +310,7 @@ func (pf *prefetcher) read(urel string, r *fetched) {
 		return
 	}
 	r.tail.Size = max(fi.Size(), r.tail.Offset)
-	r.tail.Mtime = fi.ModTime().UnixNano()
+	r.tail.Mtime = readMtime(f, fi, r.tail.Offset)
 	fp, n, err := Fingerprint(f, r.tail.Offset)
 	r.bytesRead += n
 	if err != nil {
