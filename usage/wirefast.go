@@ -164,28 +164,40 @@ func stateOf(raw []byte) (ParseState, bool) {
 	return st, ok && err == nil
 }
 
-// windowOf reads [[id, origReq, req, sidechain, q, model, in, out, cw, cr], …].
-func windowOf(raw []byte, intern func(string) string) ([]winEntry, bool) {
+// rowsOf reads an array of arrays of n fields each, one row of out per array.
+func rowsOf[T any](raw []byte, n int, row func(f [][]byte) (T, bool)) ([]T, bool) {
 	els, ok := splitArray(raw)
 	if !ok {
 		return nil, false
 	}
-	out := make([]winEntry, 0, len(els))
+	out := make([]T, 0, len(els))
 	for _, el := range els {
 		f, ok := splitArray(el)
-		if !ok || len(f) != 10 {
+		if !ok || len(f) != n {
 			return nil, false
 		}
+		r, ok := row(f)
+		if !ok {
+			return nil, false
+		}
+		out = append(out, r)
+	}
+	return out, true
+}
+
+// windowOf reads [[id, origReq, req, sidechain, q, model, in, out, cw, cr], …].
+func windowOf(raw []byte, intern func(string) string) ([]winEntry, bool) {
+	return rowsOf(raw, 10, func(f [][]byte) (winEntry, bool) {
 		var e winEntry
 		var ids [3]uint64
 		for i := range ids {
 			s, ok := indexer.JSONString(f[i])
 			if !ok {
-				return nil, false
+				return e, false
 			}
 			v, err := strconv.ParseUint(s, 16, 64)
 			if err != nil {
-				return nil, false
+				return e, false
 			}
 			ids[i] = v
 		}
@@ -195,35 +207,22 @@ func windowOf(raw []byte, intern func(string) string) ([]winEntry, bool) {
 			e.Side = true
 		case "false":
 		default:
-			return nil, false
+			return e, false
 		}
-		if e.Q, e.Model, e.T, ok = bucketFields(f[4:], intern); !ok {
-			return nil, false
-		}
-		out = append(out, e)
-	}
-	return out, true
+		var ok bool
+		e.Q, e.Model, e.T, ok = bucketFields(f[4:], intern)
+		return e, ok
+	})
 }
 
 // bucketsOf reads [[q, model, in, out, cw, cr], …].
 func bucketsOf(raw []byte, intern func(string) string) ([]Bucket, bool) {
-	els, ok := splitArray(raw)
-	if !ok {
-		return nil, false
-	}
-	out := make([]Bucket, 0, len(els))
-	for _, el := range els {
-		f, ok := splitArray(el)
-		if !ok || len(f) != 6 {
-			return nil, false
-		}
+	return rowsOf(raw, 6, func(f [][]byte) (Bucket, bool) {
 		var b Bucket
-		if b.Q, b.Model, b.T, ok = bucketFields(f, intern); !ok {
-			return nil, false
-		}
-		out = append(out, b)
-	}
-	return out, true
+		var ok bool
+		b.Q, b.Model, b.T, ok = bucketFields(f, intern)
+		return b, ok
+	})
 }
 
 // bucketFields is qModelTokens on raw fields.
