@@ -99,6 +99,17 @@ func newMemBuf() *memBuf {
 	return &memBuf{terms: map[string]*termList{}}
 }
 
+// count adds one occurrence of term t in doc.
+func (b *memBuf) count(t []byte, doc uint32) {
+	tl := b.terms[string(t)]
+	if tl == nil {
+		tl = &termList{}
+		b.terms[string(t)] = tl
+		b.bytes += len(t) + 64
+	}
+	b.bytes += tl.count(doc)
+}
+
 // Open opens (or creates) the index in opt.Dir as its writer: files the manifest
 // does not name (left by a crash) are removed. An index built with another
 // tool_output setting is emptied, so every unit is handed over again.
@@ -348,13 +359,7 @@ func (x *Index) addLocked(unit uint32, sess uint16, m *Message) {
 	doc := uint32(len(b.docs))
 	n := 0
 	x.termBuf = Terms(m.Text, x.termBuf, func(t []byte) {
-		tl := b.terms[string(t)]
-		if tl == nil {
-			tl = &termList{}
-			b.terms[string(t)] = tl
-			b.bytes += len(t) + 64
-		}
-		b.bytes += tl.count(doc)
+		b.count(t, doc)
 		n++
 	})
 	if n == 0 {

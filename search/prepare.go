@@ -87,13 +87,7 @@ func (x *Index) LinesPrepared(u indexer.UnitRef, prep indexer.Prepared) {
 				n := int(p.terms[at])
 				t := p.terms[at+1 : at+1+n]
 				at += 1 + n
-				tl := b.terms[string(t)]
-				if tl == nil {
-					tl = &termList{}
-					b.terms[string(t)] = tl
-					b.bytes += len(t) + 64
-				}
-				b.bytes += tl.count(doc)
+				b.count(t, doc)
 			}
 			rec := pd.rec
 			rec.Unit = r.ID
