@@ -148,14 +148,9 @@ func (p *prober) unit(urel string, kind UnitKind, d fs.DirEntry) bool {
 		// session (a refresh reads it every time and changes nothing).
 		return kind == UnitDocument && p.noSessions(urel)
 	}
-	if len(u.sessions) == 0 {
-		return false
+	if seen, ok := p.visit(u); seen || !ok {
+		return ok
 	}
-	if u.probed == p.gen {
-		return true // found before (a unit can be found through several paths)
-	}
-	u.probed = p.gen
-	p.found++
 	if d == nil || !strings.HasSuffix(urel, "/"+d.Name()) && urel != d.Name() {
 		// Found through another path (a file it depends on): checked by its own.
 		return ix.unitUnchangedLocked(urel, kind)
@@ -172,6 +167,21 @@ func (p *prober) unit(urel string, kind UnitKind, d fs.DirEntry) bool {
 		return false
 	}
 	return tailUnchanged(ix, u, urel, kind, fi.Size())
+}
+
+// visit marks a known unit found by this walk. seen: it was found before (a
+// unit can be found through several paths), ok then true; a unit without
+// sessions is not seen and not ok (a refresh would change it).
+func (p *prober) visit(u *unit) (seen, ok bool) {
+	if len(u.sessions) == 0 {
+		return false, false
+	}
+	if u.probed == p.gen {
+		return true, true
+	}
+	u.probed = p.gen
+	p.found++
+	return false, true
 }
 
 // tailUnchanged is the rest of the unchanged test once the stat matched.

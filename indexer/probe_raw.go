@@ -150,14 +150,9 @@ func (p *prober) rawDir(fd, depth int) bool {
 
 // unitStat is prober.unit for a known unit found by its own file, stat'ed as st.
 func (p *prober) unitStat(u *unit, st *syscall.Stat_t) bool {
-	if len(u.sessions) == 0 {
-		return false
+	if seen, ok := p.visit(u); seen || !ok {
+		return ok
 	}
-	if u.probed == p.gen {
-		return true // found before (a unit can be found through several paths)
-	}
-	u.probed = p.gen
-	p.found++
 	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
 		return false
 	}
