@@ -66,22 +66,3 @@ func unsafeRune(r rune, n int) bool {
 	return false
 }
 
-// termSafeBytes reports whether termSafe would leave b as it is.
-func termSafeBytes(b []byte) bool {
-	for i := 0; i < len(b); {
-		c := b[i]
-		if c < 0x20 || c == 0x7f {
-			return false
-		}
-		if c < utf8.RuneSelf {
-			i++
-			continue
-		}
-		r, n := utf8.DecodeRune(b[i:])
-		if unsafeRune(r, n) {
-			return false
-		}
-		i += n
-	}
-	return true
-}
