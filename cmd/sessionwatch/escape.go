@@ -65,4 +65,3 @@ func unsafeRune(r rune, n int) bool {
 	}
 	return false
 }
-
