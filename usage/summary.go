@@ -1,6 +1,7 @@
 package usage
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -71,7 +72,9 @@ func sessKeyOf(r *SessionRow) sessKey {
 
 func (k sessKey) less(o sessKey) bool {
 	if k.sid != o.sid {
-		return k.sid < o.sid
+		// In the order of the field as written: the statusline's searches
+		// compare escaped fields.
+		return escapedLess(k.sid, o.sid)
 	}
 	if k.src != o.src {
 		return k.src < o.src
@@ -83,6 +86,15 @@ func (k sessKey) less(o sessKey) bool {
 		return k.typ < o.typ
 	}
 	return k.model < o.model
+}
+
+// escapedLess orders a and b as appendField writes them.
+func escapedLess(a, b string) bool {
+	const special = "\\\t\n\r"
+	if !strings.ContainsAny(a, special) && !strings.ContainsAny(b, special) {
+		return a < b
+	}
+	return bytes.Compare(appendField(nil, a), appendField(nil, b)) < 0
 }
 
 // groupRows adds up the units filed under session g, one row per model.
