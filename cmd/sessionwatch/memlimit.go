@@ -5,7 +5,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
-	"sync/atomic"
+	"sync"
 )
 
 // The daemon's garbage collector settings (docs/config.md, "Memory").
@@ -54,9 +54,10 @@ func softLimit(limit, live uint64, over int) int64 {
 // checked after every garbage collection (a finalizer re-armed each cycle: no
 // timer, so an idle daemon stays idle).
 type memGovernor struct {
-	limit   uint64 // the configured soft limit
-	over    int    // collections in a row that left the heap above the headroom
-	stopped atomic.Bool
+	limit   uint64     // the configured soft limit
+	over    int        // collections in a row that left the heap above the headroom
+	mu      sync.Mutex // orders a finalizer's set against stop's
+	stopped bool
 	set     func(int64) int64 // debug.SetMemoryLimit; tests replace it
 }
 
@@ -72,10 +73,16 @@ func setupDaemonMemory() (stop func()) {
 	g := newMemGovernor(daemonMemLimit, debug.SetMemoryLimit)
 	g.adjust()
 	g.arm()
-	return func() {
-		g.stopped.Store(true)
-		debug.SetMemoryLimit(math.MaxInt64)
-	}
+	return g.stop
+}
+
+// stop lifts the limit for good: a finalizer running meanwhile cannot set it
+// again.
+func (g *memGovernor) stop() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.stopped = true
+	g.set(math.MaxInt64)
 }
 
 func newMemGovernor(limit uint64, set func(int64) int64) *memGovernor {
@@ -94,7 +101,11 @@ func (g *memGovernor) adjust() {
 	} else {
 		g.over = 0
 	}
-	g.set(softLimit(g.limit, ms.HeapAlloc, g.over))
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.stopped {
+		g.set(softLimit(g.limit, ms.HeapAlloc, g.over))
+	}
 }
 
 // gcSentinel is dropped at once so that the next collection finds it dead and
@@ -105,7 +116,10 @@ type gcSentinel struct{ _ [32]byte }
 // arm makes the next garbage collection call adjust (and arm again).
 func (g *memGovernor) arm() {
 	runtime.SetFinalizer(new(gcSentinel), func(*gcSentinel) {
-		if g.stopped.Load() {
+		g.mu.Lock()
+		stopped := g.stopped
+		g.mu.Unlock()
+		if stopped {
 			return
 		}
 		g.adjust()

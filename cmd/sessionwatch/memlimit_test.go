@@ -53,7 +53,7 @@ func TestMemGovernorFollowsCollections(t *testing.T) {
 	if got := last.Load(); got != 1<<40 {
 		t.Errorf("limit set = %d, want the configured %d (the test's heap is far below it)", got, int64(1<<40))
 	}
-	g.stopped.Store(true)
+	g.stop()
 	runtime.GC() // runs a finalizer armed before the stop, which must not re-arm
 	runtime.GC()
 	time.Sleep(50 * time.Millisecond)
@@ -64,5 +64,8 @@ func TestMemGovernorFollowsCollections(t *testing.T) {
 	time.Sleep(50 * time.Millisecond)
 	if got := calls.Load(); got != n {
 		t.Errorf("governor called %d times after stop, want 0", got-n)
+	}
+	if got := last.Load(); got != math.MaxInt64 {
+		t.Errorf("limit after stop = %d, want none (%d)", got, int64(math.MaxInt64))
 	}
 }
