@@ -38,7 +38,7 @@ func (llxprtLayout) Name() string { return "llxprt" }
 
 func (llxprtLayout) Classify(rel string) (string, UnitKind) {
 	parts := strings.Split(rel, "/")
-	if len(parts) != 3 || parts[0] == "" || parts[1] != "chats" || !llxprtFileRE().MatchString(parts[2]) {
+	if len(parts) != 3 || parts[0] == "" || parts[1] != "chats" || !llxprtFileName(parts[2]) {
 		return "", UnitNone
 	}
 	return rel, UnitLines
