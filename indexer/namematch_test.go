@@ -1,6 +1,11 @@
 package indexer
 
-import "testing"
+import (
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
 
 // FuzzFileNameMatchers holds each written-out file-name test of Classify to the
 // regular expression it replaces; the seeds run as a normal test.
@@ -32,6 +37,45 @@ func FuzzFileNameMatchers(f *testing.F) {
 			if got, want := c.match(name), c.re().MatchString(name); got != want {
 				t.Errorf("%s: %q: matcher says %v, the expression %v", c.what, name, got, want)
 			}
+		}
+	})
+}
+
+// FuzzIsClean holds isClean to filepath.Clean.
+func FuzzIsClean(f *testing.F) {
+	for _, s := range []string{"", ".", "..", "/", "//", "a", "a/b", "a//b", "a/./b", "a/../b", "../a", "a/", "/a", "//a",
+		"a/.", "a/..", "./a", ".a/b..", "a/.b/c", "/..", "/.", "a/b/c.jsonl"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, p string) {
+		if got, want := isClean(p), filepath.Clean(p) == p; got != want {
+			t.Errorf("isClean(%q) = %v, Clean gives %q", p, got, filepath.Clean(p))
+		}
+	})
+}
+
+// FuzzParseInt holds parseUint and parseInt to strconv on what tailLite gives
+// them.
+func FuzzParseInt(f *testing.F) {
+	for _, s := range []string{"", "-", "0", "-0", "007", "18446744073709551615", "18446744073709551616",
+		"9223372036854775807", "9223372036854775808", "-9223372036854775808", "-9223372036854775809",
+		"+1", "1a", " 1", "99999999999999999999999"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		u, ok := parseUint([]byte(s))
+		wu, err := strconv.ParseUint(s, 10, 64)
+		if ok != (err == nil) || ok && u != wu {
+			t.Errorf("parseUint(%q) = %d, %v; strconv: %d, %v", s, u, ok, wu, err)
+		}
+		digits := strings.TrimPrefix(s, "-")
+		if strings.HasPrefix(digits, "+") || strings.HasPrefix(digits, "-") {
+			return // tailLite never passes a sign but one leading '-'
+		}
+		i, ok := parseInt([]byte(s))
+		wi, err := strconv.ParseInt(s, 10, 64)
+		if ok != (err == nil) || ok && i != wi {
+			t.Errorf("parseInt(%q) = %d, %v; strconv: %d, %v", s, i, ok, wi, err)
 		}
 	})
 }
