@@ -49,7 +49,7 @@ const (
 // done with it. Nothing is resolved from the root and nothing is allocated per
 // known file: fstatat takes the name where getdents put it, with its NUL.
 func (p *prober) rawDir(fd, depth int) bool {
-	if depth == len(p.bufs) {
+	for depth >= len(p.bufs) { // rawChild skips a depth
 		p.bufs = append(p.bufs, make([]byte, 0, 16<<10))
 	}
 	buf := p.bufs[depth][:0]
@@ -119,7 +119,12 @@ func (p *prober) rawDir(fd, depth int) bool {
 			if err != nil {
 				return false
 			}
-			ok := p.rawDir(sub, depth+1)
+			var ok bool
+			if child, only := onlyChildOf(p.ix.layout, r); only {
+				ok = p.rawChild(sub, child, depth+1)
+			} else {
+				ok = p.rawDir(sub, depth+1)
+			}
 			syscall.Close(sub)
 			if !ok {
 				return false
@@ -147,6 +152,28 @@ func (p *prober) rawDir(fd, depth int) bool {
 		}
 	}
 	return true
+}
+
+// rawChild probes, in the directory open at fd (p.rel), only its child
+// directory child, without listing fd: the layout says nothing else in it is a
+// unit or leads to one (onlyChildLayout). What rawDir would find by listing
+// fd, it finds by opening child: a real directory is probed; nothing there, a
+// symlink (never followed) or anything not a directory holds nothing.
+func (p *prober) rawChild(fd int, child string, depth int) bool {
+	sub, err := syscall.Openat(fd, child, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
+	switch err {
+	case nil:
+	case syscall.ENOENT, syscall.ELOOP, syscall.ENOTDIR:
+		return true
+	default:
+		return false // unreadable: doubt
+	}
+	defer syscall.Close(sub)
+	base := len(p.rel)
+	p.rel = append(append(p.rel, '/'), child...)
+	ok := p.rawDir(sub, depth+1)
+	p.rel = p.rel[:base]
+	return ok
 }
 
 // stat stats an entry of the directory open at fd: by its listed name and NUL
