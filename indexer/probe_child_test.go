@@ -2,8 +2,8 @@ package indexer
 
 import (
 	"os"
-	"strings"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
