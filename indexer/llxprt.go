@@ -57,6 +57,15 @@ func (llxprtLayout) SkipDir(rel string) bool {
 	return true
 }
 
+// onlyChild: in a project directory only chats/ holds sessions (SkipDir skips
+// every other directory there, and no file there is a unit).
+func (llxprtLayout) onlyChild(dir string) (string, bool) {
+	if dir == "" || strings.Contains(dir, "/") {
+		return "", false
+	}
+	return "chats", true
+}
+
 func (llxprtLayout) ProjectDir(unit string) string {
 	dir, _, _ := strings.Cut(unit, "/")
 	return dir

@@ -44,11 +44,11 @@ func (ix *Indexer) Unchanged() bool {
 
 // onlyChildLayout is a layout with directories in which one child directory
 // alone can hold units or lead to them: Unchanged's raw walk opens that child
-// without listing the directory (Claude's <uuid>/ session directories, whose
-// subagents/ is all that holds transcripts: a listing of each would cost a
-// tenth of a Claude listing without a daemon). onlyChild must agree with
-// SkipDir and Classify: in dir, every name but child is skipped if a directory
-// and is no unit (TestOnlyChildAgrees).
+// without listing the directory: Claude's <uuid>/ session directories, whose
+// subagents/ is all that holds transcripts, and Gemini's and llxprt's project
+// directories, whose chats/ is (half the directories of those stores). onlyChild
+// must agree with SkipDir and Classify: in dir, every name but child is skipped
+// if a directory and is no unit (FuzzOnlyChildAgrees).
 type onlyChildLayout interface {
 	onlyChild(dir string) (child string, only bool)
 }
