@@ -132,6 +132,16 @@ func (claudeLayout) SkipDir(rel string) bool {
 	return true
 }
 
+// onlyChild: in a <uuid>/ session directory only subagents/ holds transcripts
+// (SkipDir skips every other directory there, and no file there is a unit).
+func (claudeLayout) onlyChild(dir string) (string, bool) {
+	proj, id, ok := strings.Cut(dir, "/")
+	if !ok || proj == "" || !claudeIsUUID(id) {
+		return "", false
+	}
+	return "subagents", true
+}
+
 // ProjectDir is the project directory: the first path component.
 func (claudeLayout) ProjectDir(unit string) string {
 	dir, _, _ := strings.Cut(unit, "/")

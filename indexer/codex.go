@@ -21,7 +21,7 @@ func (codexLayout) Name() string { return "codex" }
 
 func (codexLayout) Classify(rel string) (string, UnitKind) {
 	parts := strings.Split(rel, "/")
-	if len(parts) != 4 || !codexDateDirs(parts[:3]) || !codexFileRE().MatchString(parts[3]) {
+	if len(parts) != 4 || !codexDateDirs(parts[:3]) || !codexFileName(parts[3]) {
 		return "", UnitNone
 	}
 	return rel, UnitLines

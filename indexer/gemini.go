@@ -97,6 +97,15 @@ func (geminiLayout) SkipDir(rel string) bool {
 	return true
 }
 
+// onlyChild: in a project directory only chats/ holds sessions (SkipDir skips
+// every other directory there, and no file there is a unit).
+func (geminiLayout) onlyChild(dir string) (string, bool) {
+	if dir == "" || strings.Contains(dir, "/") {
+		return "", false
+	}
+	return "chats", true
+}
+
 func (geminiLayout) ProjectDir(unit string) string {
 	dir, _, _ := strings.Cut(unit, "/")
 	return dir

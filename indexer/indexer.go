@@ -363,7 +363,7 @@ func (ix *Indexer) relOf(path string) (string, bool) {
 	// The common case, a clean path below the root (every walked path and every
 	// catalog's file), without filepath.Rel's allocations.
 	if rest, ok := strings.CutPrefix(path, ix.rootDir); ok && len(rest) > 1 && rest[0] == filepath.Separator {
-		if rest = rest[1:]; filepath.Clean(rest) == rest && rest != ".." && !strings.HasPrefix(rest, ".."+string(filepath.Separator)) {
+		if rest = rest[1:]; isClean(rest) && rest != ".." && !strings.HasPrefix(rest, ".."+string(filepath.Separator)) {
 			return filepath.ToSlash(rest), true
 		}
 	}

@@ -38,7 +38,7 @@ func (llxprtLayout) Name() string { return "llxprt" }
 
 func (llxprtLayout) Classify(rel string) (string, UnitKind) {
 	parts := strings.Split(rel, "/")
-	if len(parts) != 3 || parts[0] == "" || parts[1] != "chats" || !llxprtFileRE().MatchString(parts[2]) {
+	if len(parts) != 3 || parts[0] == "" || parts[1] != "chats" || !llxprtFileName(parts[2]) {
 		return "", UnitNone
 	}
 	return rel, UnitLines
@@ -55,6 +55,15 @@ func (llxprtLayout) SkipDir(rel string) bool {
 		return parts[1] != "chats"
 	}
 	return true
+}
+
+// onlyChild: in a project directory only chats/ holds sessions (SkipDir skips
+// every other directory there, and no file there is a unit).
+func (llxprtLayout) onlyChild(dir string) (string, bool) {
+	if dir == "" || strings.Contains(dir, "/") {
+		return "", false
+	}
+	return "chats", true
 }
 
 func (llxprtLayout) ProjectDir(unit string) string {

@@ -42,6 +42,25 @@ func (ix *Indexer) Unchanged() bool {
 	return p.found == len(ix.units)
 }
 
+// onlyChildLayout is a layout with directories in which one child directory
+// alone can hold units or lead to them: Unchanged's raw walk opens that child
+// without listing the directory: Claude's <uuid>/ session directories, whose
+// subagents/ is all that holds transcripts, and Gemini's and llxprt's project
+// directories, whose chats/ is (half the directories of those stores). onlyChild
+// must agree with SkipDir and Classify: in dir, every name but child is skipped
+// if a directory and is no unit (FuzzOnlyChildAgrees).
+type onlyChildLayout interface {
+	onlyChild(dir string) (child string, only bool)
+}
+
+// onlyChildOf is l's onlyChild, if it has one.
+func onlyChildOf(l Layout, dir string) (string, bool) {
+	if oc, ok := l.(onlyChildLayout); ok {
+		return oc.onlyChild(dir)
+	}
+	return "", false
+}
+
 // prober is one Unchanged walk.
 type prober struct {
 	ix    *Indexer

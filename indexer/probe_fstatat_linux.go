@@ -13,4 +13,12 @@ func fstatat(fd int, name string, st *syscall.Stat_t) error {
 	}
 }
 
+// fstatatZ is fstatat of a name given with its terminating NUL.
+func fstatatZ(fd int, nameZ []byte, st *syscall.Stat_t) error {
+	if len(nameZ) == 0 || nameZ[len(nameZ)-1] != 0 {
+		return syscall.EINVAL
+	}
+	return fstatat(fd, string(nameZ[:len(nameZ)-1]), st)
+}
+
 const _AT_SYMLINK_NOFOLLOW = 0x100

@@ -47,9 +47,9 @@ const (
 // gives no type in the listing (DT_UNKNOWN: ext2/ext3 without the filetype
 // feature, some network file systems), any entry whose type decides what is
 // done with it. Nothing is resolved from the root and nothing is allocated per
-// known file but the name fstatat takes.
+// known file: fstatat takes the name where getdents put it, with its NUL.
 func (p *prober) rawDir(fd, depth int) bool {
-	if depth == len(p.bufs) {
+	for depth >= len(p.bufs) { // rawChild skips a depth
 		p.bufs = append(p.bufs, make([]byte, 0, 16<<10))
 	}
 	buf := p.bufs[depth][:0]
@@ -78,8 +78,9 @@ func (p *prober) rawDir(fd, depth int) bool {
 			return false
 		}
 		name := buf[off+direntName : off+reclen]
+		var nameZ []byte // name and its NUL, as fstatatZ takes it
 		if i := bytes.IndexByte(name, 0); i >= 0 {
-			name = name[:i]
+			name, nameZ = name[:i], name[:i+1]
 		}
 		typ := buf[off+direntType]
 		if probeTypeless {
@@ -97,7 +98,7 @@ func (p *prober) rawDir(fd, depth int) bool {
 		var st syscall.Stat_t
 		statted := false
 		if typ == syscall.DT_UNKNOWN {
-			if fstatat(fd, string(name), &st) != nil {
+			if p.stat(fd, name, nameZ, &st) != nil {
 				return false // gone since the listing, or unreadable: a change, or doubt
 			}
 			statted = true
@@ -118,7 +119,12 @@ func (p *prober) rawDir(fd, depth int) bool {
 			if err != nil {
 				return false
 			}
-			ok := p.rawDir(sub, depth+1)
+			var ok bool
+			if child, only := onlyChildOf(p.ix.layout, r); only {
+				ok = p.rawChild(sub, child, depth+1)
+			} else {
+				ok = p.rawDir(sub, depth+1)
+			}
 			syscall.Close(sub)
 			if !ok {
 				return false
@@ -129,7 +135,7 @@ func (p *prober) rawDir(fd, depth int) bool {
 			}
 			// A known unit's own file needs no classifying: the catalogs hold it.
 			if u := p.ix.units[string(p.rel)]; u != nil {
-				if !statted && fstatat(fd, string(name), &st) != nil {
+				if !statted && p.stat(fd, name, nameZ, &st) != nil {
 					return false
 				}
 				if !p.unitStat(u, &st) {
@@ -146,6 +152,37 @@ func (p *prober) rawDir(fd, depth int) bool {
 		}
 	}
 	return true
+}
+
+// rawChild probes, in the directory open at fd (p.rel), only its child
+// directory child, without listing fd: the layout says nothing else in it is a
+// unit or leads to one (onlyChildLayout). What rawDir would find by listing
+// fd, it finds by opening child: a real directory is probed; nothing there, a
+// symlink (never followed) or anything not a directory holds nothing.
+func (p *prober) rawChild(fd int, child string, depth int) bool {
+	sub, err := syscall.Openat(fd, child, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
+	switch err {
+	case nil:
+	case syscall.ENOENT, syscall.ELOOP, syscall.ENOTDIR:
+		return true
+	default:
+		return false // unreadable: doubt
+	}
+	defer syscall.Close(sub)
+	base := len(p.rel)
+	p.rel = append(append(p.rel, '/'), child...)
+	ok := p.rawDir(sub, depth+1)
+	p.rel = p.rel[:base]
+	return ok
+}
+
+// stat stats an entry of the directory open at fd: by its listed name and NUL
+// when getdents gave one (nameZ), with no copy; else by name.
+func (p *prober) stat(fd int, name, nameZ []byte, st *syscall.Stat_t) error {
+	if nameZ != nil {
+		return fstatatZ(fd, nameZ, st)
+	}
+	return fstatat(fd, string(name), st)
 }
 
 // unitStat is prober.unit for a known unit found by its own file, stat'ed as st.

@@ -401,18 +401,18 @@ func tailLite(v []byte, t *Tail) bool {
 		for j < len(v) && v[j] >= '0' && v[j] <= '9' {
 			j++
 		}
-		n, err := strconv.ParseInt(string(v[i:j]), 10, 64)
+		n, ok := parseInt(v[i:j])
 		*dst, i = n, j
-		return err == nil
+		return ok
 	}
 	unum := func(dst *uint64) bool {
 		j := i
 		for j < len(v) && v[j] >= '0' && v[j] <= '9' {
 			j++
 		}
-		n, err := strconv.ParseUint(string(v[i:j]), 10, 64)
+		n, ok := parseUint(v[i:j])
 		*dst, i = n, j
-		return err == nil
+		return ok
 	}
 	str := func() (start, end int, ok bool) {
 		if i >= len(v) || v[i] != '"' {

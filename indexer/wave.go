@@ -23,7 +23,7 @@ func (waveLayout) Name() string { return "wave" }
 
 func (waveLayout) Classify(rel string) (string, UnitKind) {
 	dir, name, ok := strings.Cut(rel, "/")
-	if !ok || dir == "" || strings.Contains(name, "/") || !waveFileRE().MatchString(name) {
+	if !ok || dir == "" || strings.Contains(name, "/") || !waveFileName(name) {
 		return "", UnitNone
 	}
 	return rel, UnitLines

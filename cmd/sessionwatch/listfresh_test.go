@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -96,5 +97,64 @@ func TestListWithoutDaemonIsCurrent(t *testing.T) {
 	}
 	if out, errs, code := e.cli("show", "1", "--json"); code != 0 || !json.Valid([]byte(out)) {
 		t.Errorf("show 1 = %d: %s%s", code, out, errs)
+	}
+}
+
+// Without a daemon, once list has proved nothing changed, it prints the table a
+// daemon-present list prints from the catalogs alone, byte for byte (stdout and
+// stderr), for every scope and width; and the proof writes nothing.
+func TestListTableWithoutDaemonIsDaemonTable(t *testing.T) {
+	e := newEnv(t)
+	work := filepath.Join(e.home, "code", "proj")
+	empty := filepath.Join(e.home, "code", "empty")
+	for _, d := range []string{work, empty} {
+		os.MkdirAll(d, 0o700)
+	}
+	seedProject(t, e, work)
+	e.cli("reindex")
+	type run struct{ dir, columns string }
+	var runs []run
+	for _, dir := range []string{work, empty} {
+		for _, columns := range []string{"", "200", "60"} {
+			runs = append(runs, run{dir, columns})
+		}
+	}
+	argSets := [][]string{{"list"}, {"list", "--all"}, {"list", "--all", "--type", "all"}, {"list", "--type", "subagent"},
+		{"list", "--all", "--source", "wave"}}
+	listing := func() []string {
+		var outs []string
+		for _, r := range runs {
+			t.Chdir(r.dir)
+			t.Setenv("COLUMNS", r.columns)
+			for _, args := range argSets {
+				out, errs, code := e.cli(args...)
+				outs = append(outs, fmt.Sprintf("%s %v COLUMNS=%q: exit %d\n%s--- stderr\n%s", r.dir, args, r.columns, code, out, errs))
+			}
+		}
+		return outs
+	}
+	before := indexFiles(t, e)
+	fresh := listing()
+	if after := indexFiles(t, e); !reflect.DeepEqual(before, after) {
+		t.Errorf("list over an unchanged store rewrote the index:\n%v\n%v", before, after)
+	}
+	lock, err := os.OpenFile(filepath.Join(e.state, "daemon.pid"), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	fromCatalogs := listing()
+	rows := 0
+	for i := range fresh {
+		if fresh[i] != fromCatalogs[i] {
+			t.Errorf("without a daemon:\n%s\nwith one:\n%s", fresh[i], fromCatalogs[i])
+		}
+		rows += strings.Count(fresh[i], "oldest prompt")
+	}
+	if rows == 0 {
+		t.Fatalf("no listing showed a session:\n%s", strings.Join(fresh, "\n"))
 	}
 }
