@@ -104,9 +104,11 @@ type Indexer struct {
 	retryAt  time.Time   // when failed writes are retried
 	backoff  time.Duration
 
-	fetch        *prefetcher // the current full pass's read-ahead workers (prefetch.go)
-	prefetched   int         // units installed from read-ahead workers since start
-	prefetchPeak int64       // most bytes of lines the workers held at once (under fetch.mu)
+	fetch         *prefetcher // the current full pass's read-ahead workers (prefetch.go)
+	prefetched    int         // units installed from read-ahead workers since start
+	prefetchPeak  int64       // most bytes of lines the workers held at once (under fetch.mu)
+	statePeak     int         // VerifyOutputs: most units holding a state at one flush (for tests)
+	verifyFetched bool        // the flush at hand is one of VerifyOutputs' (statePeak is kept)
 }
 
 // dirtyMark names what an output is the projection of, so a failed write can be
@@ -1000,6 +1002,9 @@ func (ix *Indexer) flushLocked() error {
 		return nil
 	}
 	defer ix.parkLocked()
+	if ix.verifyFetched {
+		defer func() { ix.statePeak = max(ix.statePeak, ix.heldStatesLocked()) }() // before parkLocked
+	}
 	ix.fetchDirtyLocked()
 	byDir := map[string][]*unit{}
 	for _, u := range ix.units {

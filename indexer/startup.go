@@ -1,6 +1,11 @@
 package indexer
 
-import "path/filepath"
+import (
+	"errors"
+	"maps"
+	"path/filepath"
+	"slices"
+)
 
 // The daemon's start-up over catalogs it just loaded (Start, then VerifyOutputs
 // once it is ready), and the parking of idle accumulators: what an indexer keeps
@@ -27,14 +32,49 @@ func (ix *Indexer) Start() error {
 // VerifyOutputs renders every catalog and native index of the source and writes
 // those whose file differs (edited or replaced while no daemon ran, or written by
 // an older version): the half of Reconcile that Start leaves out, without the walk.
+//
+// It renders verifyBatch units' projects per flush, not all at once: a flush
+// brings back the states of the units it renders, and the units park again
+// after it, so the daemon's memory right after start stays what it holds idle
+// plus one batch, not what a Load of every state would hold.
 func (ix *Indexer) VerifyOutputs() error {
 	return ix.write(func() error {
 		clear(ix.baseKeys)
-		ix.markAllLocked()
-		err := ix.flushLocked()
+		var errs []error
+		dirs := map[string][]string{} // project → its sessions' directories
+		for _, u := range ix.units {
+			for _, s := range u.sessions {
+				dirs[s.Project] = append(dirs[s.Project], s.Dir)
+			}
+		}
+		for _, batch := range ix.verifyBatchesLocked() {
+			for _, p := range batch {
+				ix.dirtyProjects[p] = true
+				for _, d := range dirs[p] {
+					ix.dirtyDirs[d] = true
+				}
+			}
+			ix.verifyFetched = true
+			err := ix.flushLocked()
+			ix.verifyFetched = false
+			if err != nil {
+				errs = append(errs, err)
+			}
+		}
 		ix.sweepCatalogsLocked()
-		return err
+		return errors.Join(errs...)
 	})
+}
+
+// heldStatesLocked counts the units holding a state or an accumulator in memory.
+func (ix *Indexer) heldStatesLocked() int {
+	n := 0
+	for _, u := range ix.units {
+		if u.acc != nil || u.state != nil {
+			n++
+		}
+	}
+	return n
 }
 
 // markAllLocked marks every project directory and project dirty: the next
@@ -49,6 +89,40 @@ func (ix *Indexer) markAllLocked() {
 	for p := range ix.keys {
 		ix.dirtyProjects[p] = true
 	}
+}
+
+// verifyBatch is about how many units VerifyOutputs renders per flush.
+var verifyBatch = 2000 // a var for tests
+
+// verifyBatchesLocked groups every project (of the units and of the catalogs)
+// into batches of about verifyBatch units, in a fixed order.
+func (ix *Indexer) verifyBatchesLocked() [][]string {
+	count := map[string]int{}
+	for _, u := range ix.units {
+		for _, s := range u.sessions {
+			count[s.Project]++
+		}
+	}
+	for p := range ix.keys {
+		if _, ok := count[p]; !ok {
+			count[p] = 0
+		}
+	}
+	projects := slices.Sorted(maps.Keys(count))
+	var batches [][]string
+	var cur []string
+	n := 0
+	for _, p := range projects {
+		cur = append(cur, p)
+		n += count[p]
+		if n >= verifyBatch {
+			batches, cur, n = append(batches, cur), nil, 0
+		}
+	}
+	if len(cur) > 0 {
+		batches = append(batches, cur)
+	}
+	return batches
 }
 
 // nativePresenceLocked marks dirty the project directories whose native index

@@ -1,6 +1,7 @@
 package indexer
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -154,5 +155,62 @@ func TestLazyStateFetchedOnAppend(t *testing.T) {
 		if lazy, all := stateless(ix); lazy != all {
 			t.Errorf("lose=%v: after the flush %d of %d units hold no state in memory, want all", lose, lazy, all)
 		}
+	}
+}
+
+// VerifyOutputs renders a batch of projects per flush, so the states it brings
+// back are about a batch's at a time, not every unit's; and batched, it still
+// puts every edited output right.
+func TestVerifyOutputsHoldsABatchOfStates(t *testing.T) {
+	for _, tc := range []struct {
+		name                    string
+		batch                   int
+		wantAtLeast, wantAtMost int
+	}{
+		{"batches of 4 units", 4, 1, 6}, // a batch closes at the project that reaches 4: at most 3+2 units
+		{"one batch (as before batching)", 1 << 30, 40, 40},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			defer func(b int) { verifyBatch = b }(verifyBatch)
+			verifyBatch = tc.batch
+			root, state, files := startStore(t, 20)
+			ix := loadedIndexer(t, root, state)
+			if err := ix.Start(); err != nil {
+				t.Fatal(err)
+			}
+			// Every catalog edited while the daemon was down: every flush writes.
+			catalogs, _ := filepath.Glob(filepath.Join(state, "index", "wave", "*", CatalogName))
+			if len(catalogs) != 20 {
+				t.Fatalf("%d catalogs, want 20", len(catalogs))
+			}
+			want := map[string][]byte{}
+			for _, c := range catalogs {
+				data, err := os.ReadFile(c)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want[c] = data
+				if err := os.WriteFile(c, append(append([]byte{}, data...), ' '), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := ix.VerifyOutputs(); err != nil {
+				t.Fatal(err)
+			}
+			for c, w := range want {
+				if got, _ := os.ReadFile(c); !bytes.Equal(got, w) {
+					t.Errorf("%s not put right by VerifyOutputs", c)
+				}
+			}
+			ix.mu.Lock()
+			peak := ix.statePeak
+			ix.mu.Unlock()
+			if peak < tc.wantAtLeast || peak > tc.wantAtMost {
+				t.Errorf("units holding a state at once = %d, want %d..%d (of %d)", peak, tc.wantAtLeast, tc.wantAtMost, len(files))
+			}
+			if lazy, all := stateless(ix); lazy != all {
+				t.Errorf("after VerifyOutputs %d of %d units lazy, want all", lazy, all)
+			}
+		})
 	}
 }
