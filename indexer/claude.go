@@ -229,24 +229,50 @@ func decodeTolerant(data []byte, v any) error {
 // object, reading no further than that member: an assistant message names its
 // model before its (possibly huge) content.
 func jsonMember(obj []byte, key string) ([]byte, bool) {
-	dec := json.NewDecoder(bytes.NewReader(obj))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+	// Scanned in place (a json.Decoder here was most of what a cold pass of a
+	// Claude store allocated): the members are walked up to the first key that
+	// matches, each value validated as it is skipped.
+	i := skipSpace(obj, 0)
+	if i >= len(obj) || obj[i] != '{' {
 		return nil, false
 	}
-	for dec.More() {
-		t, err := dec.Token()
+	i = skipSpace(obj, i+1)
+	if i < len(obj) && obj[i] == '}' {
+		return nil, false
+	}
+	for {
+		if i >= len(obj) || obj[i] != '"' {
+			return nil, false
+		}
+		kEnd, kEsc, err := scanString(obj, i)
 		if err != nil {
 			return nil, false
 		}
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
+		match := false
+		if k := obj[i+1 : kEnd-1]; !kEsc && isASCII(k) {
+			match = string(k) == key
+		} else {
+			s, ok := JSONString(obj[i:kEnd])
+			match = ok && s == key
+		}
+		i = skipSpace(obj, kEnd)
+		if i >= len(obj) || obj[i] != ':' {
 			return nil, false
 		}
-		if k, _ := t.(string); k == key {
-			return v, true
+		i = skipSpace(obj, i+1)
+		vEnd, err := scanValue(obj, i, 1)
+		if err != nil {
+			return nil, false
 		}
+		if match {
+			return obj[i:vEnd], true
+		}
+		i = skipSpace(obj, vEnd)
+		if i >= len(obj) || obj[i] != ',' {
+			return nil, false
+		}
+		i = skipSpace(obj, i+1)
 	}
-	return nil, false
 }
 
 // Line folds one transcript line. It validates the whole line first (ObjectFields)

@@ -96,15 +96,41 @@ func ParseLine(layout string, st *ParseState, line []byte) (ev Event, ok bool) {
 }
 
 // fields collects the top-level members of a JSON object; nil if it is not one.
-func fields(raw []byte) map[string][]byte {
+//
+// The members are kept in a slice, not a map: a map and a string per key for
+// every line read was most of what a cold pass of the ledger allocated.
+func fields(raw []byte) object {
 	if len(raw) == 0 || raw[0] != '{' {
 		return nil
 	}
-	m := map[string][]byte{}
-	if indexer.ObjectFields(raw, func(k, v []byte) { m[string(k)] = v }) != nil {
+	m := make(object, 0, 16)
+	if indexer.ObjectFields(raw, func(k, v []byte) { m = append(m, field{k, v}) }) != nil {
 		return nil
 	}
 	return m
+}
+
+// field is one member of an object: its key (unescaped) and its raw value.
+type field struct{ k, v []byte }
+
+// object is the members of a JSON object in their order (non-nil for {}).
+type object []field
+
+// lookup is the raw value of the member key; a key given twice is its last
+// value, as encoding/json reads it.
+func (o object) lookup(key string) ([]byte, bool) {
+	for i := len(o) - 1; i >= 0; i-- {
+		if string(o[i].k) == key {
+			return o[i].v, true
+		}
+	}
+	return nil, false
+}
+
+// get is lookup without the second result (nil: no such member).
+func (o object) get(key string) []byte {
+	v, _ := o.lookup(key)
+	return v
 }
 
 // str decodes a JSON string; ok is false for anything else (null included).
@@ -125,8 +151,8 @@ func count(raw []byte) (int64, bool) {
 }
 
 // optCount is count for an optional field: absent is 0; present must be a count.
-func optCount(m map[string][]byte, key string) (int64, bool) {
-	raw, ok := m[key]
+func optCount(m object, key string) (int64, bool) {
+	raw, ok := m.lookup(key)
 	if !ok {
 		return 0, true
 	}
@@ -134,8 +160,8 @@ func optCount(m map[string][]byte, key string) (int64, bool) {
 }
 
 // looseCount is for layouts read by lenient readers: anything but a count is 0.
-func looseCount(m map[string][]byte, key string) int64 {
-	n, _ := count(m[key])
+func looseCount(m object, key string) int64 {
+	n, _ := count(m.get(key))
 	return n
 }
 
@@ -174,36 +200,36 @@ func parseClaude(line []byte) (Event, bool) {
 		return ev, true
 	}
 	// {"data":{"message":{"timestamp","message":{…},"requestId","isSidechain"}}}
-	if d := fields(top["data"]); d != nil {
-		if m := fields(d["message"]); m != nil {
+	if d := fields(top.get("data")); d != nil {
+		if m := fields(d.get("message")); m != nil {
 			return claudeEntry(m, false)
 		}
 	}
 	return Event{}, false
 }
 
-func claudeEntry(e map[string][]byte, direct bool) (Event, bool) {
+func claudeEntry(e object, direct bool) (Event, bool) {
 	var ev Event
-	at, ok := parseTime(e["timestamp"])
+	at, ok := parseTime(e.get("timestamp"))
 	if !ok {
 		return ev, false
 	}
-	msg := fields(e["message"])
+	msg := fields(e.get("message"))
 	if msg == nil {
 		return ev, false
 	}
-	u := fields(msg["usage"])
+	u := fields(msg.get("usage"))
 	if u == nil {
 		return ev, false
 	}
-	in, ok1 := count(u["input_tokens"])
-	out, ok2 := count(u["output_tokens"])
+	in, ok1 := count(u.get("input_tokens"))
+	out, ok2 := count(u.get("output_tokens"))
 	cw, ok3 := optCount(u, "cache_creation_input_tokens")
 	cr, ok4 := optCount(u, "cache_read_input_tokens")
 	if !ok1 || !ok2 || !ok3 || !ok4 {
 		return ev, false
 	}
-	if raw, ok := u["cache_creation"]; ok {
+	if raw, ok := u.lookup("cache_creation"); ok {
 		// The split by cache lifetime, when present, is what ccusage sums.
 		cc := fields(raw)
 		if cc == nil {
@@ -217,7 +243,7 @@ func claudeEntry(e map[string][]byte, direct bool) (Event, bool) {
 		cw = m5 + h1
 	}
 	fast := false
-	if raw, ok := u["speed"]; ok {
+	if raw, ok := u.lookup("speed"); ok {
 		s, _ := str(raw)
 		switch s {
 		case "fast":
@@ -228,7 +254,7 @@ func claudeEntry(e map[string][]byte, direct bool) (Event, bool) {
 		}
 	}
 	if direct {
-		if raw, ok := e["version"]; ok {
+		if raw, ok := e.lookup("version"); ok {
 			v, isStr := str(raw)
 			if !isStr || !semverPrefix(v) {
 				return ev, false
@@ -241,7 +267,7 @@ func claudeEntry(e map[string][]byte, direct bool) (Event, bool) {
 	if !nonEmptyIfPresent(e, "requestId") || !nonEmptyIfPresent(msg, "id") || !nonEmptyIfPresent(msg, "model") {
 		return ev, false
 	}
-	if raw, ok := e["isSidechain"]; ok {
+	if raw, ok := e.lookup("isSidechain"); ok {
 		if string(raw) != "true" && string(raw) != "false" {
 			return ev, false
 		}
@@ -249,14 +275,14 @@ func claudeEntry(e map[string][]byte, direct bool) (Event, bool) {
 	}
 	ev.At = at
 	ev.T = Tokens{Input: in, Output: out, CacheWrite: cw, CacheRead: cr}
-	ev.Model, _ = str(msg["model"])
+	ev.Model, _ = str(msg.get("model"))
 	if fast && ev.Model != "" && ev.Model != "<synthetic>" {
 		ev.Model += "-fast"
 	}
 	// ccusage 20.0.24 (the released build) matches only lines that carry both
 	// ids; a line missing either is always counted.
-	id, hasID := str(msg["id"])
-	req, hasReq := str(e["requestId"])
+	id, hasID := str(msg.get("id"))
+	req, hasReq := str(e.get("requestId"))
 	if hasID && hasReq {
 		ev.Dedupe, ev.ID, ev.Req, ev.HasReq = DedupeClaude, id, req, true
 	}
@@ -264,8 +290,8 @@ func claudeEntry(e map[string][]byte, direct bool) (Event, bool) {
 }
 
 // nonEmptyIfPresent: an absent field passes; a present one must be a non-empty string.
-func nonEmptyIfPresent(m map[string][]byte, key string) bool {
-	raw, ok := m[key]
+func nonEmptyIfPresent(m object, key string) bool {
+	raw, ok := m.lookup(key)
 	if !ok {
 		return true
 	}
@@ -337,8 +363,8 @@ func parseCodex(st *ParseState, line []byte) (Event, bool) {
 	if top == nil {
 		return Event{}, false
 	}
-	typ, _ := str(top["type"])
-	p := fields(top["payload"])
+	typ, _ := str(top.get("type"))
+	p := fields(top.get("payload"))
 	if p == nil {
 		return Event{}, false
 	}
@@ -352,19 +378,19 @@ func parseCodex(st *ParseState, line []byte) (Event, bool) {
 	default:
 		return Event{}, false
 	}
-	if pt, _ := str(p["type"]); pt != "token_count" {
+	if pt, _ := str(p.get("type")); pt != "token_count" {
 		return Event{}, false
 	}
-	at, ok := parseTime(top["timestamp"])
+	at, ok := parseTime(top.get("timestamp"))
 	if !ok {
 		return Event{}, false
 	}
-	info := fields(p["info"])
+	info := fields(p.get("info"))
 	if info == nil {
 		return Event{}, false
 	}
-	total, hasTotal := codexUsage(info["total_token_usage"])
-	last, hasLast := codexUsage(info["last_token_usage"])
+	total, hasTotal := codexUsage(info.get("total_token_usage"))
+	last, hasLast := codexUsage(info.get("last_token_usage"))
 	raw := last
 	if !hasLast {
 		if !hasTotal {
@@ -398,21 +424,21 @@ func parseCodex(st *ParseState, line []byte) (Event, bool) {
 // codexModel is the model a Codex payload names, looked for where ccusage looks:
 // info.model, info.model_name, info.metadata.model, then model, metadata.model
 // ("" if none; blanks trimmed).
-func codexModel(p map[string][]byte) string {
-	pick := func(m map[string][]byte, keys ...string) string {
+func codexModel(p object) string {
+	pick := func(m object, keys ...string) string {
 		for _, k := range keys {
-			if v, ok := str(m[k]); ok && strings.TrimSpace(v) != "" {
+			if v, ok := str(m.get(k)); ok && strings.TrimSpace(v) != "" {
 				return strings.TrimSpace(v)
 			}
 		}
-		if md := fields(m["metadata"]); md != nil {
-			if v, ok := str(md["model"]); ok && strings.TrimSpace(v) != "" {
+		if md := fields(m.get("metadata")); md != nil {
+			if v, ok := str(md.get("model")); ok && strings.TrimSpace(v) != "" {
 				return strings.TrimSpace(v)
 			}
 		}
 		return ""
 	}
-	if info := fields(p["info"]); info != nil {
+	if info := fields(p.get("info")); info != nil {
 		if m := pick(info, "model", "model_name"); m != "" {
 			return m
 		}
@@ -431,7 +457,7 @@ func codexUsage(raw []byte) ([5]int64, bool) {
 		return v, false
 	}
 	v[0] = looseCount(m, "input_tokens")
-	if _, ok := m["cached_input_tokens"]; ok && string(m["cached_input_tokens"]) != "null" {
+	if _, ok := m.lookup("cached_input_tokens"); ok && string(m.get("cached_input_tokens")) != "null" {
 		v[1] = looseCount(m, "cached_input_tokens")
 	} else {
 		v[1] = looseCount(m, "cache_read_input_tokens")
@@ -458,12 +484,12 @@ func parseGemini(line []byte) (Event, bool) {
 	return geminiMessage(top)
 }
 
-func geminiMessage(top map[string][]byte) (Event, bool) {
-	tok := fields(top["tokens"])
+func geminiMessage(top object) (Event, bool) {
+	tok := fields(top.get("tokens"))
 	if tok == nil {
 		return Event{}, false
 	}
-	at, ok := parseTime(top["timestamp"])
+	at, ok := parseTime(top.get("timestamp"))
 	if !ok {
 		return Event{}, false
 	}
@@ -474,8 +500,8 @@ func geminiMessage(top map[string][]byte) (Event, bool) {
 	if ev.T.IsZero() {
 		return Event{}, false
 	}
-	ev.Model, _ = str(top["model"])
-	if id, ok := str(top["id"]); ok && id != "" {
+	ev.Model, _ = str(top.get("model"))
+	if id, ok := str(top.get("id")); ok && id != "" {
 		ev.Dedupe, ev.ID = DedupeLast, id
 	}
 	return ev, true
@@ -491,14 +517,14 @@ func parseLlxprt(st *ParseState, line []byte) (Event, bool) {
 	if top == nil {
 		return Event{}, false
 	}
-	typ, _ := str(top["type"])
-	p := fields(top["payload"])
+	typ, _ := str(top.get("type"))
+	p := fields(top.get("payload"))
 	if p == nil {
 		return Event{}, false
 	}
 	switch typ {
 	case "session_start", "provider_switch":
-		if m, ok := str(p["model"]); ok && m != "" {
+		if m, ok := str(p.get("model")); ok && m != "" {
 			st.Model = m
 		}
 		return Event{}, false
@@ -506,19 +532,19 @@ func parseLlxprt(st *ParseState, line []byte) (Event, bool) {
 	default:
 		return Event{}, false
 	}
-	c := fields(p["content"])
+	c := fields(p.get("content"))
 	if c == nil {
 		return Event{}, false
 	}
-	meta := fields(c["metadata"])
+	meta := fields(c.get("metadata"))
 	if meta == nil {
 		return Event{}, false
 	}
-	u := fields(meta["usage"])
+	u := fields(meta.get("usage"))
 	if u == nil {
 		return Event{}, false
 	}
-	at, ok := parseTime(top["ts"])
+	at, ok := parseTime(top.get("ts"))
 	if !ok {
 		return Event{}, false
 	}
@@ -526,7 +552,7 @@ func parseLlxprt(st *ParseState, line []byte) (Event, bool) {
 	if ev.T.IsZero() {
 		return Event{}, false
 	}
-	ev.Model, _ = str(meta["model"])
+	ev.Model, _ = str(meta.get("model"))
 	if ev.Model == "" {
 		ev.Model = st.Model
 	}
@@ -536,7 +562,7 @@ func parseLlxprt(st *ParseState, line []byte) (Event, bool) {
 // promptTokens reads usage counted OpenAI style, where the prompt count includes
 // its cached part: the cache reads and writes are taken out of it (never below
 // zero) so Input is the uncached rest.
-func promptTokens(u map[string][]byte, promptKey, outKey, readKey, writeKey string) Tokens {
+func promptTokens(u object, promptKey, outKey, readKey, writeKey string) Tokens {
 	prompt, out := looseCount(u, promptKey), looseCount(u, outKey)
 	cr, cw := looseCount(u, readKey), looseCount(u, writeKey)
 	cr = min(cr, prompt)
@@ -557,14 +583,14 @@ func parseWave(line []byte) (Event, bool) {
 	if top == nil {
 		return Event{}, false
 	}
-	if role, _ := str(top["role"]); role != "assistant" {
+	if role, _ := str(top.get("role")); role != "assistant" {
 		return Event{}, false
 	}
-	u := fields(top["usage"])
+	u := fields(top.get("usage"))
 	if u == nil {
 		return Event{}, false
 	}
-	at, ok := parseTime(top["timestamp"])
+	at, ok := parseTime(top.get("timestamp"))
 	if !ok {
 		return Event{}, false
 	}
@@ -572,7 +598,7 @@ func parseWave(line []byte) (Event, bool) {
 	if ev.T.IsZero() {
 		return Event{}, false
 	}
-	ev.Model, _ = str(u["model"])
+	ev.Model, _ = str(u.get("model"))
 	return ev, true
 }
 
@@ -587,15 +613,15 @@ func MogziTotals(data []byte) (t Tokens, at int64, ok bool) {
 	if top == nil {
 		return t, 0, false
 	}
-	u := fields(top["usageMetrics"])
+	u := fields(top.get("usageMetrics"))
 	if u == nil {
 		return t, 0, false
 	}
 	t = Tokens{Input: looseCount(u, "inputTokens"), Output: looseCount(u, "outputTokens"),
 		CacheRead: looseCount(u, "cacheReadTokens"), CacheWrite: looseCount(u, "cacheWriteTokens")}
-	if a, ok := parseLooseTime(u["lastUpdated"]); ok {
+	if a, ok := parseLooseTime(u.get("lastUpdated")); ok {
 		at = a
-	} else if a, ok := parseLooseTime(top["lastModifiedAt"]); ok {
+	} else if a, ok := parseLooseTime(top.get("lastModifiedAt")); ok {
 		at = a
 	}
 	return t, at, true

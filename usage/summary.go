@@ -85,6 +85,22 @@ func (k sessKey) less(o sessKey) bool {
 	return k.model < o.model
 }
 
+// sortedRows is the keys of m in the summary's order (rowKey.less).
+func sortedRows[V any](l *Ledger, m map[rowID]V) []rowID {
+	ids := make([]rowID, 0, len(m))
+	for id := range m {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool {
+		a, b := ids[i], ids[j]
+		if a.q != b.q {
+			return a.q < b.q
+		}
+		return l.rowKeyOf(a).less(l.rowKeyOf(b))
+	})
+	return ids
+}
+
 // groupRows adds up the units filed under session g, one row per model.
 func (l *Ledger) groupRows(g groupKey) []SessionRow {
 	var out []SessionRow
@@ -225,14 +241,10 @@ func (l *Ledger) renderWith(rows []SessionRow) []byte {
 	for _, r := range ss {
 		sb = appendSession(sb, r)
 	}
-	rks := make([]rowKey, 0, len(l.rows))
-	for k := range l.rows {
-		rks = append(rks, k)
-	}
-	sort.Slice(rks, func(i, j int) bool { return rks[i].less(rks[j]) })
+	rks := sortedRows(l, l.rows)
 	var bb []byte
-	for _, k := range rks {
-		bb = appendRow(bb, k, l.rows[k])
+	for _, id := range rks {
+		bb = appendRow(bb, l.rowKeyOf(id), l.rows[id])
 	}
 	h, _ := json.Marshal(summaryHeader{Version: LedgerVersion, Generator: "sessionwatch", Sessions: int64(len(sb)), Rows: int64(len(bb))})
 	out := make([]byte, 0, len(h)+1+len(sb)+len(bb))
@@ -251,7 +263,7 @@ func (l *Ledger) writeSummary() error {
 		if err := f.rewrite(l.renderSummary()); err != nil {
 			return err
 		}
-		l.dirtyRows = map[rowKey]bool{}
+		l.dirtyRows = map[rowID]bool{}
 		return nil
 	}
 	changed := l.settleGroups(true)
@@ -262,13 +274,8 @@ func (l *Ledger) writeSummary() error {
 	for i := range changed {
 		b = appendSession(b, &changed[i])
 	}
-	rks := make([]rowKey, 0, len(l.dirtyRows))
-	for k := range l.dirtyRows {
-		rks = append(rks, k)
-	}
-	sort.Slice(rks, func(i, j int) bool { return rks[i].less(rks[j]) })
-	for _, k := range rks {
-		b = appendRow(b, k, l.rows[k])
+	for _, id := range sortedRows(l, l.dirtyRows) {
+		b = appendRow(b, l.rowKeyOf(id), l.rows[id])
 	}
 	b = append(b, 'C', '\n')
 	// Not fsynced: the summary is derived from the units file (fsynced first), and
@@ -277,7 +284,7 @@ func (l *Ledger) writeSummary() error {
 	if _, err := f.appendBatch(b, false); err != nil {
 		return err
 	}
-	l.dirtyRows = map[rowKey]bool{}
+	l.dirtyRows = map[rowID]bool{}
 	if f.due(summaryRatio, summaryMin) {
 		return l.compactSummary()
 	}
@@ -322,7 +329,8 @@ func (l *Ledger) sameAsSummary(s *Summary) bool {
 		return false
 	}
 	for _, r := range s.Rows {
-		if l.rows[rowKey{r.Q, r.Source, r.Project, r.Model}] != r.T {
+		id, ok := l.findRow(rowKey{r.Q, r.Source, r.Project, r.Model})
+		if !ok || l.rows[id] != r.T {
 			return false
 		}
 	}
