@@ -109,15 +109,15 @@ type unitRec struct {
 	// source root the indexer joins Unit to: one string for every unit of a
 	// root, not a path per unit), or pathDir alone when the path does not end
 	// in Unit (pathWhole). path() and setPath are the only way to it.
-	pathDir  string
-	Dev, Ino uint64
-	Off                        int64
-	Fp                         string
-	Session, Type, Project     string
-	St                         ParseState
-	Seen                       *Tokens // Mogzi: the running total last seen
-	Retired                    string  // when the unit left the store ("" while it is there)
-	acc                        account
+	pathDir                string
+	Dev, Ino               uint64
+	Off                    int64
+	Fp                     string
+	Session, Type, Project string
+	St                     ParseState
+	Seen                   *Tokens // Mogzi: the running total last seen
+	Retired                string  // when the unit left the store ("" while it is there)
+	acc                    account
 
 	// In memory only: a read of the unit in progress (lines handed over, Done not
 	// yet called) is not written, since its position would lag what it counted; fed
