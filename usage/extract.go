@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/sessionwatch/sessionwatch/indexer"
@@ -80,17 +81,22 @@ type ParseState struct {
 // false for a line that carries no usage (or is not valid); st is updated with
 // what later lines need (the current model, Codex's running totals).
 func ParseLine(layout string, st *ParseState, line []byte) (ev Event, ok bool) {
+	sc := scanners.Get().(*scanner)
+	defer func() {
+		sc.reset()
+		scanners.Put(sc)
+	}()
 	switch layout {
 	case "claude":
-		return parseClaude(line)
+		return parseClaude(sc, line)
 	case "codex":
-		return parseCodex(st, line)
+		return parseCodex(sc, st, line)
 	case "gemini":
-		return parseGemini(line)
+		return parseGemini(sc, line)
 	case "llxprt":
-		return parseLlxprt(st, line)
+		return parseLlxprt(sc, st, line)
 	case "wave":
-		return parseWave(line)
+		return parseWave(sc, line)
 	}
 	return Event{}, false
 }
@@ -99,16 +105,35 @@ func ParseLine(layout string, st *ParseState, line []byte) (ev Event, ok bool) {
 //
 // The members are kept in a slice, not a map: a map and a string per key for
 // every line read was most of what a cold pass of the ledger allocated.
-func fields(raw []byte) object {
+//
+// The objects of one line are cut from the scanner's one buffer (a line's
+// parse allocates none of them once the buffer has grown); an object stays valid
+// after the next is cut, until the scanner is reset.
+func (sc *scanner) fields(raw []byte) object {
 	if len(raw) == 0 || raw[0] != '{' {
 		return nil
 	}
-	m := make(object, 0, 16)
-	if indexer.ObjectFields(raw, func(k, v []byte) { m = append(m, field{k, v}) }) != nil {
+	if sc.buf == nil {
+		sc.buf = make([]field, 0, 64)
+	}
+	start := len(sc.buf)
+	if indexer.ObjectFields(raw, func(k, v []byte) { sc.buf = append(sc.buf, field{k, v}) }) != nil {
+		sc.buf = sc.buf[:start]
 		return nil
 	}
-	return m
+	return sc.buf[start:len(sc.buf):len(sc.buf)]
 }
+
+// scanner holds the members of the objects of the line being parsed.
+type scanner struct{ buf []field }
+
+// reset forgets the line's objects (and the line: nothing of it is kept).
+func (sc *scanner) reset() {
+	clear(sc.buf)
+	sc.buf = sc.buf[:0]
+}
+
+var scanners = sync.Pool{New: func() any { return new(scanner) }}
 
 // field is one member of an object: its key (unescaped) and its raw value.
 type field struct{ k, v []byte }
@@ -188,37 +213,37 @@ var claudeUsageMarker = []byte(`"usage":{`)
 // sessionId, requestId, message.id and message.model (if any) are not empty. The
 // line's type is not looked at. Old "progress" lines carry a sub-agent's message
 // under data.message and count too.
-func parseClaude(line []byte) (Event, bool) {
+func parseClaude(sc *scanner, line []byte) (Event, bool) {
 	if !bytes.Contains(line, claudeUsageMarker) || hasNullField(line) {
 		return Event{}, false
 	}
-	top := fields(line)
+	top := sc.fields(line)
 	if top == nil {
 		return Event{}, false
 	}
-	if ev, ok := claudeEntry(top, true); ok {
+	if ev, ok := claudeEntry(sc, top, true); ok {
 		return ev, true
 	}
 	// {"data":{"message":{"timestamp","message":{…},"requestId","isSidechain"}}}
-	if d := fields(top.get("data")); d != nil {
-		if m := fields(d.get("message")); m != nil {
-			return claudeEntry(m, false)
+	if d := sc.fields(top.get("data")); d != nil {
+		if m := sc.fields(d.get("message")); m != nil {
+			return claudeEntry(sc, m, false)
 		}
 	}
 	return Event{}, false
 }
 
-func claudeEntry(e object, direct bool) (Event, bool) {
+func claudeEntry(sc *scanner, e object, direct bool) (Event, bool) {
 	var ev Event
 	at, ok := parseTime(e.get("timestamp"))
 	if !ok {
 		return ev, false
 	}
-	msg := fields(e.get("message"))
+	msg := sc.fields(e.get("message"))
 	if msg == nil {
 		return ev, false
 	}
-	u := fields(msg.get("usage"))
+	u := sc.fields(msg.get("usage"))
 	if u == nil {
 		return ev, false
 	}
@@ -231,7 +256,7 @@ func claudeEntry(e object, direct bool) (Event, bool) {
 	}
 	if raw, ok := u.lookup("cache_creation"); ok {
 		// The split by cache lifetime, when present, is what ccusage sums.
-		cc := fields(raw)
+		cc := sc.fields(raw)
 		if cc == nil {
 			return ev, false
 		}
@@ -295,8 +320,10 @@ func nonEmptyIfPresent(m object, key string) bool {
 	if !ok {
 		return true
 	}
-	s, isStr := str(raw)
-	return isStr && s != ""
+	// raw is a valid JSON value (its object was scanned whole): a string, and one
+	// that is not empty (an escape decodes to at least one character), when it is
+	// more than its quotes. Nothing is decoded.
+	return len(raw) > 2 && raw[0] == '"'
 }
 
 // semverPrefix reports whether v starts with digits.digits.digit.
@@ -355,22 +382,22 @@ func hasNullField(line []byte) bool {
 // parseCodex reads token_count events: the turn's last_token_usage, else the
 // increase of total_token_usage over the previous event; the model is the event's
 // own, else the last turn_context's. An event of all zeros counts nothing.
-func parseCodex(st *ParseState, line []byte) (Event, bool) {
+func parseCodex(sc *scanner, st *ParseState, line []byte) (Event, bool) {
 	if !bytes.Contains(line, []byte(`"turn_context"`)) && !bytes.Contains(line, []byte(`"token_count"`)) {
 		return Event{}, false
 	}
-	top := fields(line)
+	top := sc.fields(line)
 	if top == nil {
 		return Event{}, false
 	}
 	typ, _ := str(top.get("type"))
-	p := fields(top.get("payload"))
+	p := sc.fields(top.get("payload"))
 	if p == nil {
 		return Event{}, false
 	}
 	switch typ {
 	case "turn_context":
-		if m := codexModel(p); m != "" {
+		if m := codexModel(sc, p); m != "" {
 			st.Model = m
 		}
 		return Event{}, false
@@ -385,12 +412,12 @@ func parseCodex(st *ParseState, line []byte) (Event, bool) {
 	if !ok {
 		return Event{}, false
 	}
-	info := fields(p.get("info"))
+	info := sc.fields(p.get("info"))
 	if info == nil {
 		return Event{}, false
 	}
-	total, hasTotal := codexUsage(info.get("total_token_usage"))
-	last, hasLast := codexUsage(info.get("last_token_usage"))
+	total, hasTotal := codexUsage(sc, info.get("total_token_usage"))
+	last, hasLast := codexUsage(sc, info.get("last_token_usage"))
 	raw := last
 	if !hasLast {
 		if !hasTotal {
@@ -411,7 +438,7 @@ func parseCodex(st *ParseState, line []byte) (Event, bool) {
 		return Event{}, false
 	}
 	// A model named by the event holds for the events after it too (as in ccusage).
-	model := codexModel(p)
+	model := codexModel(sc, p)
 	if model != "" {
 		st.Model = model
 	} else if model = st.Model; model == "" {
@@ -424,21 +451,21 @@ func parseCodex(st *ParseState, line []byte) (Event, bool) {
 // codexModel is the model a Codex payload names, looked for where ccusage looks:
 // info.model, info.model_name, info.metadata.model, then model, metadata.model
 // ("" if none; blanks trimmed).
-func codexModel(p object) string {
+func codexModel(sc *scanner, p object) string {
 	pick := func(m object, keys ...string) string {
 		for _, k := range keys {
 			if v, ok := str(m.get(k)); ok && strings.TrimSpace(v) != "" {
 				return strings.TrimSpace(v)
 			}
 		}
-		if md := fields(m.get("metadata")); md != nil {
+		if md := sc.fields(m.get("metadata")); md != nil {
 			if v, ok := str(md.get("model")); ok && strings.TrimSpace(v) != "" {
 				return strings.TrimSpace(v)
 			}
 		}
 		return ""
 	}
-	if info := fields(p.get("info")); info != nil {
+	if info := sc.fields(p.get("info")); info != nil {
 		if m := pick(info, "model", "model_name"); m != "" {
 			return m
 		}
@@ -450,9 +477,9 @@ func codexModel(p object) string {
 // named one (as ccusage assumes).
 const CodexFallbackModel = "gpt-5"
 
-func codexUsage(raw []byte) ([5]int64, bool) {
+func codexUsage(sc *scanner, raw []byte) ([5]int64, bool) {
 	var v [5]int64
-	m := fields(raw)
+	m := sc.fields(raw)
 	if m == nil {
 		return v, false
 	}
@@ -473,19 +500,19 @@ func codexUsage(raw []byte) ([5]int64, bool) {
 // parseGemini reads a message's tokens {input, output, cached, thoughts, tool}:
 // input counts what was not cached plus tool-use prompt tokens, output includes
 // the thoughts (billed as output). A repeated message id replaces the message.
-func parseGemini(line []byte) (Event, bool) {
+func parseGemini(sc *scanner, line []byte) (Event, bool) {
 	if !bytes.Contains(line, []byte(`"tokens"`)) {
 		return Event{}, false
 	}
-	top := fields(line)
+	top := sc.fields(line)
 	if top == nil {
 		return Event{}, false
 	}
-	return geminiMessage(top)
+	return geminiMessage(sc, top)
 }
 
-func geminiMessage(top object) (Event, bool) {
-	tok := fields(top.get("tokens"))
+func geminiMessage(sc *scanner, top object) (Event, bool) {
+	tok := sc.fields(top.get("tokens"))
 	if tok == nil {
 		return Event{}, false
 	}
@@ -512,13 +539,13 @@ func geminiMessage(top object) (Event, bool) {
 // parseLlxprt reads the usage in the metadata of "content" lines
 // ({promptTokens, completionTokens, cachedTokens?, cacheCreationTokens?}); the
 // model is the metadata's, else the one session_start or provider_switch named.
-func parseLlxprt(st *ParseState, line []byte) (Event, bool) {
-	top := fields(line)
+func parseLlxprt(sc *scanner, st *ParseState, line []byte) (Event, bool) {
+	top := sc.fields(line)
 	if top == nil {
 		return Event{}, false
 	}
 	typ, _ := str(top.get("type"))
-	p := fields(top.get("payload"))
+	p := sc.fields(top.get("payload"))
 	if p == nil {
 		return Event{}, false
 	}
@@ -532,15 +559,15 @@ func parseLlxprt(st *ParseState, line []byte) (Event, bool) {
 	default:
 		return Event{}, false
 	}
-	c := fields(p.get("content"))
+	c := sc.fields(p.get("content"))
 	if c == nil {
 		return Event{}, false
 	}
-	meta := fields(c.get("metadata"))
+	meta := sc.fields(c.get("metadata"))
 	if meta == nil {
 		return Event{}, false
 	}
-	u := fields(meta.get("usage"))
+	u := sc.fields(meta.get("usage"))
 	if u == nil {
 		return Event{}, false
 	}
@@ -575,18 +602,18 @@ func promptTokens(u object, promptKey, outKey, readKey, writeKey string) Tokens 
 // parseWave reads the usage of assistant messages: prompt_tokens (which includes
 // the cached part, OpenAI style), completion_tokens, cache_read_input_tokens,
 // cache_creation_input_tokens and the usage's model.
-func parseWave(line []byte) (Event, bool) {
+func parseWave(sc *scanner, line []byte) (Event, bool) {
 	if !bytes.Contains(line, []byte(`"usage"`)) {
 		return Event{}, false
 	}
-	top := fields(line)
+	top := sc.fields(line)
 	if top == nil {
 		return Event{}, false
 	}
 	if role, _ := str(top.get("role")); role != "assistant" {
 		return Event{}, false
 	}
-	u := fields(top.get("usage"))
+	u := sc.fields(top.get("usage"))
 	if u == nil {
 		return Event{}, false
 	}
@@ -609,11 +636,12 @@ func parseWave(line []byte) (Event, bool) {
 // lastUpdated}). inputTokens is taken as uncached input. at is lastUpdated, else
 // lastModifiedAt (unix ms; 0 if neither parses). ok is false without usageMetrics.
 func MogziTotals(data []byte) (t Tokens, at int64, ok bool) {
-	top := fields(bytes.TrimSpace(data))
+	sc := new(scanner)
+	top := sc.fields(bytes.TrimSpace(data))
 	if top == nil {
 		return t, 0, false
 	}
-	u := fields(top.get("usageMetrics"))
+	u := sc.fields(top.get("usageMetrics"))
 	if u == nil {
 		return t, 0, false
 	}
