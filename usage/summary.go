@@ -2,7 +2,6 @@ package usage
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"sort"
 	"strconv"
@@ -289,23 +288,6 @@ func (l *Ledger) writeSummary() error {
 		return l.compactSummary()
 	}
 	return nil
-}
-
-// compactSummary folds the summary's batches into a new base. Its S rows come
-// from the summary itself (it holds them current), not from the accounts, which
-// idle units keep on disk.
-func (l *Ledger) compactSummary() error {
-	f := &l.summaryFile
-	data, err := os.ReadFile(f.path)
-	if err != nil {
-		return fmt.Errorf("read usage summary: %w", err)
-	}
-	s, p, err := parseSummary(data, Want{NoRows: true})
-	if err != nil || !p.clean {
-		f.compact = true
-		return l.writeSummary()
-	}
-	return f.rewrite(l.renderWith(s.Sessions))
 }
 
 // summaryMatches reports whether the summary file holds what the totals are, with
