@@ -235,30 +235,6 @@ func decodeTolerant(data []byte, v any) error {
 	return nil
 }
 
-// jsonMember returns the raw value of the first top-level member key of a JSON
-// object, reading no further than that member: an assistant message names its
-// model before its (possibly huge) content.
-func jsonMember(obj []byte, key string) ([]byte, bool) {
-	dec := json.NewDecoder(bytes.NewReader(obj))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return nil, false
-	}
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return nil, false
-		}
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, false
-		}
-		if k, _ := t.(string); k == key {
-			return v, true
-		}
-	}
-	return nil, false
-}
-
 // Line folds one transcript line. It validates the whole line first (ObjectFields)
 // and only then changes the state; message content is decoded only until the first
 // prompt is found.

@@ -313,3 +313,53 @@ func JSONInt(raw []byte) int64 {
 
 // JSONTrue reports whether a raw value is the literal true.
 func JSONTrue(raw []byte) bool { return string(raw) == "true" }
+
+// jsonMember returns the raw value of the first top-level member key of a JSON
+// object, reading no further than that member: an assistant message names its
+// model before its (possibly huge) content.
+func jsonMember(obj []byte, key string) ([]byte, bool) {
+	// Scanned in place (a json.Decoder here was most of what a cold pass of a
+	// Claude store allocated): the members are walked up to the first key that
+	// matches, each value validated as it is skipped.
+	i := skipSpace(obj, 0)
+	if i >= len(obj) || obj[i] != '{' {
+		return nil, false
+	}
+	i = skipSpace(obj, i+1)
+	if i < len(obj) && obj[i] == '}' {
+		return nil, false
+	}
+	for {
+		if i >= len(obj) || obj[i] != '"' {
+			return nil, false
+		}
+		kEnd, kEsc, err := scanString(obj, i)
+		if err != nil {
+			return nil, false
+		}
+		match := false
+		if k := obj[i+1 : kEnd-1]; !kEsc && isASCII(k) {
+			match = string(k) == key
+		} else {
+			s, ok := JSONString(obj[i:kEnd])
+			match = ok && s == key
+		}
+		i = skipSpace(obj, kEnd)
+		if i >= len(obj) || obj[i] != ':' {
+			return nil, false
+		}
+		i = skipSpace(obj, i+1)
+		vEnd, err := scanValue(obj, i, 1)
+		if err != nil {
+			return nil, false
+		}
+		if match {
+			return obj[i:vEnd], true
+		}
+		i = skipSpace(obj, vEnd)
+		if i >= len(obj) || obj[i] != ',' {
+			return nil, false
+		}
+		i = skipSpace(obj, i+1)
+	}
+}

@@ -39,7 +39,7 @@ func Compare(stateDir string, rebuilt *Ledger, sources map[string]bool) ([]strin
 		}
 	}
 	for k, got := range disk.units {
-		if _, err := os.Lstat(got.Path); err != nil && errors.Is(err, fs.ErrNotExist) {
+		if _, err := os.Lstat(got.path()); err != nil && errors.Is(err, fs.ErrNotExist) {
 			continue // gone while no writer ran (another command retired it): the next writer retires it
 		}
 		if sources[k.source] && rebuilt.units[k] == nil && len(got.acc.Buckets) > 0 {

@@ -7,7 +7,6 @@ package usage
 
 import (
 	"bytes"
-	"strconv"
 	"strings"
 	"time"
 
@@ -80,75 +79,24 @@ type ParseState struct {
 // false for a line that carries no usage (or is not valid); st is updated with
 // what later lines need (the current model, Codex's running totals).
 func ParseLine(layout string, st *ParseState, line []byte) (ev Event, ok bool) {
+	sc := scanners.Get().(*scanner)
+	defer func() {
+		sc.reset()
+		scanners.Put(sc)
+	}()
 	switch layout {
 	case "claude":
-		return parseClaude(line)
+		return parseClaude(sc, line)
 	case "codex":
-		return parseCodex(st, line)
+		return parseCodex(sc, st, line)
 	case "gemini":
-		return parseGemini(line)
+		return parseGemini(sc, line)
 	case "llxprt":
-		return parseLlxprt(st, line)
+		return parseLlxprt(sc, st, line)
 	case "wave":
-		return parseWave(line)
+		return parseWave(sc, line)
 	}
 	return Event{}, false
-}
-
-// fields collects the top-level members of a JSON object; nil if it is not one.
-func fields(raw []byte) map[string][]byte {
-	if len(raw) == 0 || raw[0] != '{' {
-		return nil
-	}
-	m := map[string][]byte{}
-	if indexer.ObjectFields(raw, func(k, v []byte) { m[string(k)] = v }) != nil {
-		return nil
-	}
-	return m
-}
-
-// str decodes a JSON string; ok is false for anything else (null included).
-func str(raw []byte) (string, bool) { return indexer.JSONString(raw) }
-
-// count decodes a non-negative integer token count. Anything else (a fraction, a
-// negative number, a string) is not a count: ok is false, as a typed reader
-// (ccusage's u64) rejects the line.
-func count(raw []byte) (int64, bool) {
-	if len(raw) == 0 || raw[0] < '0' || raw[0] > '9' {
-		return 0, false
-	}
-	n, err := strconv.ParseInt(string(raw), 10, 64)
-	if err != nil {
-		return 0, false
-	}
-	return n, true
-}
-
-// optCount is count for an optional field: absent is 0; present must be a count.
-func optCount(m map[string][]byte, key string) (int64, bool) {
-	raw, ok := m[key]
-	if !ok {
-		return 0, true
-	}
-	return count(raw)
-}
-
-// looseCount is for layouts read by lenient readers: anything but a count is 0.
-func looseCount(m map[string][]byte, key string) int64 {
-	n, _ := count(m[key])
-	return n
-}
-
-func parseTime(raw []byte) (int64, bool) {
-	s, ok := str(raw)
-	if !ok {
-		return 0, false
-	}
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return 0, false
-	}
-	return t.UnixMilli(), true
 }
 
 // ---- Claude Code ----
@@ -162,50 +110,50 @@ var claudeUsageMarker = []byte(`"usage":{`)
 // sessionId, requestId, message.id and message.model (if any) are not empty. The
 // line's type is not looked at. Old "progress" lines carry a sub-agent's message
 // under data.message and count too.
-func parseClaude(line []byte) (Event, bool) {
+func parseClaude(sc *scanner, line []byte) (Event, bool) {
 	if !bytes.Contains(line, claudeUsageMarker) || hasNullField(line) {
 		return Event{}, false
 	}
-	top := fields(line)
+	top := sc.fields(line)
 	if top == nil {
 		return Event{}, false
 	}
-	if ev, ok := claudeEntry(top, true); ok {
+	if ev, ok := claudeEntry(sc, top, true); ok {
 		return ev, true
 	}
 	// {"data":{"message":{"timestamp","message":{…},"requestId","isSidechain"}}}
-	if d := fields(top["data"]); d != nil {
-		if m := fields(d["message"]); m != nil {
-			return claudeEntry(m, false)
+	if d := sc.fields(top.get("data")); d != nil {
+		if m := sc.fields(d.get("message")); m != nil {
+			return claudeEntry(sc, m, false)
 		}
 	}
 	return Event{}, false
 }
 
-func claudeEntry(e map[string][]byte, direct bool) (Event, bool) {
+func claudeEntry(sc *scanner, e object, direct bool) (Event, bool) {
 	var ev Event
-	at, ok := parseTime(e["timestamp"])
+	at, ok := parseTime(e.get("timestamp"))
 	if !ok {
 		return ev, false
 	}
-	msg := fields(e["message"])
+	msg := sc.fields(e.get("message"))
 	if msg == nil {
 		return ev, false
 	}
-	u := fields(msg["usage"])
+	u := sc.fields(msg.get("usage"))
 	if u == nil {
 		return ev, false
 	}
-	in, ok1 := count(u["input_tokens"])
-	out, ok2 := count(u["output_tokens"])
+	in, ok1 := count(u.get("input_tokens"))
+	out, ok2 := count(u.get("output_tokens"))
 	cw, ok3 := optCount(u, "cache_creation_input_tokens")
 	cr, ok4 := optCount(u, "cache_read_input_tokens")
 	if !ok1 || !ok2 || !ok3 || !ok4 {
 		return ev, false
 	}
-	if raw, ok := u["cache_creation"]; ok {
+	if raw, ok := u.lookup("cache_creation"); ok {
 		// The split by cache lifetime, when present, is what ccusage sums.
-		cc := fields(raw)
+		cc := sc.fields(raw)
 		if cc == nil {
 			return ev, false
 		}
@@ -217,7 +165,7 @@ func claudeEntry(e map[string][]byte, direct bool) (Event, bool) {
 		cw = m5 + h1
 	}
 	fast := false
-	if raw, ok := u["speed"]; ok {
+	if raw, ok := u.lookup("speed"); ok {
 		s, _ := str(raw)
 		switch s {
 		case "fast":
@@ -228,7 +176,7 @@ func claudeEntry(e map[string][]byte, direct bool) (Event, bool) {
 		}
 	}
 	if direct {
-		if raw, ok := e["version"]; ok {
+		if raw, ok := e.lookup("version"); ok {
 			v, isStr := str(raw)
 			if !isStr || !semverPrefix(v) {
 				return ev, false
@@ -241,7 +189,7 @@ func claudeEntry(e map[string][]byte, direct bool) (Event, bool) {
 	if !nonEmptyIfPresent(e, "requestId") || !nonEmptyIfPresent(msg, "id") || !nonEmptyIfPresent(msg, "model") {
 		return ev, false
 	}
-	if raw, ok := e["isSidechain"]; ok {
+	if raw, ok := e.lookup("isSidechain"); ok {
 		if string(raw) != "true" && string(raw) != "false" {
 			return ev, false
 		}
@@ -249,14 +197,14 @@ func claudeEntry(e map[string][]byte, direct bool) (Event, bool) {
 	}
 	ev.At = at
 	ev.T = Tokens{Input: in, Output: out, CacheWrite: cw, CacheRead: cr}
-	ev.Model, _ = str(msg["model"])
+	ev.Model, _ = str(msg.get("model"))
 	if fast && ev.Model != "" && ev.Model != "<synthetic>" {
 		ev.Model += "-fast"
 	}
 	// ccusage 20.0.24 (the released build) matches only lines that carry both
 	// ids; a line missing either is always counted.
-	id, hasID := str(msg["id"])
-	req, hasReq := str(e["requestId"])
+	id, hasID := str(msg.get("id"))
+	req, hasReq := str(e.get("requestId"))
 	if hasID && hasReq {
 		ev.Dedupe, ev.ID, ev.Req, ev.HasReq = DedupeClaude, id, req, true
 	}
@@ -264,13 +212,15 @@ func claudeEntry(e map[string][]byte, direct bool) (Event, bool) {
 }
 
 // nonEmptyIfPresent: an absent field passes; a present one must be a non-empty string.
-func nonEmptyIfPresent(m map[string][]byte, key string) bool {
-	raw, ok := m[key]
+func nonEmptyIfPresent(m object, key string) bool {
+	raw, ok := m.lookup(key)
 	if !ok {
 		return true
 	}
-	s, isStr := str(raw)
-	return isStr && s != ""
+	// raw is a valid JSON value (its object was scanned whole): a string, and one
+	// that is not empty (an escape decodes to at least one character), when it is
+	// more than its quotes. Nothing is decoded.
+	return len(raw) > 2 && raw[0] == '"'
 }
 
 // semverPrefix reports whether v starts with digits.digits.digit.
@@ -329,22 +279,22 @@ func hasNullField(line []byte) bool {
 // parseCodex reads token_count events: the turn's last_token_usage, else the
 // increase of total_token_usage over the previous event; the model is the event's
 // own, else the last turn_context's. An event of all zeros counts nothing.
-func parseCodex(st *ParseState, line []byte) (Event, bool) {
+func parseCodex(sc *scanner, st *ParseState, line []byte) (Event, bool) {
 	if !bytes.Contains(line, []byte(`"turn_context"`)) && !bytes.Contains(line, []byte(`"token_count"`)) {
 		return Event{}, false
 	}
-	top := fields(line)
+	top := sc.fields(line)
 	if top == nil {
 		return Event{}, false
 	}
-	typ, _ := str(top["type"])
-	p := fields(top["payload"])
+	typ, _ := str(top.get("type"))
+	p := sc.fields(top.get("payload"))
 	if p == nil {
 		return Event{}, false
 	}
 	switch typ {
 	case "turn_context":
-		if m := codexModel(p); m != "" {
+		if m := codexModel(sc, p); m != "" {
 			st.Model = m
 		}
 		return Event{}, false
@@ -352,19 +302,19 @@ func parseCodex(st *ParseState, line []byte) (Event, bool) {
 	default:
 		return Event{}, false
 	}
-	if pt, _ := str(p["type"]); pt != "token_count" {
+	if pt, _ := str(p.get("type")); pt != "token_count" {
 		return Event{}, false
 	}
-	at, ok := parseTime(top["timestamp"])
+	at, ok := parseTime(top.get("timestamp"))
 	if !ok {
 		return Event{}, false
 	}
-	info := fields(p["info"])
+	info := sc.fields(p.get("info"))
 	if info == nil {
 		return Event{}, false
 	}
-	total, hasTotal := codexUsage(info["total_token_usage"])
-	last, hasLast := codexUsage(info["last_token_usage"])
+	total, hasTotal := codexUsage(sc, info.get("total_token_usage"))
+	last, hasLast := codexUsage(sc, info.get("last_token_usage"))
 	raw := last
 	if !hasLast {
 		if !hasTotal {
@@ -385,7 +335,7 @@ func parseCodex(st *ParseState, line []byte) (Event, bool) {
 		return Event{}, false
 	}
 	// A model named by the event holds for the events after it too (as in ccusage).
-	model := codexModel(p)
+	model := codexModel(sc, p)
 	if model != "" {
 		st.Model = model
 	} else if model = st.Model; model == "" {
@@ -398,21 +348,21 @@ func parseCodex(st *ParseState, line []byte) (Event, bool) {
 // codexModel is the model a Codex payload names, looked for where ccusage looks:
 // info.model, info.model_name, info.metadata.model, then model, metadata.model
 // ("" if none; blanks trimmed).
-func codexModel(p map[string][]byte) string {
-	pick := func(m map[string][]byte, keys ...string) string {
+func codexModel(sc *scanner, p object) string {
+	pick := func(m object, keys ...string) string {
 		for _, k := range keys {
-			if v, ok := str(m[k]); ok && strings.TrimSpace(v) != "" {
+			if v, ok := str(m.get(k)); ok && strings.TrimSpace(v) != "" {
 				return strings.TrimSpace(v)
 			}
 		}
-		if md := fields(m["metadata"]); md != nil {
-			if v, ok := str(md["model"]); ok && strings.TrimSpace(v) != "" {
+		if md := sc.fields(m.get("metadata")); md != nil {
+			if v, ok := str(md.get("model")); ok && strings.TrimSpace(v) != "" {
 				return strings.TrimSpace(v)
 			}
 		}
 		return ""
 	}
-	if info := fields(p["info"]); info != nil {
+	if info := sc.fields(p.get("info")); info != nil {
 		if m := pick(info, "model", "model_name"); m != "" {
 			return m
 		}
@@ -424,14 +374,14 @@ func codexModel(p map[string][]byte) string {
 // named one (as ccusage assumes).
 const CodexFallbackModel = "gpt-5"
 
-func codexUsage(raw []byte) ([5]int64, bool) {
+func codexUsage(sc *scanner, raw []byte) ([5]int64, bool) {
 	var v [5]int64
-	m := fields(raw)
+	m := sc.fields(raw)
 	if m == nil {
 		return v, false
 	}
 	v[0] = looseCount(m, "input_tokens")
-	if _, ok := m["cached_input_tokens"]; ok && string(m["cached_input_tokens"]) != "null" {
+	if _, ok := m.lookup("cached_input_tokens"); ok && string(m.get("cached_input_tokens")) != "null" {
 		v[1] = looseCount(m, "cached_input_tokens")
 	} else {
 		v[1] = looseCount(m, "cache_read_input_tokens")
@@ -447,23 +397,23 @@ func codexUsage(raw []byte) ([5]int64, bool) {
 // parseGemini reads a message's tokens {input, output, cached, thoughts, tool}:
 // input counts what was not cached plus tool-use prompt tokens, output includes
 // the thoughts (billed as output). A repeated message id replaces the message.
-func parseGemini(line []byte) (Event, bool) {
+func parseGemini(sc *scanner, line []byte) (Event, bool) {
 	if !bytes.Contains(line, []byte(`"tokens"`)) {
 		return Event{}, false
 	}
-	top := fields(line)
+	top := sc.fields(line)
 	if top == nil {
 		return Event{}, false
 	}
-	return geminiMessage(top)
+	return geminiMessage(sc, top)
 }
 
-func geminiMessage(top map[string][]byte) (Event, bool) {
-	tok := fields(top["tokens"])
+func geminiMessage(sc *scanner, top object) (Event, bool) {
+	tok := sc.fields(top.get("tokens"))
 	if tok == nil {
 		return Event{}, false
 	}
-	at, ok := parseTime(top["timestamp"])
+	at, ok := parseTime(top.get("timestamp"))
 	if !ok {
 		return Event{}, false
 	}
@@ -474,8 +424,8 @@ func geminiMessage(top map[string][]byte) (Event, bool) {
 	if ev.T.IsZero() {
 		return Event{}, false
 	}
-	ev.Model, _ = str(top["model"])
-	if id, ok := str(top["id"]); ok && id != "" {
+	ev.Model, _ = str(top.get("model"))
+	if id, ok := str(top.get("id")); ok && id != "" {
 		ev.Dedupe, ev.ID = DedupeLast, id
 	}
 	return ev, true
@@ -486,19 +436,19 @@ func geminiMessage(top map[string][]byte) (Event, bool) {
 // parseLlxprt reads the usage in the metadata of "content" lines
 // ({promptTokens, completionTokens, cachedTokens?, cacheCreationTokens?}); the
 // model is the metadata's, else the one session_start or provider_switch named.
-func parseLlxprt(st *ParseState, line []byte) (Event, bool) {
-	top := fields(line)
+func parseLlxprt(sc *scanner, st *ParseState, line []byte) (Event, bool) {
+	top := sc.fields(line)
 	if top == nil {
 		return Event{}, false
 	}
-	typ, _ := str(top["type"])
-	p := fields(top["payload"])
+	typ, _ := str(top.get("type"))
+	p := sc.fields(top.get("payload"))
 	if p == nil {
 		return Event{}, false
 	}
 	switch typ {
 	case "session_start", "provider_switch":
-		if m, ok := str(p["model"]); ok && m != "" {
+		if m, ok := str(p.get("model")); ok && m != "" {
 			st.Model = m
 		}
 		return Event{}, false
@@ -506,19 +456,19 @@ func parseLlxprt(st *ParseState, line []byte) (Event, bool) {
 	default:
 		return Event{}, false
 	}
-	c := fields(p["content"])
+	c := sc.fields(p.get("content"))
 	if c == nil {
 		return Event{}, false
 	}
-	meta := fields(c["metadata"])
+	meta := sc.fields(c.get("metadata"))
 	if meta == nil {
 		return Event{}, false
 	}
-	u := fields(meta["usage"])
+	u := sc.fields(meta.get("usage"))
 	if u == nil {
 		return Event{}, false
 	}
-	at, ok := parseTime(top["ts"])
+	at, ok := parseTime(top.get("ts"))
 	if !ok {
 		return Event{}, false
 	}
@@ -526,7 +476,7 @@ func parseLlxprt(st *ParseState, line []byte) (Event, bool) {
 	if ev.T.IsZero() {
 		return Event{}, false
 	}
-	ev.Model, _ = str(meta["model"])
+	ev.Model, _ = str(meta.get("model"))
 	if ev.Model == "" {
 		ev.Model = st.Model
 	}
@@ -536,7 +486,7 @@ func parseLlxprt(st *ParseState, line []byte) (Event, bool) {
 // promptTokens reads usage counted OpenAI style, where the prompt count includes
 // its cached part: the cache reads and writes are taken out of it (never below
 // zero) so Input is the uncached rest.
-func promptTokens(u map[string][]byte, promptKey, outKey, readKey, writeKey string) Tokens {
+func promptTokens(u object, promptKey, outKey, readKey, writeKey string) Tokens {
 	prompt, out := looseCount(u, promptKey), looseCount(u, outKey)
 	cr, cw := looseCount(u, readKey), looseCount(u, writeKey)
 	cr = min(cr, prompt)
@@ -549,22 +499,22 @@ func promptTokens(u map[string][]byte, promptKey, outKey, readKey, writeKey stri
 // parseWave reads the usage of assistant messages: prompt_tokens (which includes
 // the cached part, OpenAI style), completion_tokens, cache_read_input_tokens,
 // cache_creation_input_tokens and the usage's model.
-func parseWave(line []byte) (Event, bool) {
+func parseWave(sc *scanner, line []byte) (Event, bool) {
 	if !bytes.Contains(line, []byte(`"usage"`)) {
 		return Event{}, false
 	}
-	top := fields(line)
+	top := sc.fields(line)
 	if top == nil {
 		return Event{}, false
 	}
-	if role, _ := str(top["role"]); role != "assistant" {
+	if role, _ := str(top.get("role")); role != "assistant" {
 		return Event{}, false
 	}
-	u := fields(top["usage"])
+	u := sc.fields(top.get("usage"))
 	if u == nil {
 		return Event{}, false
 	}
-	at, ok := parseTime(top["timestamp"])
+	at, ok := parseTime(top.get("timestamp"))
 	if !ok {
 		return Event{}, false
 	}
@@ -572,7 +522,7 @@ func parseWave(line []byte) (Event, bool) {
 	if ev.T.IsZero() {
 		return Event{}, false
 	}
-	ev.Model, _ = str(u["model"])
+	ev.Model, _ = str(u.get("model"))
 	return ev, true
 }
 
@@ -583,19 +533,20 @@ func parseWave(line []byte) (Event, bool) {
 // lastUpdated}). inputTokens is taken as uncached input. at is lastUpdated, else
 // lastModifiedAt (unix ms; 0 if neither parses). ok is false without usageMetrics.
 func MogziTotals(data []byte) (t Tokens, at int64, ok bool) {
-	top := fields(bytes.TrimSpace(data))
+	sc := new(scanner)
+	top := sc.fields(bytes.TrimSpace(data))
 	if top == nil {
 		return t, 0, false
 	}
-	u := fields(top["usageMetrics"])
+	u := sc.fields(top.get("usageMetrics"))
 	if u == nil {
 		return t, 0, false
 	}
 	t = Tokens{Input: looseCount(u, "inputTokens"), Output: looseCount(u, "outputTokens"),
 		CacheRead: looseCount(u, "cacheReadTokens"), CacheWrite: looseCount(u, "cacheWriteTokens")}
-	if a, ok := parseLooseTime(u["lastUpdated"]); ok {
+	if a, ok := parseLooseTime(u.get("lastUpdated")); ok {
 		at = a
-	} else if a, ok := parseLooseTime(top["lastModifiedAt"]); ok {
+	} else if a, ok := parseLooseTime(top.get("lastModifiedAt")); ok {
 		at = a
 	}
 	return t, at, true

@@ -41,7 +41,7 @@ type wireUnit struct {
 func tokArr(t Tokens) [4]int64 { return [4]int64{t.Input, t.Output, t.CacheWrite, t.CacheRead} }
 
 func toWire(r *unitRec, acc account) wireUnit {
-	w := wireUnit{Source: r.Source, Unit: r.Unit, Layout: r.Layout, Path: r.Path, Dev: r.Dev, Ino: r.Ino, Offset: r.Off,
+	w := wireUnit{Source: r.Source, Unit: r.Unit, Layout: r.Layout, Path: r.path(), Dev: r.Dev, Ino: r.Ino, Offset: r.Off,
 		Fp: r.Fp, Session: r.Session, Type: r.Type, Project: r.Project, Retired: r.Retired}
 	if r.St != (ParseState{}) {
 		st := r.St
@@ -118,8 +118,9 @@ func decodeShard(data []byte, intern func(string) string) (live, retired []*unit
 }
 
 func fromWire(w wireUnit, intern func(string) string) (*unitRec, error) {
-	r := &unitRec{Source: intern(w.Source), Unit: w.Unit, Layout: intern(w.Layout), Path: w.Path, Dev: w.Dev, Ino: w.Ino, Off: w.Offset, Fp: w.Fp,
+	r := &unitRec{Source: intern(w.Source), Unit: w.Unit, Layout: intern(w.Layout), Dev: w.Dev, Ino: w.Ino, Off: w.Offset, Fp: w.Fp,
 		Session: w.Session, Type: intern(w.Type), Project: intern(w.Project), Retired: w.Retired}
+	r.setPath(w.Path, intern)
 	if w.State != nil {
 		r.St = *w.State
 	}

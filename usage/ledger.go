@@ -31,7 +31,9 @@ type Ledger struct {
 	models  map[string]string
 	now     func() time.Time
 
-	rows    map[rowKey]Tokens       // the summary's B rows
+	rows    map[rowID]Tokens        // the summary's B rows
+	cols    []rowCols               // the columns of the B rows, by rowID.c
+	colIDs  map[rowCols]uint32      // rowID.c of each cols entry
 	members map[groupKey][]*unitRec // the units (live and retired) filed under each session
 	// The S rows of the sessions in dirtyGroups as the summary holds them, taken
 	// before their first change since the last write (the S rows of every session
@@ -42,7 +44,7 @@ type Ledger struct {
 	// never cleared: a map keeps the size it once had (every unit, after the
 	// start-up pass), and clearing or ranging over it costs that size, not its length.
 	dirtyUnits  map[ukey]bool     // units whose records changed since the last Sync
-	dirtyRows   map[rowKey]bool   // rows that changed
+	dirtyRows   map[rowID]bool    // rows that changed
 	dirtyGroups map[groupKey]bool // sessions whose units or usage changed
 
 	reading                int // units with a read in progress
@@ -61,21 +63,61 @@ type rowKey struct {
 	src, proj, model string
 }
 
+// rowCols are the columns of a B row but its quarter hour: few (the sources,
+// projects and models seen together), so the B rows key them by number.
+type rowCols struct{ src, proj, model string }
+
+// rowID is a B row's key as the ledger holds it, 8 bytes rather than a rowKey's
+// 56: a ledger of a large store holds tens of thousands of rows (docs/usage.md).
+type rowID struct {
+	q int32
+	c uint32 // index in Ledger.cols
+}
+
+// rowIDOf is k's rowID, numbering its columns if they are new.
+func (l *Ledger) rowIDOf(k rowKey) rowID {
+	c := rowCols{k.src, k.proj, k.model}
+	n, ok := l.colIDs[c]
+	if !ok {
+		n = uint32(len(l.cols))
+		l.cols = append(l.cols, c)
+		l.colIDs[c] = n
+	}
+	return rowID{k.q, n}
+}
+
+// findRow is k's rowID if its columns are numbered (without numbering them).
+func (l *Ledger) findRow(k rowKey) (rowID, bool) {
+	n, ok := l.colIDs[rowCols{k.src, k.proj, k.model}]
+	return rowID{k.q, n}, ok
+}
+
+// rowKeyOf is the rowKey of id.
+func (l *Ledger) rowKeyOf(id rowID) rowKey {
+	c := l.cols[id.c]
+	return rowKey{id.q, c.src, c.proj, c.model}
+}
+
 // groupKey is a session as the summary files it: source, project, id, type.
 type groupKey struct{ src, proj, sid, typ string }
 
 // unitRec is what the ledger holds of one unit: its position, the parser's state,
 // the session it belongs to, and the usage counted from it.
 type unitRec struct {
-	Source, Unit, Layout, Path string
-	Dev, Ino                   uint64
-	Off                        int64
-	Fp                         string
-	Session, Type, Project     string
-	St                         ParseState
-	Seen                       *Tokens // Mogzi: the running total last seen
-	Retired                    string  // when the unit left the store ("" while it is there)
-	acc                        account
+	Source, Unit, Layout string
+	// The unit's path is pathDir followed by Unit (pathDir, interned, is the
+	// source root the indexer joins Unit to: one string for every unit of a
+	// root, not a path per unit), or pathDir alone when the path does not end
+	// in Unit (pathWhole). path() and setPath are the only way to it.
+	pathDir                string
+	Dev, Ino               uint64
+	Off                    int64
+	Fp                     string
+	Session, Type, Project string
+	St                     ParseState
+	Seen                   *Tokens // Mogzi: the running total last seen
+	Retired                string  // when the unit left the store ("" while it is there)
+	acc                    account
 
 	// In memory only: a read of the unit in progress (lines handed over, Done not
 	// yet called) is not written, since its position would lag what it counted; fed
@@ -87,9 +129,37 @@ type unitRec struct {
 	// Where the record was last written (resident.go): its key's line in the units
 	// file and its place there (-1: the live record, i: the i-th retired one);
 	// evicted: acc is not in memory but on that line.
-	span    span
-	idx     int32
-	evicted bool
+	span      span
+	idx       int32
+	evicted   bool
+	pathWhole bool
+}
+
+// path is the unit's file.
+func (r *unitRec) path() string {
+	if r.pathWhole {
+		return r.pathDir
+	}
+	return r.pathDir + filepath.FromSlash(r.Unit)
+}
+
+// pathIs reports whether p is the unit's file (without building its path).
+func (r *unitRec) pathIs(p string) bool {
+	if r.pathWhole {
+		return p == r.pathDir
+	}
+	rel := filepath.FromSlash(r.Unit)
+	return len(p) == len(r.pathDir)+len(rel) && p[:len(r.pathDir)] == r.pathDir && p[len(r.pathDir):] == rel
+}
+
+// setPath makes p the unit's file; r.Unit must be set.
+func (r *unitRec) setPath(p string, intern func(string) string) {
+	rel := filepath.FromSlash(r.Unit)
+	if n := len(p) - len(rel); rel != "" && n > 0 && p[n-1] == filepath.Separator && p[n:] == rel {
+		r.pathDir, r.pathWhole = intern(p[:n]), false
+		return
+	}
+	r.pathDir, r.pathWhole = p, true
 }
 
 func (r *unitRec) group() groupKey {
@@ -113,10 +183,10 @@ func Open(stateDir string) (*Ledger, error) {
 		return nil, err
 	}
 	l.fileAll()
-	l.dirtyRows = map[rowKey]bool{} // what the files hold; summaryMatches checks the summary
+	l.dirtyRows = map[rowID]bool{} // what the files hold; summaryMatches checks the summary
 	now := indexer.FormatTime(l.now())
 	for k, r := range l.units {
-		if _, err := os.Lstat(r.Path); errors.Is(err, fs.ErrNotExist) {
+		if _, err := os.Lstat(r.path()); errors.Is(err, fs.ErrNotExist) {
 			l.retireLocked(k, r, now)
 		}
 	}
@@ -146,8 +216,8 @@ func NewRebuild(stateDir string) (*Ledger, error) {
 
 func newLedger(dir string) *Ledger {
 	return &Ledger{dir: dir, units: map[ukey]*unitRec{}, retired: map[ukey][]*unitRec{}, models: map[string]string{}, now: time.Now,
-		rows: map[rowKey]Tokens{}, members: map[groupKey][]*unitRec{}, before: map[groupKey][]SessionRow{},
-		dirtyUnits: map[ukey]bool{}, dirtyRows: map[rowKey]bool{}, dirtyGroups: map[groupKey]bool{},
+		rows: map[rowID]Tokens{}, colIDs: map[rowCols]uint32{}, members: map[groupKey][]*unitRec{}, before: map[groupKey][]SessionRow{},
+		dirtyUnits: map[ukey]bool{}, dirtyRows: map[rowID]bool{}, dirtyGroups: map[groupKey]bool{},
 		unitsFile: logFile{path: filepath.Join(dir, UnitsName)}, summaryFile: logFile{path: filepath.Join(dir, SummaryName)}}
 }
 
@@ -162,7 +232,8 @@ func (l *Ledger) intern(s string) string {
 func (l *Ledger) touch(k ukey) { l.dirtyUnits[k] = true }
 
 // addRow changes a B row by t (sign 1 or -1).
-func (l *Ledger) addRow(k rowKey, t Tokens, sign int) {
+func (l *Ledger) addRow(rk rowKey, t Tokens, sign int) {
+	k := l.rowIDOf(rk)
 	v := l.rows[k]
 	if sign > 0 {
 		v.Add(t)
@@ -287,7 +358,8 @@ func isDocument(r *unitRec) bool { return r.Seen != nil }
 
 // newRec is a new, empty record of u (resident: it has nothing on disk yet).
 func (l *Ledger) newRec(u indexer.UnitRef) *unitRec {
-	r := &unitRec{Source: l.intern(u.Source), Unit: u.Unit, Layout: l.intern(u.Layout), Path: u.Path, Dev: u.Dev, Ino: u.Ino}
+	r := &unitRec{Source: l.intern(u.Source), Unit: u.Unit, Layout: l.intern(u.Layout), Dev: u.Dev, Ino: u.Ino}
+	r.setPath(u.Path, l.intern)
 	l.hot = append(l.hot, r)
 	return r
 }
@@ -336,10 +408,11 @@ func (l *Ledger) Done(u indexer.UnitRef, offset int64, fp string) {
 	defer l.mu.Unlock()
 	r := l.recLocked(u)
 	l.endRead(r)
-	if r.Off == offset && r.Fp == fp && r.Dev == u.Dev && r.Ino == u.Ino && r.Path == u.Path {
+	if r.Off == offset && r.Fp == fp && r.Dev == u.Dev && r.Ino == u.Ino && r.pathIs(u.Path) {
 		return
 	}
-	r.Off, r.Fp, r.Dev, r.Ino, r.Path = offset, fp, u.Dev, u.Ino, u.Path
+	r.Off, r.Fp, r.Dev, r.Ino = offset, fp, u.Dev, u.Ino
+	r.setPath(u.Path, l.intern)
 	l.touch(keyOf(u))
 }
 
@@ -451,7 +524,7 @@ func (l *Ledger) Sync(sessions []indexer.SessionRef) error {
 	}
 	if l.dir == "" {
 		l.settleGroups(false)
-		l.dirtyUnits, l.dirtyRows = map[ukey]bool{}, map[rowKey]bool{}
+		l.dirtyUnits, l.dirtyRows = map[ukey]bool{}, map[rowID]bool{}
 		return nil
 	}
 	if err := l.writeUnits(); err != nil {

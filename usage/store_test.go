@@ -173,7 +173,7 @@ func TestLedgerMigratesFirstVersion(t *testing.T) {
 	file := filepath.Join(f.root, "-w-p", sessA+".jsonl")
 	appendTo(t, file, claudeUser("2026-03-01T10:00:00Z")+claudeLine("2026-03-01T10:00:01Z", "m1", "r1", "opus", 4, 4, 0, 0, "")+"\n")
 	_, l := f.daemonLike()
-	gone := &unitRec{Source: "claude", Unit: "-w-q/gone.jsonl", Layout: "claude", Path: "/nowhere", Retired: "2026-03-02T00:00:00Z",
+	gone := &unitRec{Source: "claude", Unit: "-w-q/gone.jsonl", Layout: "claude", pathDir: "/nowhere", pathWhole: true, Retired: "2026-03-02T00:00:00Z",
 		acc: account{Buckets: []Bucket{{Q: 1969300, Model: "opus", T: Tokens{Input: 7}}}}}
 	var live []*unitRec
 	for _, r := range l.units {
@@ -239,7 +239,7 @@ func TestParseSummaryPartsEqualWhole(t *testing.T) {
 			batch = appendSession(batch, &r)
 		}
 		for k := range l.dirtyRows {
-			batch = appendRow(batch, k, l.rows[k])
+			batch = appendRow(batch, l.rowKeyOf(k), l.rows[k])
 		}
 		data := append(append(base, batch...), 'C', '\n')
 		whole, err := ParseSummary(data, Want{})

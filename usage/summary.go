@@ -3,7 +3,6 @@ package usage
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"os"
 	"sort"
 	"strconv"
@@ -95,6 +94,22 @@ func escapedLess(a, b string) bool {
 		return a < b
 	}
 	return bytes.Compare(appendField(nil, a), appendField(nil, b)) < 0
+}
+
+// sortedRows is the keys of m in the summary's order (rowKey.less).
+func sortedRows[V any](l *Ledger, m map[rowID]V) []rowID {
+	ids := make([]rowID, 0, len(m))
+	for id := range m {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool {
+		a, b := ids[i], ids[j]
+		if a.q != b.q {
+			return a.q < b.q
+		}
+		return l.rowKeyOf(a).less(l.rowKeyOf(b))
+	})
+	return ids
 }
 
 // groupRows adds up the units filed under session g, one row per model.
@@ -237,14 +252,10 @@ func (l *Ledger) renderWith(rows []SessionRow) []byte {
 	for _, r := range ss {
 		sb = appendSession(sb, r)
 	}
-	rks := make([]rowKey, 0, len(l.rows))
-	for k := range l.rows {
-		rks = append(rks, k)
-	}
-	sort.Slice(rks, func(i, j int) bool { return rks[i].less(rks[j]) })
+	rks := sortedRows(l, l.rows)
 	var bb []byte
-	for _, k := range rks {
-		bb = appendRow(bb, k, l.rows[k])
+	for _, id := range rks {
+		bb = appendRow(bb, l.rowKeyOf(id), l.rows[id])
 	}
 	h, _ := json.Marshal(summaryHeader{Version: LedgerVersion, Generator: "sessionwatch", Sessions: int64(len(sb)), Rows: int64(len(bb))})
 	out := make([]byte, 0, len(h)+1+len(sb)+len(bb))
@@ -263,7 +274,7 @@ func (l *Ledger) writeSummary() error {
 		if err := f.rewrite(l.renderSummary()); err != nil {
 			return err
 		}
-		l.dirtyRows = map[rowKey]bool{}
+		l.dirtyRows = map[rowID]bool{}
 		return nil
 	}
 	changed := l.settleGroups(true)
@@ -274,13 +285,8 @@ func (l *Ledger) writeSummary() error {
 	for i := range changed {
 		b = appendSession(b, &changed[i])
 	}
-	rks := make([]rowKey, 0, len(l.dirtyRows))
-	for k := range l.dirtyRows {
-		rks = append(rks, k)
-	}
-	sort.Slice(rks, func(i, j int) bool { return rks[i].less(rks[j]) })
-	for _, k := range rks {
-		b = appendRow(b, k, l.rows[k])
+	for _, id := range sortedRows(l, l.dirtyRows) {
+		b = appendRow(b, l.rowKeyOf(id), l.rows[id])
 	}
 	b = append(b, 'C', '\n')
 	// Not fsynced: the summary is derived from the units file (fsynced first), and
@@ -289,28 +295,11 @@ func (l *Ledger) writeSummary() error {
 	if _, err := f.appendBatch(b, false); err != nil {
 		return err
 	}
-	l.dirtyRows = map[rowKey]bool{}
+	l.dirtyRows = map[rowID]bool{}
 	if f.due(summaryRatio, summaryMin) {
 		return l.compactSummary()
 	}
 	return nil
-}
-
-// compactSummary folds the summary's batches into a new base. Its S rows come
-// from the summary itself (it holds them current), not from the accounts, which
-// idle units keep on disk.
-func (l *Ledger) compactSummary() error {
-	f := &l.summaryFile
-	data, err := os.ReadFile(f.path)
-	if err != nil {
-		return fmt.Errorf("read usage summary: %w", err)
-	}
-	s, p, err := parseSummary(data, Want{NoRows: true})
-	if err != nil || !p.clean {
-		f.compact = true
-		return l.writeSummary()
-	}
-	return f.rewrite(l.renderWith(s.Sessions))
 }
 
 // summaryMatches reports whether the summary file holds what the totals are, with
@@ -334,7 +323,8 @@ func (l *Ledger) sameAsSummary(s *Summary) bool {
 		return false
 	}
 	for _, r := range s.Rows {
-		if l.rows[rowKey{r.Q, r.Source, r.Project, r.Model}] != r.T {
+		id, ok := l.findRow(rowKey{r.Q, r.Source, r.Project, r.Model})
+		if !ok || l.rows[id] != r.T {
 			return false
 		}
 	}

@@ -78,6 +78,7 @@ func decodeUnitFast(raw []byte, intern func(string) string) (*unitRec, bool) {
 		return nil, false
 	}
 	r := &unitRec{}
+	var path string
 	ok := true
 	str := func(val []byte) string {
 		s, good := indexer.JSONString(val)
@@ -98,7 +99,7 @@ func decodeUnitFast(raw []byte, intern func(string) string) (*unitRec, bool) {
 		case "layout":
 			r.Layout = intern(str(val))
 		case "path":
-			r.Path = str(val)
+			path = str(val)
 		case "dev":
 			r.Dev, ok = uintOf(val)
 		case "ino":
@@ -132,6 +133,7 @@ func decodeUnitFast(raw []byte, intern func(string) string) (*unitRec, bool) {
 			ok = false
 		}
 	})
+	r.setPath(path, intern) // Unit, whose suffix of the path is not kept, is read by now
 	return r, ok && err == nil
 }
 
