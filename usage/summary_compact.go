@@ -77,7 +77,7 @@ type compaction struct {
 	index map[string]int // tail by key
 	rd    summaryReader
 	row   []byte
-	a, b  []byte // unescaping scratch
+	a     []byte // unescaping scratch
 }
 
 // readForCompaction reads the header, the S section and the batches of the

@@ -25,12 +25,7 @@ type fastKey struct {
 // decodeKeyFast reads one key line; ok is false when the line is not one it reads.
 func decodeKeyFast(line []byte, intern func(string) string) (fk fastKey, ok bool) {
 	ok = true
-	var seen fieldSet
-	err := indexer.ObjectFields(line, func(key, val []byte) {
-		if !ok || !seen.add(key) {
-			ok = false
-			return
-		}
+	eachField(line, &ok, func(key, val []byte) {
 		switch string(key) {
 		case "k":
 			var ks []string
@@ -69,7 +64,7 @@ func decodeKeyFast(line []byte, intern func(string) string) (fk fastKey, ok bool
 			ok = false
 		}
 	})
-	return fk, ok && err == nil
+	return fk, ok
 }
 
 // decodeUnitFast reads one record object (a wireUnit) into the record fromWire makes.
@@ -85,12 +80,7 @@ func decodeUnitFast(raw []byte, intern func(string) string) (*unitRec, bool) {
 		ok = ok && good
 		return s
 	}
-	var seen fieldSet
-	err := indexer.ObjectFields(raw, func(key, val []byte) {
-		if !ok || !seen.add(key) {
-			ok = false
-			return
-		}
+	eachField(raw, &ok, func(key, val []byte) {
 		switch string(key) {
 		case "source":
 			r.Source = intern(str(val))
@@ -134,7 +124,7 @@ func decodeUnitFast(raw []byte, intern func(string) string) (*unitRec, bool) {
 		}
 	})
 	r.setPath(path, intern) // Unit, whose suffix of the path is not kept, is read by now
-	return r, ok && err == nil
+	return r, ok
 }
 
 func stateOf(raw []byte) (ParseState, bool) {
@@ -143,12 +133,7 @@ func stateOf(raw []byte) (ParseState, bool) {
 		return st, false
 	}
 	ok := true
-	var seen fieldSet
-	err := indexer.ObjectFields(raw, func(key, val []byte) {
-		if !ok || !seen.add(key) {
-			ok = false
-			return
-		}
+	eachField(raw, &ok, func(key, val []byte) {
 		switch string(key) {
 		case "model":
 			st.Model, ok = indexer.JSONString(val)
@@ -163,7 +148,7 @@ func stateOf(raw []byte) (ParseState, bool) {
 			ok = false
 		}
 	})
-	return st, ok && err == nil
+	return st, ok
 }
 
 // rowsOf reads an array of arrays of n fields each, one row of out per array.
@@ -359,6 +344,22 @@ func trimSpace(b []byte) []byte {
 
 // fieldSet is the field names met in one object (encoding/json merges a repeated
 // object field into the first, so a line that repeats one is left to it).
+// eachField calls fn for each member of the JSON object raw while *ok holds; a
+// key met twice, too many keys or a malformed object set it false, and so may fn.
+func eachField(raw []byte, ok *bool, fn func(key, val []byte)) {
+	var seen fieldSet
+	err := indexer.ObjectFields(raw, func(key, val []byte) {
+		if !*ok || !seen.add(key) {
+			*ok = false
+			return
+		}
+		fn(key, val)
+	})
+	if err != nil {
+		*ok = false
+	}
+}
+
 type fieldSet struct {
 	names [16]string
 	n     int
