@@ -477,15 +477,15 @@ func (b *bench) reindexFresh(s *benchStore, dropCache bool) (meas, error) {
 // catAll runs cat over every session file (500 per process, output to /dev/null)
 // and returns the total;
 // with dropCache the files' pages are evicted from the page cache first.
-func catAll(s *benchStore, dropCache bool) (meas, error) {
+func catAll(files []string, dropCache bool) (meas, error) {
 	if dropCache {
-		if err := evict(s.files); err != nil {
+		if err := evict(files); err != nil {
 			return meas{}, err
 		}
 	}
 	var total meas
-	for i := 0; i < len(s.files); i += 500 {
-		m, err := timeCmdTo(nil, false, "cat", s.files[i:min(i+500, len(s.files))]...)
+	for i := 0; i < len(files); i += 500 {
+		m, err := timeCmdTo(nil, false, "cat", files[i:min(i+500, len(files))]...)
 		if err != nil {
 			return meas{}, err
 		}
@@ -707,7 +707,7 @@ func (b *bench) benchCold(ctx context.Context) error {
 				cache = "evicted"
 			}
 			b.logf("cold %s (%s): cat", s.name, cache)
-			cat, err := b.median(!drop, func() (meas, error) { return catAll(s, drop) })
+			cat, err := b.median(!drop, func() (meas, error) { return catAll(s.files, drop) })
 			if err != nil {
 				return err
 			}

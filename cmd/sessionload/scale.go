@@ -313,21 +313,8 @@ func (b *bench) benchScale(ctx context.Context) error {
 
 // scaleCat reads every file of the store with cat (500 per process).
 func (b *bench) scaleCat(s *scaleStore, drop bool) (scaleRun, error) {
-	if drop {
-		if err := evict(s.files); err != nil {
-			return scaleRun{}, err
-		}
-	}
-	var total scaleRun
-	for i := 0; i < len(s.files); i += 500 {
-		r, err := timeCmdTo(nil, false, "cat", s.files[i:min(i+500, len(s.files))]...)
-		if err != nil {
-			return total, err
-		}
-		total.wall += r.wall
-		total.cpu += r.cpu
-	}
-	return total, nil
+	m, err := catAll(s.files, drop)
+	return scaleRun{wall: m.wall, cpu: m.cpu}, err
 }
 
 // scaleReindex runs reindex on an empty state dir with the native indexes removed.

@@ -147,7 +147,7 @@ func (b *bench) benchSearch(ctx context.Context) error {
 	// Cold build: reindex on a fresh state dir (catalogs, search index, usage
 	// ledger) against cat of the same files.
 	b.logf("search: cold build vs cat")
-	cat, err := b.median(true, func() (meas, error) { return catAll(s, false) })
+	cat, err := b.median(true, func() (meas, error) { return catAll(s.files, false) })
 	if err != nil {
 		return err
 	}
