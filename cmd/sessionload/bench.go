@@ -494,27 +494,6 @@ func catAll(files []string, dropCache bool) (meas, error) {
 	return total, nil
 }
 
-// evict drops the given files' pages from the page cache with
-// posix_fadvise(POSIX_FADV_DONTNEED), after writing back any dirty ones (sync), so
-// the next read comes from the device. Only these files are affected: nothing
-// system-wide like /proc/sys/vm/drop_caches.
-func evict(files []string) error {
-	syscall.Sync()
-	const fadvDontNeed = 4
-	for _, p := range files {
-		f, err := os.Open(p)
-		if err != nil {
-			return err
-		}
-		_, _, errno := syscall.Syscall6(syscall.SYS_FADVISE64, f.Fd(), 0, 0, fadvDontNeed, 0, 0)
-		f.Close()
-		if errno != 0 {
-			return fmt.Errorf("fadvise %s: %w", p, errno)
-		}
-	}
-	return nil
-}
-
 // ensureIndexed builds the catalogs once (reindex), unless they exist.
 func (b *bench) ensureIndexed(s *benchStore) error {
 	if _, err := os.Stat(filepath.Join(s.state, "index")); err == nil {

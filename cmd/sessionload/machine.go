@@ -34,7 +34,7 @@ func machine(dir string) string {
 	var sfs syscall.Statfs_t
 	free := ""
 	if syscall.Statfs(dir, &sfs) == nil {
-		free = ", " + human(int64(sfs.Bavail)*sfs.Bsize) + " free"
+		free = ", " + human(int64(sfs.Bavail)*int64(sfs.Bsize)) + " free"
 	}
 	watches, _ := os.ReadFile("/proc/sys/fs/inotify/max_user_watches")
 	queued, _ := os.ReadFile("/proc/sys/fs/inotify/max_queued_events")

@@ -4,9 +4,7 @@ import (
 	"net"
 	"os"
 	"strconv"
-	"syscall"
 	"time"
-	"unsafe"
 )
 
 // notifier speaks systemd's sd_notify protocol: one unixgram datagram per state
@@ -49,14 +47,4 @@ func watchdogInterval() time.Duration {
 		return 0
 	}
 	return time.Duration(usec) * time.Microsecond / 2
-}
-
-// monotonicUsec is CLOCK_MONOTONIC in microseconds, sent with RELOADING=1.
-func monotonicUsec() int64 {
-	var ts syscall.Timespec
-	const clockMonotonic = 1
-	if _, _, errno := syscall.Syscall(syscall.SYS_CLOCK_GETTIME, clockMonotonic, uintptr(unsafe.Pointer(&ts)), 0); errno != 0 {
-		return 0
-	}
-	return ts.Sec*1e6 + ts.Nsec/1e3
 }
