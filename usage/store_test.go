@@ -233,14 +233,9 @@ func TestParseSummaryPartsEqualWhole(t *testing.T) {
 		l.settleGroups(false)
 		base := l.renderSummary()
 		clear(l.dirtyRows)
+		clear(l.dirtyDays)
 		credit() // a batch after the base
-		var batch []byte
-		for _, r := range l.settleGroups(true) {
-			batch = appendSession(batch, &r)
-		}
-		for k := range l.dirtyRows {
-			batch = appendRow(batch, l.rowKeyOf(k), l.rows[k])
-		}
+		batch := l.appendChanged(nil, l.settleGroups(true))
 		data := append(append(base, batch...), 'C', '\n')
 		whole, err := ParseSummary(data, Want{})
 		if err != nil {
