@@ -209,7 +209,8 @@ func parseSummary(data []byte, w Want) (*Summary, parsed, error) {
 	p.base = bStart + h.Rows
 	dsec, ssec, bsec, tail := data[start:sStart], data[sStart:bStart], data[bStart:p.base], data[p.base:]
 	lineNo := func(rest []byte) int { return 1 + bytes.Count(data[:len(data)-len(rest)], []byte{'\n'}) }
-	s, clean, err := parseSections(dsec, w.Days != nil || w == Want{}, ssec, bsec, tail, w, lineNo)
+	days := h.Version >= 3 && (w.Days != nil || w == Want{})
+	s, clean, err := parseSections(dsec, days, ssec, bsec, tail, w, lineNo)
 	p.clean = clean
 	return s, p, err
 }
@@ -224,8 +225,11 @@ func parseSummaryHeader(data []byte) (h summaryHeader, start int64, err error) {
 	if err := json.Unmarshal(data[:nl], &h); err != nil {
 		return h, 0, fmt.Errorf("usage summary: line 1: %w", err)
 	}
-	if h.Version != SummaryVersion {
+	if h.Version != SummaryVersion && h.Version != 2 {
 		return h, 0, fmt.Errorf("usage summary: version %d, want %d (run 'sessionwatch reindex')", h.Version, SummaryVersion)
+	}
+	if h.Version == 2 {
+		h.Days = 0 // no D section: it reads as one that never answers (a writer rewrites it)
 	}
 	if h.Days < 0 || h.Sessions < 0 || h.Rows < 0 {
 		return h, 0, fmt.Errorf("usage summary: line 1: sections beyond the end of the file")

@@ -35,7 +35,7 @@ func readSummaryParts(r io.ReaderAt, size int64, w Want) (_ *Summary, ok bool) {
 	if bEnd > size {
 		return nil, false
 	}
-	if w.Days != nil {
+	if w.Days != nil && h.Version >= 3 {
 		// The D rows and the batches: enough when they are days of w.Days.
 		dsec, ok := readAt(r, start, h.Days)
 		if !ok {
