@@ -205,6 +205,10 @@ func daysValid(rows []DayRow, loc *time.Location) bool {
 	return true
 }
 
+// maxDayQuarters bounds a D row's run: no local day is longer than 26 hours
+// (twice that, to be safe); a longer one is not a D row this ledger wrote.
+const maxDayQuarters = 2 * 26 * 4
+
 // dayRow parses a D row.
 func (p *summaryReader) dayRow(line []byte) (DayRow, bool) {
 	var r DayRow
@@ -213,7 +217,7 @@ func (p *summaryReader) dayRow(line []byte) (DayRow, bool) {
 	if len(line) == 0 || line[0] != 'D' || !p.split(line[1:], 10) || !p.nums(0, se[:]) || !p.nums(6, n[:]) {
 		return r, false
 	}
-	if se[0] < -1<<31 || se[1] > 1<<31-1 || se[1] <= se[0] {
+	if se[0] < -1<<31 || se[1] > 1<<31-1 || se[1] <= se[0] || se[1]-se[0] > maxDayQuarters {
 		return r, false
 	}
 	r.S, r.E = int32(se[0]), int32(se[1])

@@ -102,14 +102,14 @@ func TestZoneOver(t *testing.T) {
 
 // rollupLedger is a ledger of zone loc with random usage over days days from
 // from, and the summary it writes: a base, then a committed batch.
-func rollupLedger(t testing.TB, rng *rand.Rand, loc *time.Location, from string, days int) (*Ledger, []byte) {
+func rollupLedger(t testing.TB, rng *rand.Rand, loc *time.Location, from string, days, credits int) (*Ledger, []byte) {
 	t.Helper()
 	l := newLedger(t.TempDir())
 	l.loc = loc
 	start, _ := time.Parse(time.DateOnly, from)
 	q0 := Quarter(start.UnixMilli())
 	var all []*unitRec
-	for i := 0; i < 1+rng.IntN(200); i++ {
+	for i := 0; i < 1+rng.IntN(min(200, credits)); i++ {
 		r := &unitRec{Source: []string{"claude", "codex", "gemini"}[rng.IntN(3)], Unit: fmt.Sprint(i), Session: sid(rng.IntN(40)),
 			Project: []string{"/a", "/b\tc", `/d\e`}[rng.IntN(3)], Type: "main"}
 		l.units[ukey{r.Source, r.Unit}] = r
@@ -124,12 +124,12 @@ func rollupLedger(t testing.TB, rng *rand.Rand, loc *time.Location, from string,
 			r.acc.credit(q, models[rng.IntN(len(models))], Tokens{int64(rng.IntN(5000)), int64(rng.IntN(900)), int64(rng.IntN(70)), int64(rng.IntN(100000))}, 1, l.observe(r))
 		}
 	}
-	credit(1 + rng.IntN(1500))
+	credit(1 + rng.IntN(credits))
 	l.settleGroups(false)
 	base := l.renderSummary()
 	clear(l.dirtyRows)
 	clear(l.dirtyDays)
-	credit(1 + rng.IntN(300)) // a batch after the base
+	credit(1 + rng.IntN(credits/5+1)) // a batch after the base
 	batch := l.appendChanged(nil, l.settleGroups(true))
 	return l, append(append(base, batch...), 'C', '\n')
 }
@@ -178,7 +178,7 @@ func TestDaysAnswerEqualsRows(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	for _, z := range rollupZones {
 		loc := loadZone(t, z.name)
-		_, data := rollupLedger(t, rng, loc, z.from, z.days)
+		_, data := rollupLedger(t, rng, loc, z.from, z.days, 1500)
 		state := writeSummaryFile(t, data)
 		rows, err := ParseSummary(data, Want{NoSessions: true})
 		if err != nil || rows.FromDays || len(rows.Rows) == 0 {
@@ -238,7 +238,7 @@ func sameOffsets(a, b *time.Location, from string, days int) bool {
 func TestDaysNotUsedWhenUntrusted(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
 	berlin := loadZone(t, "Europe/Berlin")
-	l, data := rollupLedger(t, rng, berlin, "2026-03-26", 6)
+	l, data := rollupLedger(t, rng, berlin, "2026-03-26", 6, 1500)
 	if !l.sameAsSummary(mustParse(t, data, Want{})) {
 		t.Fatal("the summary written is not the ledger's totals")
 	}
@@ -352,4 +352,42 @@ func previousVersion(t testing.TB, data []byte) []byte {
 		}
 	}
 	return out
+}
+
+// FuzzParseSummary: any summary file is read without a panic; D rows read as
+// days of a zone are days of it, and reading only the parts asked for
+// (readSummaryParts) finds what the whole parse finds.
+func FuzzParseSummary(f *testing.F) {
+	berlin := loadZone(f, "Europe/Berlin")
+	rng := rand.New(rand.NewPCG(1, 2))
+	_, data := rollupLedger(f, rng, berlin, "2026-03-28", 2, 12)
+	f.Add(data)
+	f.Add(data[:len(data)-2]) // a torn batch
+	f.Add(previousVersion(f, data))
+	f.Add([]byte("{\"version\":3,\"days\":60}\nD\t1\t2\t1970-01-01\t0\tclaude\tm\t1\t2\t3\t4\n"))
+	f.Add([]byte("{\"version\":3,\"days\":0}\nD\t5\t2\t1970-01-01\t0\tc\tm\t1\t2\t3\t4\nC\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if _, err := ParseSummary(data, Want{}); err != nil {
+			return
+		}
+		for _, loc := range []*time.Location{berlin, time.UTC} {
+			w := Want{NoSessions: true, Days: loc}
+			whole, err := ParseSummary(data, w)
+			if err != nil {
+				t.Fatalf("read whole, then with %v: %v", w, err)
+			}
+			if whole.FromDays && !daysValid(whole.Days, loc) {
+				t.Fatalf("D rows read as days of %s that are not: %+v", loc, whole.Days)
+			}
+			for _, r := range whole.Days {
+				if r.E <= r.S {
+					t.Fatalf("a D row of no quarter hours: %+v", r)
+				}
+			}
+			part, ok := readSummaryParts(bytes.NewReader(data), int64(len(data)), w)
+			if ok && fmt.Sprint(part) != fmt.Sprint(whole) {
+				t.Fatalf("read in parts %+v, whole %+v", part, whole)
+			}
+		}
+	})
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/sessionwatch/sessionwatch/indexer"
 )
@@ -279,7 +280,8 @@ func TestParseSummaryPartsEqualWhole(t *testing.T) {
 		}
 		// The file reader finds what the whole parse finds, for every kind of want.
 		for _, w := range []Want{{From: from, NoSessions: true}, {Session: s, NoRows: true}, {From: from, Session: s},
-			{NoSessions: true}, {From: from}, {Session: sid(sessions + 1)}, {From: 1 << 30, NoSessions: true}} {
+			{NoSessions: true}, {From: from}, {Session: sid(sessions + 1)}, {From: 1 << 30, NoSessions: true},
+			{NoSessions: true, Days: l.loc}, {NoSessions: true, Days: time.FixedZone("X", 3600)}} {
 			want, err := ParseSummary(data, w)
 			if err != nil {
 				t.Fatal(err)

@@ -97,7 +97,7 @@ func (l *Ledger) readForCompaction(h *os.File) (*compaction, bool) {
 		return nil, false
 	}
 	hd, start, err := parseSummaryHeader(head)
-	if err != nil || start+hd.Days+hd.Sessions+hd.Rows > fi.Size() {
+	if n := fi.Size(); err != nil || hd.Days > n || hd.Sessions > n || hd.Rows > n || start+hd.Days+hd.Sessions+hd.Rows > n {
 		return nil, false
 	}
 	m := &compaction{ssec: make([]byte, hd.Sessions), index: map[string]int{}, rd: summaryReader{strs: map[string]string{}}}

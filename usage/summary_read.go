@@ -201,7 +201,7 @@ func parseSummary(data []byte, w Want) (*Summary, parsed, error) {
 	if err != nil {
 		return nil, p, err
 	}
-	if start+h.Days+h.Sessions+h.Rows > int64(len(data)) {
+	if n := int64(len(data)); h.Days > n || h.Sessions > n || h.Rows > n || start+h.Days+h.Sessions+h.Rows > n {
 		return nil, p, fmt.Errorf("usage summary: line 1: sections beyond the end of the file")
 	}
 	sStart := start + h.Days
@@ -330,8 +330,10 @@ func parseSections(dsec []byte, days bool, ssec, bsec, tail []byte, w Want, line
 		if len(s.Days) > n {
 			sortDays(s.Days)
 		}
-		if w.Days != nil && daysValid(s.Days, w.Days) {
-			s.FromDays = true
+		if w.Days != nil {
+			if s.FromDays = daysValid(s.Days, w.Days); !s.FromDays {
+				s.Days = nil // not of that zone: the B rows answer
+			}
 		}
 	}
 	if !w.NoSessions {

@@ -32,7 +32,7 @@ func readSummaryParts(r io.ReaderAt, size int64, w Want) (_ *Summary, ok bool) {
 	dEnd := start + h.Days
 	sEnd := dEnd + h.Sessions
 	bEnd := sEnd + h.Rows
-	if bEnd > size {
+	if h.Days > size || h.Sessions > size || h.Rows > size || bEnd > size {
 		return nil, false
 	}
 	if w.Days != nil && h.Version >= 3 {
