@@ -391,3 +391,50 @@ func FuzzParseSummary(f *testing.F) {
 		}
 	})
 }
+
+// reindex --check (Compare) reports a summary whose D rows are not what its B
+// rows add up to, or that has none (the previous version); the next writer's
+// Open rewrites it, D rows included.
+func TestRollupCheckedAndRepaired(t *testing.T) {
+	f := newFixture(t, "claude")
+	file := filepath.Join(f.root, "-w-p", sessA+".jsonl")
+	appendTo(t, file, claudeUser("2026-03-01T10:00:00Z")+
+		claudeLine("2026-03-01T23:50:00Z", "m1", "r1", "opus", 10, 1, 100, 1000, "")+"\n"+
+		claudeLine("2026-03-02T00:10:00Z", "m2", "r2", "sonnet", 1, 2, 3, 4, "")+"\n")
+	f.pass()
+	path := filepath.Join(f.state, DirName, SummaryName)
+	good, err := os.ReadFile(path)
+	if err != nil || bytes.Count(good, []byte("\nD\t")) != 2 {
+		t.Fatalf("want two D rows (two days) in:\n%s", good)
+	}
+	if d := f.check(); len(d) != 0 {
+		t.Fatalf("a ledger just written differs from a rebuild: %v", d)
+	}
+	i := bytes.Index(good, []byte("\nD\t"))
+	line := good[i+1 : i+1+bytes.IndexByte(good[i+1:], '\n')]
+	tokens := bytes.Split(line, []byte("\t"))[7]
+	for _, c := range []struct {
+		name string
+		data []byte
+	}{
+		{"a D row's tokens changed", bytes.Replace(good, line, bytes.Replace(line, append([]byte("\t"), tokens...), []byte("\t9"), 1), 1)},
+		{"the previous version", previousVersion(t, good)},
+	} {
+		if bytes.Equal(c.data, good) {
+			t.Fatalf("%s: nothing changed", c.name)
+		}
+		os.WriteFile(path, c.data, 0o600)
+		if d := f.check(); len(d) != 1 || !strings.Contains(d[0], SummaryName) {
+			t.Errorf("%s: reindex --check found %q, want the summary", c.name, d)
+		}
+		f.pass()
+		if d := f.check(); len(d) != 0 {
+			t.Errorf("%s: after a writer's Open the ledger differs from a rebuild: %v", c.name, d)
+		}
+		got, _ := os.ReadFile(path)
+		a, b := mustParse(t, got, Want{}), mustParse(t, good, Want{})
+		if fmt.Sprint(a.Days, a.Rows) != fmt.Sprint(b.Days, b.Rows) {
+			t.Errorf("%s: rewritten as\n%s\nwant\n%s", c.name, got, good)
+		}
+	}
+}
