@@ -233,3 +233,63 @@ func sortDays(rs []DayRow) {
 		return rowKey{a.S, a.Source, "", a.Model}.less(rowKey{b.S, b.Source, "", b.Model})
 	})
 }
+
+// sameDays reports whether the summary's D rows are the ledger's: its B rows
+// added up per day of the ledger's zone.
+func (l *Ledger) sameDays(s *Summary) bool {
+	if len(s.Days) != len(l.days) {
+		return false
+	}
+	for _, r := range s.Days {
+		id, ok := l.findRow(rowKey{r.S, r.Source, "", r.Model})
+		if !ok || l.days[id] != r.T || l.dayRowOf(id, r.T) != r {
+			return false
+		}
+	}
+	return true
+}
+
+// daysAddUp reports whether a summary's D rows are its B rows added up per day
+// of some zone, whichever: their runs of quarter hours do not overlap, each B
+// row falls in a run, and each D row is the sum of the B rows of its run,
+// source and model. (Whether a run is a day of a reader's zone, each reader
+// checks: daysValid.) reindex --check asks this, not sameDays, so that a check
+// run in another zone than the daemon's finds nothing wrong.
+func daysAddUp(s *Summary) bool {
+	type run struct {
+		s, e      int32
+		day, zone string
+	}
+	var runs []run
+	for i, r := range s.Days {
+		if i > 0 && r.S == runs[len(runs)-1].s {
+			if g := runs[len(runs)-1]; g.e != r.E || g.day != r.Day || g.zone != r.Zone {
+				return false
+			}
+			continue
+		}
+		if len(runs) > 0 && r.S < runs[len(runs)-1].e {
+			return false
+		}
+		runs = append(runs, run{r.S, r.E, r.Day, r.Zone})
+	}
+	sums := map[dayKey]Tokens{}
+	for _, b := range s.Rows {
+		i := sort.Search(len(runs), func(i int) bool { return runs[i].e > b.Q })
+		if i == len(runs) || runs[i].s > b.Q {
+			return false
+		}
+		k := dayKey{runs[i].s, b.Source, b.Model}
+		t := sums[k]
+		t.Add(b.T)
+		sums[k] = t
+	}
+	n := 0
+	for _, r := range s.Days {
+		if sums[dayKey{r.S, r.Source, r.Model}] != r.T {
+			return false
+		}
+		n++
+	}
+	return n == len(sums)
+}

@@ -239,7 +239,7 @@ func TestDaysNotUsedWhenUntrusted(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
 	berlin := loadZone(t, "Europe/Berlin")
 	l, data := rollupLedger(t, rng, berlin, "2026-03-26", 6, 1500)
-	if !l.sameAsSummary(mustParse(t, data, Want{})) {
+	if !l.sameAsSummary(mustParse(t, data, Want{}), false) || !daysAddUp(mustParse(t, data, Want{})) {
 		t.Fatal("the summary written is not the ledger's totals")
 	}
 	answer := func(name string, data []byte, loc *time.Location, wantDays bool) {
@@ -313,8 +313,34 @@ func TestDaysNotUsedWhenUntrusted(t *testing.T) {
 	f = strings.Split(line, "\t")
 	f[7] = fmt.Sprint(mustAtoi(t, f[7]) + 1)
 	bad := append(append(append([]byte(nil), data[:j+1]...), strings.Join(f, "\t")...), data[k:]...)
-	if l.sameAsSummary(mustParse(t, bad, Want{})) {
-		t.Fatal("a D row that is not what the B rows add up to taken for the totals")
+	for _, anyZone := range []bool{false, true} {
+		if l.sameAsSummary(mustParse(t, bad, Want{}), anyZone) {
+			t.Fatalf("a D row that is not what the B rows add up to taken for the totals (any zone: %v)", anyZone)
+		}
+	}
+	// A check run in another zone (UTC) than the writer's (Berlin): the D rows
+	// add up (reindex --check finds nothing wrong), but they are not the days
+	// of a writer in UTC (which rewrites them).
+	utc := l.loc
+	l.loc, l.segs, l.days = time.UTC, nil, map[rowID]Tokens{}
+	for id, t := range l.rows {
+		l.addDay(l.rowKeyOf(id), t, 1)
+	}
+	whole := mustParse(t, committed, Want{}) // what l holds now
+	if !l.sameAsSummary(whole, true) || l.sameAsSummary(whole, false) {
+		t.Errorf("Berlin's D rows checked in UTC: any zone %v, this zone %v; want true, false", l.sameAsSummary(whole, true), l.sameAsSummary(whole, false))
+	}
+	l.loc = utc
+	// Runs that overlap, and a B row outside every run.
+	over := mustParse(t, data, Want{})
+	over.Days[len(over.Days)-1].S--
+	if daysAddUp(over) {
+		t.Error("overlapping runs taken for days")
+	}
+	short := mustParse(t, data, Want{})
+	short.Days = short.Days[1:]
+	if daysAddUp(short) {
+		t.Error("D rows missing a day taken for the B rows' sum")
 	}
 }
 
