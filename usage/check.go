@@ -52,7 +52,7 @@ func Compare(stateDir string, rebuilt *Ledger, sources map[string]bool) ([]strin
 		switch {
 		case err != nil:
 			diffs = append(diffs, fmt.Sprintf("%s: %v", path, err))
-		case !disk.sameAsSummary(s):
+		case !disk.sameAsSummary(s, true):
 			diffs = append(diffs, fmt.Sprintf("%s differs from the units it adds up", path))
 		case !p.clean:
 			diffs = append(diffs, fmt.Sprintf("%s ends in a torn batch", path))

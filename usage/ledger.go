@@ -32,6 +32,9 @@ type Ledger struct {
 	now     func() time.Time
 
 	rows    map[rowID]Tokens        // the summary's B rows
+	days    map[rowID]Tokens        // its D rows: q is the day's first quarter hour, the project "" (rollup.go)
+	loc     *time.Location          // the D rows' time zone
+	segs    []daySeg                // the days of loc met so far, sorted
 	cols    []rowCols               // the columns of the B rows, by rowID.c
 	colIDs  map[rowCols]uint32      // rowID.c of each cols entry
 	members map[groupKey][]*unitRec // the units (live and retired) filed under each session
@@ -45,6 +48,7 @@ type Ledger struct {
 	// start-up pass), and clearing or ranging over it costs that size, not its length.
 	dirtyUnits  map[ukey]bool     // units whose records changed since the last Sync
 	dirtyRows   map[rowID]bool    // rows that changed
+	dirtyDays   map[rowID]bool    // D rows that changed
 	dirtyGroups map[groupKey]bool // sessions whose units or usage changed
 
 	reading                int // units with a read in progress
@@ -183,7 +187,7 @@ func Open(stateDir string) (*Ledger, error) {
 		return nil, err
 	}
 	l.fileAll()
-	l.dirtyRows = map[rowID]bool{} // what the files hold; summaryMatches checks the summary
+	l.dirtyRows, l.dirtyDays = map[rowID]bool{}, map[rowID]bool{} // what the files hold; summaryMatches checks the summary
 	now := indexer.FormatTime(l.now())
 	for k, r := range l.units {
 		if _, err := os.Lstat(r.path()); errors.Is(err, fs.ErrNotExist) {
@@ -216,7 +220,7 @@ func NewRebuild(stateDir string) (*Ledger, error) {
 
 func newLedger(dir string) *Ledger {
 	return &Ledger{dir: dir, units: map[ukey]*unitRec{}, retired: map[ukey][]*unitRec{}, models: map[string]string{}, now: time.Now,
-		rows: map[rowID]Tokens{}, colIDs: map[rowCols]uint32{}, members: map[groupKey][]*unitRec{}, before: map[groupKey][]SessionRow{},
+		rows: map[rowID]Tokens{}, days: map[rowID]Tokens{}, loc: time.Local, dirtyDays: map[rowID]bool{}, colIDs: map[rowCols]uint32{}, members: map[groupKey][]*unitRec{}, before: map[groupKey][]SessionRow{},
 		dirtyUnits: map[ukey]bool{}, dirtyRows: map[rowID]bool{}, dirtyGroups: map[groupKey]bool{},
 		unitsFile: logFile{path: filepath.Join(dir, UnitsName)}, summaryFile: logFile{path: filepath.Join(dir, SummaryName)}}
 }
@@ -246,6 +250,7 @@ func (l *Ledger) addRow(rk rowKey, t Tokens, sign int) {
 		l.rows[k] = v
 	}
 	l.dirtyRows[k] = true
+	l.addDay(rk, t, sign)
 }
 
 // file adds (sign 1) or takes away (sign -1) a record's part in the totals: its
@@ -524,7 +529,7 @@ func (l *Ledger) Sync(sessions []indexer.SessionRef) error {
 	}
 	if l.dir == "" {
 		l.settleGroups(false)
-		l.dirtyUnits, l.dirtyRows = map[ukey]bool{}, map[rowID]bool{}
+		l.dirtyUnits, l.dirtyRows, l.dirtyDays = map[ukey]bool{}, map[rowID]bool{}, map[rowID]bool{}
 		return nil
 	}
 	if err := l.writeUnits(); err != nil {

@@ -22,14 +22,17 @@ type PriceTable struct {
 	Models map[string]config.Price `json:"models"`
 }
 
-// DefaultPrices returns the embedded table.
-func DefaultPrices() PriceTable {
+// DefaultPrices returns the embedded table, parsed once (its Models map is
+// shared: read it, do not change it).
+func DefaultPrices() PriceTable { return defaultPrices() }
+
+var defaultPrices = sync.OnceValue(func() PriceTable {
 	var t PriceTable
 	if err := json.Unmarshal(embeddedPrices, &t); err != nil {
 		panic(fmt.Sprintf("embedded prices.json: %v", err)) // a build defect, caught by the tests
 	}
 	return t
-}
+})
 
 // Prices finds a model's price: the config's prices first, then the embedded table;
 // a name is tried as is, then without a date suffix (-20250929) or "-fast", then by

@@ -52,7 +52,7 @@ type acc struct {
 	t      Tokens
 	cost   float64
 	priced bool
-	models map[string]bool
+	models map[string]Tokens // the tokens of each model
 	last   int32
 }
 
@@ -73,20 +73,22 @@ func periodKey(period string, q int32, loc *time.Location) string {
 	return t.Format(time.DateOnly)
 }
 
-// BuildReport adds up a summary as q asks, pricing each model with prices.
+// DaysAnswer reports whether a summary read with Want.Days can answer q: a
+// daily, weekly or monthly report over every project.
+func (q Query) DaysAnswer() bool {
+	return q.Projects == nil && (q.Period == "daily" || q.Period == "weekly" || q.Period == "monthly")
+}
+
+// BuildReport adds up a summary as q asks, pricing each model with prices. A
+// summary read with Want.Days (FromDays) must be one q.DaysAnswer allows. Each
+// row's cost is priced from its tokens per model, so a report adds up to the same
+// bytes from the B rows or the D rows.
 func BuildReport(s *Summary, q Query, prices *Prices) Report {
 	if q.Loc == nil {
 		q.Loc = time.Local
 	}
 	rep := Report{Period: q.Period, TimeZone: q.Loc.String(), PricesDate: DefaultPrices().Date, Rows: []ReportRow{}, Unpriced: []string{}}
 	groups := map[[3]string]*acc{}
-	unpriced := map[string]bool{}
-	// A model's price and a quarter hour's day are looked up once, not per row.
-	type lookup struct {
-		pr config.Price
-		ok bool
-	}
-	priced := map[string]lookup{}
 	lastQ, lastDay, lastKey := int32(0), "", ""
 	dayKey := func(quarter int32) (string, string) {
 		if quarter != lastQ || lastDay == "" {
@@ -104,35 +106,39 @@ func BuildReport(s *Summary, q Query, prices *Prices) Report {
 		}
 		a := groups[key]
 		if a == nil {
-			a = &acc{row: base, priced: true, models: map[string]bool{}, last: last}
+			a = &acc{row: base, priced: true, models: map[string]Tokens{}, last: last}
 			groups[key] = a
 		}
 		a.t.Add(t)
-		a.models[model] = true
+		mt := a.models[model]
+		mt.Add(t)
+		a.models[model] = mt
 		a.last = max(a.last, last)
-		pl, seen := priced[model]
-		if !seen {
-			pl.pr, pl.ok = prices.Lookup(model)
-			priced[model] = pl
-		}
-		if pl.ok {
-			a.cost += Cost(pl.pr, t)
-		} else {
-			a.priced = false
-			unpriced[model] = true
-		}
 	}
 	keep := func(src, proj string) bool {
 		return (q.Sources == nil || q.Sources[src]) && (q.Projects == nil || q.Projects[proj])
 	}
-	if q.Period == "session" {
+	switch {
+	case q.Period == "session":
 		for _, r := range s.Sessions {
 			if !keep(r.Source, r.Project) || !inRange(DayOf(r.Last, q.Loc)) && !inRange(DayOf(r.First, q.Loc)) {
 				continue
 			}
 			add([3]string{r.Source, r.Session}, ReportRow{Key: r.Session, Source: r.Source, Project: r.Project}, r.Model, r.T, r.Last)
 		}
-	} else {
+	case s.FromDays:
+		if !q.DaysAnswer() {
+			panic("usage: BuildReport: a summary of days cannot answer a " + q.Period + " report of some projects")
+		}
+		for _, r := range s.Days {
+			if q.Sources != nil && !q.Sources[r.Source] || !inRange(r.Day) {
+				continue
+			}
+			// Every quarter hour of the day has the same period key.
+			_, k := dayKey(r.S)
+			add([3]string{k}, ReportRow{Key: k}, r.Model, r.T, r.S)
+		}
+	default:
 		for _, r := range s.Rows {
 			if !keep(r.Source, r.Project) {
 				continue
@@ -148,8 +154,35 @@ func BuildReport(s *Summary, q Query, prices *Prices) Report {
 			}
 		}
 	}
+	// A model's price is looked up once, not per row.
+	type lookup struct {
+		pr config.Price
+		ok bool
+	}
+	priced := map[string]lookup{}
+	unpriced := map[string]bool{}
+	price := func(a *acc) {
+		for m := range a.models {
+			pl, seen := priced[m]
+			if !seen {
+				pl.pr, pl.ok = prices.Lookup(m)
+				priced[m] = pl
+			}
+			if !pl.ok {
+				a.priced = false
+				unpriced[m] = true
+			}
+		}
+		if a.priced {
+			// In the models' order: the same sum however the tokens were added up.
+			for _, m := range sortedModels(a.models) {
+				a.cost += Cost(priced[m].pr, a.models[m])
+			}
+		}
+	}
 	accs := make([]*acc, 0, len(groups))
 	for _, a := range groups {
+		price(a)
 		accs = append(accs, a)
 	}
 	sort.Slice(accs, func(i, j int) bool {
@@ -165,14 +198,14 @@ func BuildReport(s *Summary, q Query, prices *Prices) Report {
 		}
 		return a.row.Model < b.row.Model
 	})
-	tot := acc{priced: true, models: map[string]bool{}}
+	tot := acc{priced: true, models: map[string]Tokens{}}
 	for _, a := range accs {
 		rep.Rows = append(rep.Rows, finish(a, q))
 		tot.t.Add(a.t)
 		tot.cost += a.cost
 		tot.priced = tot.priced && a.priced
 		for m := range a.models {
-			tot.models[m] = true
+			tot.models[m] = Tokens{}
 		}
 	}
 	tot.row.Key = "total"
@@ -184,6 +217,15 @@ func BuildReport(s *Summary, q Query, prices *Prices) Report {
 	return rep
 }
 
+func sortedModels(m map[string]Tokens) []string {
+	ms := make([]string, 0, len(m))
+	for k := range m {
+		ms = append(ms, k)
+	}
+	sort.Strings(ms)
+	return ms
+}
+
 func finish(a *acc, q Query) ReportRow {
 	r := a.row
 	r.Input, r.Output, r.CacheWrite, r.CacheRead, r.Total = a.t.Input, a.t.Output, a.t.CacheWrite, a.t.CacheRead, a.t.Total()
@@ -191,11 +233,7 @@ func finish(a *acc, q Query) ReportRow {
 		c := a.cost
 		r.Cost = &c
 	}
-	r.Models = []string{}
-	for m := range a.models {
-		r.Models = append(r.Models, m)
-	}
-	sort.Strings(r.Models)
+	r.Models = sortedModels(a.models)
 	if q.Period == "session" && q.Loc != nil {
 		r.LastActive = time.UnixMilli(int64(a.last) * QuarterMillis).In(q.Loc).Format("2006-01-02 15:04")
 	}

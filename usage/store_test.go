@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/sessionwatch/sessionwatch/indexer"
 )
@@ -233,20 +234,15 @@ func TestParseSummaryPartsEqualWhole(t *testing.T) {
 		l.settleGroups(false)
 		base := l.renderSummary()
 		clear(l.dirtyRows)
+		clear(l.dirtyDays)
 		credit() // a batch after the base
-		var batch []byte
-		for _, r := range l.settleGroups(true) {
-			batch = appendSession(batch, &r)
-		}
-		for k := range l.dirtyRows {
-			batch = appendRow(batch, l.rowKeyOf(k), l.rows[k])
-		}
+		batch := l.appendChanged(nil, l.settleGroups(true))
 		data := append(append(base, batch...), 'C', '\n')
 		whole, err := ParseSummary(data, Want{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !l.sameAsSummary(whole) {
+		if !l.sameAsSummary(whole, false) {
 			t.Fatalf("round %d: the summary read whole is not the ledger's totals", round)
 		}
 		from := int32(1000 + rng.IntN(520))
@@ -284,7 +280,8 @@ func TestParseSummaryPartsEqualWhole(t *testing.T) {
 		}
 		// The file reader finds what the whole parse finds, for every kind of want.
 		for _, w := range []Want{{From: from, NoSessions: true}, {Session: s, NoRows: true}, {From: from, Session: s},
-			{NoSessions: true}, {From: from}, {Session: sid(sessions + 1)}, {From: 1 << 30, NoSessions: true}} {
+			{NoSessions: true}, {From: from}, {Session: sid(sessions + 1)}, {From: 1 << 30, NoSessions: true},
+			{NoSessions: true, Days: l.loc}, {NoSessions: true, Days: time.FixedZone("X", 3600)}} {
 			want, err := ParseSummary(data, w)
 			if err != nil {
 				t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // SummaryName is the file the CLI reads: the usage of every unit added up per
@@ -32,7 +33,10 @@ type SessionRow struct {
 // Summary is what the summary file holds (or the part of it asked for).
 type Summary struct {
 	Sessions []SessionRow
-	Rows     []Row // sorted by Q
+	Rows     []Row    // sorted by Q
+	Days     []DayRow // sorted by S (read for Want.Days, or with Want{} the whole summary)
+	// FromDays: Rows were not read, as Days hold the days of Want.Days.
+	FromDays bool
 }
 
 // Want says which part of the summary a reader needs; the rest is not parsed.
@@ -41,13 +45,21 @@ type Want struct {
 	NoRows     bool   // no B rows
 	NoSessions bool   // no S rows
 	Session    string // only this session's S rows ("": every session)
+	// Days: the D rows instead of the B rows when they are days of this zone
+	// (Summary.FromDays); the B rows otherwise.
+	Days *time.Location
 }
+
+// SummaryVersion is the version of the summary file (the units file's is
+// LedgerVersion). Version 3 added the D section.
+const SummaryVersion = 3
 
 type summaryHeader struct {
 	Version   int    `json:"version"`
 	Generator string `json:"generator"`
-	Sessions  int64  `json:"sessions"` // bytes of the S section after the header line
-	Rows      int64  `json:"rows"`     // bytes of the B section after it
+	Days      int64  `json:"days"`     // bytes of the D section after the header line
+	Sessions  int64  `json:"sessions"` // bytes of the S section after it
+	Rows      int64  `json:"rows"`     // bytes of the B section after that
 }
 
 func (k rowKey) less(o rowKey) bool {
@@ -240,8 +252,8 @@ func appendRow(b []byte, k rowKey, t Tokens) []byte {
 // renderSummary is the summary's base, added up from the units' accounts.
 func (l *Ledger) renderSummary() []byte { return l.renderWith(l.allSessionRows()) }
 
-// renderWith is the summary's base with the S rows given: every S row sorted by
-// session, then every B row sorted by quarter hour.
+// renderWith is the summary's base with the S rows given: every D row sorted by
+// day, every S row sorted by session, then every B row sorted by quarter hour.
 func (l *Ledger) renderWith(rows []SessionRow) []byte {
 	ss := make([]*SessionRow, len(rows))
 	for i := range rows {
@@ -257,10 +269,11 @@ func (l *Ledger) renderWith(rows []SessionRow) []byte {
 	for _, id := range rks {
 		bb = appendRow(bb, l.rowKeyOf(id), l.rows[id])
 	}
-	h, _ := json.Marshal(summaryHeader{Version: LedgerVersion, Generator: "sessionwatch", Sessions: int64(len(sb)), Rows: int64(len(bb))})
-	out := make([]byte, 0, len(h)+1+len(sb)+len(bb))
+	db := l.renderDays(nil)
+	h, _ := json.Marshal(summaryHeader{Version: SummaryVersion, Generator: "sessionwatch", Days: int64(len(db)), Sessions: int64(len(sb)), Rows: int64(len(bb))})
+	out := make([]byte, 0, len(h)+1+len(db)+len(sb)+len(bb))
 	out = append(append(out, h...), '\n')
-	return append(append(out, sb...), bb...)
+	return append(append(append(out, db...), sb...), bb...)
 }
 
 // writeSummary appends the S rows of the sessions that changed and the B rows
@@ -274,32 +287,41 @@ func (l *Ledger) writeSummary() error {
 		if err := f.rewrite(l.renderSummary()); err != nil {
 			return err
 		}
-		l.dirtyRows = map[rowID]bool{}
+		l.dirtyRows, l.dirtyDays = map[rowID]bool{}, map[rowID]bool{}
 		return nil
 	}
 	changed := l.settleGroups(true)
-	if len(changed) == 0 && len(l.dirtyRows) == 0 {
+	if len(changed) == 0 && len(l.dirtyRows) == 0 && len(l.dirtyDays) == 0 {
 		return nil
 	}
-	var b []byte
-	for i := range changed {
-		b = appendSession(b, &changed[i])
-	}
-	for _, id := range sortedRows(l, l.dirtyRows) {
-		b = appendRow(b, l.rowKeyOf(id), l.rows[id])
-	}
-	b = append(b, 'C', '\n')
+	b := append(l.appendChanged(nil, changed), 'C', '\n')
 	// Not fsynced: the summary is derived from the units file (fsynced first), and
 	// a summary that lost its last batches in a power cut is not what the units add
 	// up to, which Open checks and repairs by rewriting it. One fsync per flush.
 	if _, err := f.appendBatch(b, false); err != nil {
 		return err
 	}
-	l.dirtyRows = map[rowID]bool{}
 	if f.due(summaryRatio, summaryMin) {
 		return l.compactSummary()
 	}
 	return nil
+}
+
+// appendChanged appends a batch's rows: the S rows given, then the B and D rows
+// that changed, and forgets that they changed.
+func (l *Ledger) appendChanged(b []byte, changed []SessionRow) []byte {
+	for i := range changed {
+		b = appendSession(b, &changed[i])
+	}
+	for _, id := range sortedRows(l, l.dirtyRows) {
+		b = appendRow(b, l.rowKeyOf(id), l.rows[id])
+	}
+	for _, id := range sortedRows(l, l.dirtyDays) {
+		r := l.dayRowOf(id, l.days[id])
+		b = appendDay(b, &r)
+	}
+	l.dirtyRows, l.dirtyDays = map[rowID]bool{}, map[rowID]bool{}
+	return b
 }
 
 // summaryMatches reports whether the summary file holds what the totals are, with
@@ -314,11 +336,13 @@ func (l *Ledger) summaryMatches() bool {
 		return false
 	}
 	l.summaryFile.base, l.summaryFile.tail = p.base, int64(len(data))-p.base
-	return l.sameAsSummary(s)
+	return l.sameAsSummary(s, false)
 }
 
-// sameAsSummary compares the totals with a summary read whole.
-func (l *Ledger) sameAsSummary(s *Summary) bool {
+// sameAsSummary compares the totals with a summary read whole: its D rows must
+// be the days of the ledger's zone (a writer rewrites a summary of another
+// zone's), or with anyZone set the days of some zone (daysAddUp).
+func (l *Ledger) sameAsSummary(s *Summary, anyZone bool) bool {
 	if len(s.Rows) != len(l.rows) {
 		return false
 	}
@@ -327,6 +351,10 @@ func (l *Ledger) sameAsSummary(s *Summary) bool {
 		if !ok || l.rows[id] != r.T {
 			return false
 		}
+	}
+	// The D rows: what the B rows add up to per day.
+	if anyZone && !daysAddUp(s) || !anyZone && !l.sameDays(s) {
+		return false
 	}
 	all := l.allSessionRows()
 	if len(all) != len(s.Sessions) {

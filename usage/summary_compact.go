@@ -14,7 +14,7 @@ import (
 // from the summary itself (it holds them current), not from the accounts, which
 // idle units keep on disk.
 //
-// It is streamed: the base's S rows are copied line by line, each replaced by
+// It is streamed: the D rows are rendered from the totals (a few hundred), the base's S rows are copied line by line, each replaced by
 // the batches' row of the same session and model where there is one, and the
 // batches' rows of new sessions merged in at their place; the B rows are written
 // from the totals one by one. Only the S section and the batches are read (not
@@ -43,9 +43,13 @@ func (l *Ledger) compactSummary() error {
 	}
 	var sizeS int64
 	m.merge(func(b []byte) error { sizeS += int64(len(b)); return nil })
-	hdr, _ := json.Marshal(summaryHeader{Version: LedgerVersion, Generator: "sessionwatch", Sessions: sizeS, Rows: sizeB})
+	days := l.renderDays(nil)
+	hdr, _ := json.Marshal(summaryHeader{Version: SummaryVersion, Generator: "sessionwatch", Days: int64(len(days)), Sessions: sizeS, Rows: sizeB})
 	return f.rewriteWith(func(w *bufio.Writer) error {
 		if _, err := w.Write(append(hdr, '\n')); err != nil {
+			return err
+		}
+		if _, err := w.Write(days); err != nil {
 			return err
 		}
 		if err := m.merge(func(b []byte) error { _, err := w.Write(b); return err }); err != nil {
@@ -93,14 +97,14 @@ func (l *Ledger) readForCompaction(h *os.File) (*compaction, bool) {
 		return nil, false
 	}
 	hd, start, err := parseSummaryHeader(head)
-	if err != nil || start+hd.Sessions+hd.Rows > fi.Size() {
+	if n := fi.Size(); err != nil || hd.Days > n || hd.Sessions > n || hd.Rows > n || start+hd.Days+hd.Sessions+hd.Rows > n {
 		return nil, false
 	}
 	m := &compaction{ssec: make([]byte, hd.Sessions), index: map[string]int{}, rd: summaryReader{strs: map[string]string{}}}
-	if _, err := h.ReadAt(m.ssec, start); err != nil && !(err == io.EOF && hd.Sessions == 0) {
+	if _, err := h.ReadAt(m.ssec, start+hd.Days); err != nil && !(err == io.EOF && hd.Sessions == 0) {
 		return nil, false
 	}
-	base := start + hd.Sessions + hd.Rows
+	base := start + hd.Days + hd.Sessions + hd.Rows
 	tail := make([]byte, fi.Size()-base)
 	if _, err := h.ReadAt(tail, base); err != nil && !(err == io.EOF && len(tail) == 0) {
 		return nil, false
@@ -124,8 +128,8 @@ func (l *Ledger) readForCompaction(h *os.File) (*compaction, bool) {
 				}
 			}
 			pend = pend[:0]
-		case len(line) > 0 && line[0] == 'B':
-			// The B rows are written from the totals.
+		case len(line) > 0 && (line[0] == 'B' || line[0] == 'D'):
+			// The B and D rows are written from the totals.
 		case len(line) > 0 && line[0] == 'S':
 			r, ok := m.rd.session(line)
 			k, kok := sessionKeyBytes(line)

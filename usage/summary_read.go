@@ -30,7 +30,7 @@ func ReadSummary(stateDir string, w Want) (*Summary, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read usage summary: %w", err)
 	}
-	if w.NoSessions || w.Session != "" || w.NoRows || w.From != 0 {
+	if w.NoSessions || w.Session != "" || w.NoRows || w.From != 0 || w.Days != nil {
 		if s, ok := readSummaryParts(f, fi.Size(), w); ok {
 			return s, nil
 		}
@@ -201,15 +201,16 @@ func parseSummary(data []byte, w Want) (*Summary, parsed, error) {
 	if err != nil {
 		return nil, p, err
 	}
-	if start+h.Sessions+h.Rows > int64(len(data)) {
+	if n := int64(len(data)); h.Days > n || h.Sessions > n || h.Rows > n || start+h.Days+h.Sessions+h.Rows > n {
 		return nil, p, fmt.Errorf("usage summary: line 1: sections beyond the end of the file")
 	}
-	ssec := data[start : start+h.Sessions]
-	bsec := data[start+h.Sessions : start+h.Sessions+h.Rows]
-	tail := data[start+h.Sessions+h.Rows:]
-	p.base = start + h.Sessions + h.Rows
+	sStart := start + h.Days
+	bStart := sStart + h.Sessions
+	p.base = bStart + h.Rows
+	dsec, ssec, bsec, tail := data[start:sStart], data[sStart:bStart], data[bStart:p.base], data[p.base:]
 	lineNo := func(rest []byte) int { return 1 + bytes.Count(data[:len(data)-len(rest)], []byte{'\n'}) }
-	s, clean, err := parseSections(ssec, bsec, tail, w, lineNo)
+	days := h.Version >= 3 && (w.Days != nil || w == Want{})
+	s, clean, err := parseSections(dsec, days, ssec, bsec, tail, w, lineNo)
 	p.clean = clean
 	return s, p, err
 }
@@ -224,29 +225,35 @@ func parseSummaryHeader(data []byte) (h summaryHeader, start int64, err error) {
 	if err := json.Unmarshal(data[:nl], &h); err != nil {
 		return h, 0, fmt.Errorf("usage summary: line 1: %w", err)
 	}
-	if h.Version != LedgerVersion {
-		return h, 0, fmt.Errorf("usage summary: version %d, want %d (run 'sessionwatch reindex')", h.Version, LedgerVersion)
+	if h.Version != SummaryVersion && h.Version != 2 {
+		return h, 0, fmt.Errorf("usage summary: version %d, want %d (run 'sessionwatch reindex')", h.Version, SummaryVersion)
 	}
-	if h.Sessions < 0 || h.Rows < 0 {
+	if h.Version == 2 {
+		h.Days = 0 // no D section: it reads as one that never answers (a writer rewrites it)
+	}
+	if h.Days < 0 || h.Sessions < 0 || h.Rows < 0 {
 		return h, 0, fmt.Errorf("usage summary: line 1: sections beyond the end of the file")
 	}
 	return h, int64(nl + 1), nil
 }
 
-// parseSections reads what w asks of a summary's S section, B section and the
-// batches after them. Each section starts at a line start; ssec and bsec may be
-// trimmed to the lines w asks for (readSummaryParts). lineNo numbers the line
-// that rest starts for errors. clean reports that nothing follows the last
-// commit line.
-func parseSections(ssec, bsec, tail []byte, w Want, lineNo func(rest []byte) int) (_ *Summary, clean bool, _ error) {
+// parseSections reads what w asks of a summary's D section (when days is set),
+// S section, B section and the batches after them. Each section starts at a
+// line start; ssec and bsec may be trimmed to the lines w asks for
+// (readSummaryParts). lineNo numbers the line that rest starts for errors.
+// clean reports that nothing follows the last commit line. With w.Days set and
+// D rows that are days of that zone, the B rows are not read (FromDays).
+func parseSections(dsec []byte, days bool, ssec, bsec, tail []byte, w Want, lineNo func(rest []byte) int) (_ *Summary, clean bool, _ error) {
 	var p parsed
 	rd := &summaryReader{strs: map[string]string{}}
 
 	// The batches appended after the base replace rows of the base by key.
 	tailS := map[sessKey]SessionRow{}
 	tailB := map[rowKey]Tokens{}
+	tailD := map[dayKey]DayRow{}
 	var pendS []SessionRow
 	var pendB []Row
+	var pendD []DayRow
 	p.clean = true
 	for rest := tail; len(rest) > 0; {
 		end := bytes.IndexByte(rest, '\n')
@@ -263,10 +270,20 @@ func parseSections(ssec, bsec, tail []byte, w Want, lineNo func(rest []byte) int
 			for _, r := range pendB {
 				tailB[rowKey{r.Q, r.Source, r.Project, r.Model}] = r.T
 			}
-			pendS, pendB = pendS[:0], pendB[:0]
+			for _, r := range pendD {
+				tailD[dayKey{r.S, r.Source, r.Model}] = r
+			}
+			pendS, pendB, pendD = pendS[:0], pendB[:0], pendD[:0]
 		case len(line) > 0 && line[0] == 'S' && (w.NoSessions || w.Session != "" && !bytes.HasPrefix(line, sessPrefix(w.Session))):
 			// Not asked for: skipped unparsed.
 		case len(line) > 0 && line[0] == 'B' && (w.NoRows || w.From != 0 && rowBefore(line, w.From)):
+		case len(line) > 0 && line[0] == 'D' && !days:
+		case len(line) > 0 && line[0] == 'D':
+			r, ok := rd.dayRow(line)
+			if !ok {
+				return nil, false, fmt.Errorf("usage summary: line %d: malformed day row", lineNo(rest))
+			}
+			pendD = append(pendD, r)
 		case len(line) > 0 && line[0] == 'S':
 			r, ok := rd.session(line)
 			if !ok {
@@ -284,11 +301,41 @@ func parseSections(ssec, bsec, tail []byte, w Want, lineNo func(rest []byte) int
 		}
 		rest = rest[end+1:]
 	}
-	if len(pendS)+len(pendB) > 0 {
+	if len(pendS)+len(pendB)+len(pendD) > 0 {
 		p.clean = false
 	}
 
 	s := &Summary{}
+	if days {
+		for rest := dsec; len(rest) > 0; {
+			end := bytes.IndexByte(rest, '\n')
+			if end < 0 {
+				return nil, false, fmt.Errorf("usage summary: line %d: not terminated", lineNo(rest))
+			}
+			r, ok := rd.dayRow(rest[:end])
+			if !ok {
+				return nil, false, fmt.Errorf("usage summary: line %d: malformed day row", lineNo(rest))
+			}
+			if _, replaced := tailD[dayKey{r.S, r.Source, r.Model}]; !replaced {
+				s.Days = append(s.Days, r)
+			}
+			rest = rest[end+1:]
+		}
+		n := len(s.Days)
+		for _, r := range tailD {
+			if !r.T.IsZero() {
+				s.Days = append(s.Days, r)
+			}
+		}
+		if len(s.Days) > n {
+			sortDays(s.Days)
+		}
+		if w.Days != nil {
+			if s.FromDays = daysValid(s.Days, w.Days); !s.FromDays {
+				s.Days = nil // not of that zone: the B rows answer
+			}
+		}
+	}
 	if !w.NoSessions {
 		sec := ssec
 		if w.Session != "" {
@@ -346,7 +393,7 @@ func parseSections(ssec, bsec, tail []byte, w Want, lineNo func(rest []byte) int
 			}
 		}
 	}
-	if !w.NoRows {
+	if !w.NoRows && !s.FromDays {
 		sec := bsec
 		if w.From != 0 {
 			// The B rows are sorted by quarter hour: start at the first from w.From.

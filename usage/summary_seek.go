@@ -29,17 +29,40 @@ func readSummaryParts(r io.ReaderAt, size int64, w Want) (_ *Summary, ok bool) {
 	if err != nil {
 		return nil, false
 	}
-	sEnd := start + h.Sessions
+	dEnd := start + h.Days
+	sEnd := dEnd + h.Sessions
 	bEnd := sEnd + h.Rows
-	if bEnd > size {
+	if h.Days > size || h.Sessions > size || h.Rows > size || bEnd > size {
 		return nil, false
+	}
+	if w.Days != nil && h.Version >= 3 {
+		// The D rows and the batches: enough when they are days of w.Days.
+		dsec, ok := readAt(r, start, h.Days)
+		if !ok {
+			return nil, false
+		}
+		tail, ok := readAt(r, bEnd, size-bEnd)
+		if !ok {
+			return nil, false
+		}
+		if w.NoSessions {
+			s, _, err := parseSections(dsec, true, nil, nil, tail, Want{NoSessions: true, NoRows: true, Days: w.Days}, func([]byte) int { return 0 })
+			if err != nil {
+				return nil, false
+			}
+			if s.FromDays {
+				s.Rows = nil
+				return s, true
+			}
+		}
+		w.Days = nil // not days of that zone: the B rows
 	}
 	var ssec []byte
 	switch {
 	case w.NoSessions:
 	case w.Session != "":
 		key := appendField(nil, w.Session)[1:]
-		lo, ok := seekLine(r, start, sEnd, func(line []byte) (bool, bool) { return bytes.Compare(sessField(line), key) < 0, true })
+		lo, ok := seekLine(r, dEnd, sEnd, func(line []byte) (bool, bool) { return bytes.Compare(sessField(line), key) < 0, true })
 		if !ok {
 			return nil, false
 		}
@@ -51,7 +74,7 @@ func readSummaryParts(r io.ReaderAt, size int64, w Want) (_ *Summary, ok bool) {
 			return nil, false
 		}
 	default:
-		if ssec, ok = readAt(r, start, h.Sessions); !ok {
+		if ssec, ok = readAt(r, dEnd, h.Sessions); !ok {
 			return nil, false
 		}
 	}
@@ -71,7 +94,7 @@ func readSummaryParts(r io.ReaderAt, size int64, w Want) (_ *Summary, ok bool) {
 	if !ok {
 		return nil, false
 	}
-	s, _, err := parseSections(ssec, rest[:bEnd-bLo], rest[bEnd-bLo:], w, func([]byte) int { return 0 })
+	s, _, err := parseSections(nil, false, ssec, rest[:bEnd-bLo], rest[bEnd-bLo:], w, func([]byte) int { return 0 })
 	if err != nil {
 		return nil, false
 	}

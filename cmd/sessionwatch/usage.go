@@ -88,7 +88,11 @@ func cmdUsage(e *env, args []string) error {
 		}
 	}
 	refreshCatalogs(e, cfg, nil)
-	sum, err := usage.ReadSummary(cfg.StateDir, usage.Want{NoSessions: period != "session"})
+	w := usage.Want{NoSessions: period != "session"}
+	if q.DaysAnswer() {
+		w.Days = loc // the per-day rollup, if it is of this zone
+	}
+	sum, err := usage.ReadSummary(cfg.StateDir, w)
 	if err != nil {
 		return failErr("run 'sessionwatch reindex' to rebuild it", "%v", err)
 	}
