@@ -53,6 +53,11 @@ type Ledger struct {
 	rd                     *os.File   // the units file, to read accounts back from
 	err                    error      // an account could not be read back: Sync fails
 	v1                     []string   // files of a first-version ledger, removed once rewritten
+	// Where the units file's last stamp ends and the summary it names (stamp.go).
+	stampAt struct {
+		units int64
+		sum   stamp
+	}
 }
 
 type ukey struct{ source, unit string }
@@ -175,14 +180,41 @@ func (r *unitRec) group() groupKey {
 // before the catalog knew them) are retired; a summary that is not what the units
 // add up to (a crash between the two appends of a flush) or a file with a torn
 // last batch is rewritten.
+//
+// It reads only the units' headers (identity, position, parser state, where
+// they are filed): their accounts stay on their lines of the units file until
+// a unit is needed (resident.go). The totals are read from the summary when the
+// units file's stamp vouches for it (stamp.go); otherwise every account is read
+// and the totals added up from them, and the summary compared with them.
 func Open(stateDir string) (*Ledger, error) {
-	l := newLedger(filepath.Join(stateDir, DirName))
+	return open(stateDir, true)
+}
+
+// open is Open; lazy unset reads every account and adds the totals up from them
+// whatever the stamp says (the way Open worked before stamps, for tests).
+func open(stateDir string, lazy bool) (*Ledger, error) {
+	dir := filepath.Join(stateDir, DirName)
 	// A writer killed mid-write leaves a temp file; we are the writer now.
-	indexer.CleanTemp(l.dir)
-	if err := l.load(true); err != nil {
-		return nil, err
+	indexer.CleanTemp(dir)
+	l := newLedger(dir)
+	trusted := false
+	if lazy {
+		st, err := l.load(true, true)
+		if err != nil {
+			return nil, err
+		}
+		if trusted = l.trustSummary(st); trusted {
+			l.fileMembers()
+		} else {
+			l = newLedger(dir) // the accounts are needed: read them all
+		}
 	}
-	l.fileAll()
+	if !trusted {
+		if _, err := l.load(true, false); err != nil {
+			return nil, err
+		}
+		l.fileAll()
+	}
 	l.dirtyRows = map[rowID]bool{} // what the files hold; summaryMatches checks the summary
 	now := indexer.FormatTime(l.now())
 	for k, r := range l.units {
@@ -191,7 +223,7 @@ func Open(stateDir string) (*Ledger, error) {
 		}
 	}
 	l.settleGroups(false)
-	if !l.summaryMatches() {
+	if !trusted && !l.summaryMatches() {
 		l.summaryFile.compact = true
 	}
 	if err := l.Sync(nil); err != nil {
@@ -205,7 +237,7 @@ func Open(stateDir string) (*Ledger, error) {
 // equal (the store files plus what left the store).
 func NewRebuild(stateDir string) (*Ledger, error) {
 	l := newLedger(filepath.Join(stateDir, DirName))
-	if err := l.load(false); err != nil {
+	if _, err := l.load(false, false); err != nil {
 		return nil, err
 	}
 	l.units = map[ukey]*unitRec{}
@@ -295,6 +327,21 @@ func (l *Ledger) fileAll() {
 	for _, rs := range l.retired {
 		for _, r := range rs {
 			l.file(r, 1)
+		}
+	}
+}
+
+// fileMembers files every record under its session without reading its account
+// (after a load whose totals come from the summary).
+func (l *Ledger) fileMembers() {
+	for _, r := range l.units {
+		g := r.group()
+		l.members[g] = append(l.members[g], r)
+	}
+	for _, rs := range l.retired {
+		for _, r := range rs {
+			g := r.group()
+			l.members[g] = append(l.members[g], r)
 		}
 	}
 }
@@ -535,6 +582,9 @@ func (l *Ledger) Sync(sessions []indexer.SessionRef) error {
 	}
 	if l.err != nil { // an account read back while writing
 		return fmt.Errorf("%w (run 'sessionwatch reindex')", l.err)
+	}
+	if err := l.writeStamp(); err != nil {
+		return err
 	}
 	l.evictLocked()
 	return nil

@@ -3,6 +3,7 @@ package usage
 import (
 	"bytes"
 	"encoding/json"
+	"hash/crc32"
 	"os"
 	"sort"
 	"strconv"
@@ -281,6 +282,9 @@ func (l *Ledger) writeSummary() error {
 	if len(changed) == 0 && len(l.dirtyRows) == 0 {
 		return nil
 	}
+	// In the order of the base, so the file (and its stamp, stamp.go) depends
+	// only on what changed, not on the order of a map.
+	sort.Slice(changed, func(i, j int) bool { return sessKeyOf(&changed[i]).less(sessKeyOf(&changed[j])) })
 	var b []byte
 	for i := range changed {
 		b = appendSession(b, &changed[i])
@@ -314,6 +318,7 @@ func (l *Ledger) summaryMatches() bool {
 		return false
 	}
 	l.summaryFile.base, l.summaryFile.tail = p.base, int64(len(data))-p.base
+	l.summaryFile.crc = crc32.Checksum(data, castagnoli())
 	return l.sameAsSummary(s)
 }
 
