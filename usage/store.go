@@ -32,7 +32,7 @@ var (
 // batches appended, each closed by a commit line.
 type logFile struct {
 	path    string
-	base    int64 // bytes of the base (0: no file yet)
+	base    int64  // bytes of the base (0: no file yet)
 	tail    int64  // bytes appended after it
 	compact bool   // rewrite it whole at the next Sync
 	crc     uint32 // CRC-32C of the whole file as written (stamp.go)
