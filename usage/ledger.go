@@ -53,6 +53,7 @@ type Ledger struct {
 	rd                     *os.File   // the units file, to read accounts back from
 	err                    error      // an account could not be read back: Sync fails
 	v1                     []string   // files of a first-version ledger, removed once rewritten
+	trusted bool // Open read the totals from the summary its stamp vouched for
 	// Where the units file's last stamp ends and the summary it names (stamp.go).
 	stampAt struct {
 		units int64
@@ -204,13 +205,16 @@ func open(stateDir string, lazy bool) (*Ledger, error) {
 			return nil, err
 		}
 		if trusted = l.trustSummary(st); trusted {
+			l.trusted = true
 			l.fileMembers()
 		} else {
 			l = newLedger(dir) // the accounts are needed: read them all
 		}
 	}
+	var st *stamp
 	if !trusted {
-		if _, err := l.load(true, false); err != nil {
+		var err error
+		if st, err = l.load(true, false); err != nil {
 			return nil, err
 		}
 		l.fileAll()
@@ -223,8 +227,12 @@ func open(stateDir string, lazy bool) (*Ledger, error) {
 		}
 	}
 	l.settleGroups(false)
-	if !trusted && !l.summaryMatches() {
-		l.summaryFile.compact = true
+	if !trusted {
+		if !l.summaryMatches() {
+			l.summaryFile.compact = true
+		} else if st != nil && *st == l.summaryStamp() {
+			l.stampAt.units, l.stampAt.sum = l.unitsFile.base+l.unitsFile.tail, *st // no need to stamp it again
+		}
 	}
 	if err := l.Sync(nil); err != nil {
 		return nil, err
