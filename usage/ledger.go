@@ -53,7 +53,7 @@ type Ledger struct {
 	rd                     *os.File   // the units file, to read accounts back from
 	err                    error      // an account could not be read back: Sync fails
 	v1                     []string   // files of a first-version ledger, removed once rewritten
-	trusted bool // Open read the totals from the summary its stamp vouched for
+	trusted                bool       // Open read the totals from the summary its stamp vouched for
 	// Where the units file's last stamp ends and the summary it names (stamp.go).
 	stampAt struct {
 		units int64
