@@ -1,9 +1,7 @@
 package usage
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
@@ -176,70 +174,6 @@ func (r *unitRec) group() groupKey {
 	return groupKey{r.Source, r.Project, sid, r.Type}
 }
 
-// Open loads the ledger of stateDir for writing (the caller is the state dir's one
-// writer). Units whose file is gone without the ledger having been told (a crash
-// before the catalog knew them) are retired; a summary that is not what the units
-// add up to (a crash between the two appends of a flush) or a file with a torn
-// last batch is rewritten.
-//
-// It reads only the units' headers (identity, position, parser state, where
-// they are filed): their accounts stay on their lines of the units file until
-// a unit is needed (resident.go). The totals are read from the summary when the
-// units file's stamp vouches for it (stamp.go); otherwise every account is read
-// and the totals added up from them, and the summary compared with them.
-func Open(stateDir string) (*Ledger, error) {
-	return open(stateDir, true)
-}
-
-// open is Open; lazy unset reads every account and adds the totals up from them
-// whatever the stamp says (the way Open worked before stamps, for tests).
-func open(stateDir string, lazy bool) (*Ledger, error) {
-	dir := filepath.Join(stateDir, DirName)
-	// A writer killed mid-write leaves a temp file; we are the writer now.
-	indexer.CleanTemp(dir)
-	l := newLedger(dir)
-	trusted := false
-	if lazy {
-		st, err := l.load(true, true)
-		if err != nil {
-			return nil, err
-		}
-		if trusted = l.trustSummary(st); trusted {
-			l.trusted = true
-			l.fileMembers()
-		} else {
-			l = newLedger(dir) // the accounts are needed: read them all
-		}
-	}
-	var st *stamp
-	if !trusted {
-		var err error
-		if st, err = l.load(true, false); err != nil {
-			return nil, err
-		}
-		l.fileAll()
-	}
-	l.dirtyRows = map[rowID]bool{} // what the files hold; summaryMatches checks the summary
-	now := indexer.FormatTime(l.now())
-	for k, r := range l.units {
-		if _, err := os.Lstat(r.path()); errors.Is(err, fs.ErrNotExist) {
-			l.retireLocked(k, r, now)
-		}
-	}
-	l.settleGroups(false)
-	if !trusted {
-		if !l.summaryMatches() {
-			l.summaryFile.compact = true
-		} else if st != nil && *st == l.summaryStamp() {
-			l.stampAt.units, l.stampAt.sum = l.unitsFile.base+l.unitsFile.tail, *st // no need to stamp it again
-		}
-	}
-	if err := l.Sync(nil); err != nil {
-		return nil, err
-	}
-	return l, nil
-}
-
 // NewRebuild is an in-memory ledger that starts from the retired part of the
 // ledger in stateDir: attached to a fresh index pass it is what the ledger must
 // equal (the store files plus what left the store).
@@ -335,21 +269,6 @@ func (l *Ledger) fileAll() {
 	for _, rs := range l.retired {
 		for _, r := range rs {
 			l.file(r, 1)
-		}
-	}
-}
-
-// fileMembers files every record under its session without reading its account
-// (after a load whose totals come from the summary).
-func (l *Ledger) fileMembers() {
-	for _, r := range l.units {
-		g := r.group()
-		l.members[g] = append(l.members[g], r)
-	}
-	for _, rs := range l.retired {
-		for _, r := range rs {
-			g := r.group()
-			l.members[g] = append(l.members[g], r)
 		}
 	}
 }

@@ -317,10 +317,10 @@ func (l *Ledger) writeUnits() error {
 // the retired part is kept. With headers set the records' accounts are not read
 // but left on their lines (evicted, resident.go). It returns the stamp of the
 // last complete batch, if that is a stamp (stamp.go).
-func (l *Ledger) load(live, headers bool) (*stamp, error) {
+func (l *Ledger) load(wantLive, headers bool) (*stamp, error) {
 	fh, err := os.Open(l.unitsFile.path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, l.loadV1(live)
+		return nil, l.loadV1(wantLive)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read usage ledger: %w", err)
@@ -331,11 +331,6 @@ func (l *Ledger) load(live, headers bool) (*stamp, error) {
 		return nil, fmt.Errorf("read usage ledger: %w", err)
 	}
 	size := fi.Size()
-	type state struct {
-		live    *unitRec
-		retired []*unitRec
-	}
-	keys := map[ukey]state{}
 	type pend struct {
 		fk *fastKey // read by decodeKeyFast, or else w by encoding/json
 		w  wireKey
@@ -396,36 +391,48 @@ func (l *Ledger) load(live, headers bool) (*stamp, error) {
 			}
 		}
 		for _, p := range pending {
+			var k ukey
+			var live *unitRec
+			var retired []*unitRec
 			if p.fk != nil {
-				st := state{live: p.fk.live, retired: p.fk.retired}
-				if st.live != nil {
-					st.live.span, st.live.idx, st.live.evicted = p.s, -1, headers
+				k, live, retired = p.fk.k, p.fk.live, p.fk.retired
+				if live != nil {
+					live.span, live.idx, live.evicted = p.s, -1, headers
 				}
-				for i, r := range st.retired {
+				for i, r := range retired {
 					r.span, r.idx, r.evicted = p.s, int32(i), headers
 				}
-				keys[p.fk.k] = st
-				continue
-			}
-			w := p.w
-			var st state
-			if w.Live != nil {
-				r, err := fromWire(*w.Live, l.intern)
-				if err != nil {
-					return nil, fmt.Errorf("usage ledger %s: unit %s: %w", l.unitsFile.path, w.K[1], err)
+			} else {
+				w := p.w
+				k = ukey{l.intern(w.K[0]), w.K[1]}
+				if w.Live != nil {
+					r, err := fromWire(*w.Live, l.intern)
+					if err != nil {
+						return nil, fmt.Errorf("usage ledger %s: unit %s: %w", l.unitsFile.path, w.K[1], err)
+					}
+					r.span, r.idx = p.s, -1
+					live = r
 				}
-				r.span, r.idx = p.s, -1
-				st.live = r
-			}
-			for i, wu := range w.Retired {
-				r, err := fromWire(wu, l.intern)
-				if err != nil {
-					return nil, fmt.Errorf("usage ledger %s: unit %s: %w", l.unitsFile.path, w.K[1], err)
+				for i, wu := range w.Retired {
+					r, err := fromWire(wu, l.intern)
+					if err != nil {
+						return nil, fmt.Errorf("usage ledger %s: unit %s: %w", l.unitsFile.path, w.K[1], err)
+					}
+					r.span, r.idx = p.s, int32(i)
+					retired = append(retired, r)
 				}
-				r.span, r.idx = p.s, int32(i)
-				st.retired = append(st.retired, r)
 			}
-			keys[ukey{w.K[0], w.K[1]}] = st
+			// A later batch's line of a key replaces the earlier one.
+			if live != nil && wantLive {
+				l.units[k] = live
+			} else {
+				delete(l.units, k)
+			}
+			if len(retired) > 0 {
+				l.retired[k] = retired
+			} else {
+				delete(l.retired, k)
+			}
 		}
 		pending = pending[:0]
 		if l.unitsFile.base == 0 {
@@ -443,19 +450,15 @@ func (l *Ledger) load(live, headers bool) (*stamp, error) {
 	if good != size {
 		l.unitsFile.compact = true // a torn batch: the units it held are read again
 	}
-	for k, st := range keys {
-		if st.live != nil && live {
-			l.units[k] = st.live
-			if !st.live.evicted {
-				l.hot = append(l.hot, st.live)
-			}
+	for _, r := range l.units {
+		if !r.evicted {
+			l.hot = append(l.hot, r)
 		}
-		if len(st.retired) > 0 {
-			l.retired[k] = st.retired
-			for _, r := range st.retired {
-				if !r.evicted {
-					l.hot = append(l.hot, r)
-				}
+	}
+	for _, rs := range l.retired {
+		for _, r := range rs {
+			if !r.evicted {
+				l.hot = append(l.hot, r)
 			}
 		}
 	}
