@@ -1,8 +1,10 @@
 package usage
 
 import (
+	"bytes"
 	"hash/crc32"
 	"os"
+	"path/filepath"
 	"strconv"
 	"sync"
 )
@@ -92,4 +94,43 @@ func stampOf(w *wireKey) *stamp {
 		return nil
 	}
 	return &stamp{w.Summary[0], uint32(w.Summary[1])}
+}
+
+// Stamped reports whether the ledger of stateDir is settled: the last line of
+// its units file is a stamp (stamp.go) and its summary is byte for byte what the
+// stamp names, so the summary is what the units add up to. It reads the units
+// file's last line and the summary, and writes nothing. A command without a
+// daemon that proves every catalog current (the ledger is synced before the
+// catalogs, so it is never behind them) need not open the ledger then.
+func Stamped(stateDir string) bool {
+	dir := filepath.Join(stateDir, DirName)
+	f, err := os.Open(filepath.Join(dir, UnitsName))
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	const most = 128 // a stamp line is under 64 bytes
+	n := min(fi.Size(), most)
+	tail := make([]byte, n)
+	if _, err := f.ReadAt(tail, fi.Size()-n); err != nil {
+		return false
+	}
+	if len(tail) == 0 || tail[len(tail)-1] != '\n' {
+		return false
+	}
+	line := tail[:len(tail)-1]
+	i := bytes.LastIndexByte(line, '\n')
+	if i < 0 && n == most {
+		return false
+	}
+	fk, ok := decodeKeyFast(line[i+1:], func(s string) string { return s })
+	if !ok || !fk.commit || fk.stamp == nil || fk.k != (ukey{}) || fk.live != nil || fk.retired != nil {
+		return false
+	}
+	data, err := os.ReadFile(filepath.Join(dir, SummaryName))
+	return err == nil && int64(len(data)) == fk.stamp.size && crc32.Checksum(data, castagnoli()) == fk.stamp.crc
 }

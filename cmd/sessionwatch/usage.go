@@ -87,7 +87,7 @@ func cmdUsage(e *env, args []string) error {
 			q.Projects[p] = true
 		}
 	}
-	refreshCatalogs(e, cfg, nil)
+	refreshForUsage(e, cfg)
 	sum, err := usage.ReadSummary(cfg.StateDir, usage.Want{NoSessions: period != "session"})
 	if err != nil {
 		return failErr("run 'sessionwatch reindex' to rebuild it", "%v", err)
