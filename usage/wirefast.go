@@ -82,13 +82,16 @@ func decodeKey(line []byte, intern func(string) string, headers bool) (fk fastKe
 			ok = false
 		}
 	})
-	// The records' unit is the key's (one string, not one per record and key).
-	if fk.live != nil && fk.live.Unit == fk.k.unit {
-		fk.live.Unit = fk.k.unit
-	}
-	for _, r := range fk.retired {
-		if r.Unit == fk.k.unit {
+	// The records' unit is the key's (one string, not one per record and key),
+	// and their session a part of it where it can be.
+	for i := -1; i < len(fk.retired); i++ {
+		r := fk.live
+		if i >= 0 {
+			r = fk.retired[i]
+		}
+		if r != nil && r.Unit == fk.k.unit {
 			r.Unit = fk.k.unit
+			r.Session = shareSession(r.Session, r.Unit)
 		}
 	}
 	fk.k.source = intern(fk.k.source)
@@ -157,7 +160,6 @@ func decodeUnitFast(raw []byte, intern func(string) string, headers bool) (*unit
 		}
 	})
 	r.setPath(path, intern) // Unit, whose suffix of the path is not kept, is read by now
-	r.Session = shareSession(r.Session, r.Unit)
 	return r, ok
 }
 
