@@ -32,7 +32,10 @@ type Ledger struct {
 	rows    map[rowID]Tokens        // the summary's B rows
 	cols    []rowCols               // the columns of the B rows, by rowID.c
 	colIDs  map[rowCols]uint32      // rowID.c of each cols entry
-	members map[groupKey][]*unitRec // the units (live and retired) filed under each session
+	// The units (live and retired) filed under each session, by session id (a
+	// groupKey's sid): a key of one string rather than four, as an id is rarely
+	// filed under two sources, projects or types (groupRows tells them apart).
+	members map[string][]*unitRec
 	// The S rows of the sessions in dirtyGroups as the summary holds them, taken
 	// before their first change since the last write (the S rows of every session
 	// are not kept: they are in the summary, and add up from the members).
@@ -190,7 +193,7 @@ func NewRebuild(stateDir string) (*Ledger, error) {
 
 func newLedger(dir string) *Ledger {
 	return &Ledger{dir: dir, units: map[ukey]*unitRec{}, retired: map[ukey][]*unitRec{}, models: map[string]string{}, now: time.Now,
-		rows: map[rowID]Tokens{}, colIDs: map[rowCols]uint32{}, members: map[groupKey][]*unitRec{}, before: map[groupKey][]SessionRow{},
+		rows: map[rowID]Tokens{}, colIDs: map[rowCols]uint32{}, members: map[string][]*unitRec{}, before: map[groupKey][]SessionRow{},
 		dirtyUnits: map[ukey]bool{}, dirtyRows: map[rowID]bool{}, dirtyGroups: map[groupKey]bool{},
 		unitsFile: logFile{path: filepath.Join(dir, UnitsName)}, summaryFile: logFile{path: filepath.Join(dir, SummaryName)}}
 }
@@ -229,9 +232,9 @@ func (l *Ledger) addRow(rk rowKey, t Tokens, sign int) {
 func (l *Ledger) file(r *unitRec, sign int) {
 	g := r.group()
 	l.markGroup(g)
-	m := l.members[g]
+	m := l.members[g.sid]
 	if sign > 0 {
-		l.members[g] = append(m, r)
+		l.members[g.sid] = append(m, r)
 	} else {
 		for i, x := range m {
 			if x == r {
@@ -241,9 +244,9 @@ func (l *Ledger) file(r *unitRec, sign int) {
 			}
 		}
 		if len(m) == 0 {
-			delete(l.members, g)
+			delete(l.members, g.sid)
 		} else {
-			l.members[g] = m
+			l.members[g.sid] = m
 		}
 	}
 	for _, b := range l.accOf(r).Buckets {

@@ -75,15 +75,15 @@ func open(stateDir string, lazy bool) (*Ledger, error) {
 // fileMembers files every record under its session without reading its account
 // (after a load whose totals come from the summary).
 func (l *Ledger) fileMembers() {
-	l.members = make(map[groupKey][]*unitRec, len(l.units))
+	l.members = make(map[string][]*unitRec, len(l.units))
 	for _, r := range l.units {
-		g := r.group()
-		l.members[g] = append(l.members[g], r)
+		sid := r.group().sid
+		l.members[sid] = append(l.members[sid], r)
 	}
 	for _, rs := range l.retired {
 		for _, r := range rs {
-			g := r.group()
-			l.members[g] = append(l.members[g], r)
+			sid := r.group().sid
+			l.members[sid] = append(l.members[sid], r)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -100,7 +101,11 @@ func (o *openLedger) round(l *Ledger) {
 		if i == 3 && r >= 3 {
 			proj = "/w/moved" // refiled
 		}
-		sessions = append(sessions, indexer.SessionRef{UnitRef: u, ID: sid(i), Type: "main", Project: proj})
+		id := sid(i)
+		if i == 4 || i == 16 {
+			id = sid(0) // one id in two sources: two sessions of the summary
+		}
+		sessions = append(sessions, indexer.SessionRef{UnitRef: u, ID: id, Type: "main", Project: proj})
 	}
 	switch r {
 	case 2:
@@ -204,6 +209,10 @@ func TestOpenLazyEqualsEager(t *testing.T) {
 	}
 	fixed := func() time.Time { return time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC) }
 	lazy.now, eager.now = fixed, fixed
+	if s, err := ReadSummary(lazyState, Want{Session: sid(0)}); err != nil || !slices.ContainsFunc(s.Sessions, func(r SessionRow) bool { return r.Source == "codex" }) ||
+		!slices.ContainsFunc(s.Sessions, func(r SessionRow) bool { return r.Source == "claude" }) {
+		t.Fatalf("session %s is not filed under two sources (%v)", sid(0), err)
+	}
 	same("after Open")
 	offs := append([]int64(nil), o.offs...)
 	for r := 0; r < 4; r++ {

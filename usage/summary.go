@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"hash/crc32"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -116,7 +117,10 @@ func sortedRows[V any](l *Ledger, m map[rowID]V) []rowID {
 // groupRows adds up the units filed under session g, one row per model.
 func (l *Ledger) groupRows(g groupKey) []SessionRow {
 	var out []SessionRow
-	for _, r := range l.members[g] {
+	for _, r := range l.members[g.sid] {
+		if r.group() != g {
+			continue // the same id in another source, project or type
+		}
 		acc, err := l.peekAcc(r) // read only: an idle unit's account stays on disk
 		if err != nil && l.err == nil {
 			l.err = err
@@ -179,8 +183,13 @@ func (l *Ledger) settleGroups(emit bool) []SessionRow {
 // (idle ones read from disk: for a summary that cannot be trusted, at Open).
 func (l *Ledger) allSessionRows() []SessionRow {
 	var ss []SessionRow
-	for g := range l.members {
-		ss = append(ss, l.groupRows(g)...)
+	for _, rs := range l.members {
+		for i, r := range rs {
+			g := r.group()
+			if !slices.ContainsFunc(rs[:i], func(x *unitRec) bool { return x.group() == g }) {
+				ss = append(ss, l.groupRows(g)...) // once per session
+			}
+		}
 	}
 	return ss
 }
