@@ -29,9 +29,9 @@ type Ledger struct {
 	models  map[string]string
 	now     func() time.Time
 
-	rows    map[rowID]Tokens        // the summary's B rows
-	cols    []rowCols               // the columns of the B rows, by rowID.c
-	colIDs  map[rowCols]uint32      // rowID.c of each cols entry
+	rows   map[rowID]Tokens   // the summary's B rows
+	cols   []rowCols          // the columns of the B rows, by rowID.c
+	colIDs map[rowCols]uint32 // rowID.c of each cols entry
 	// The units (live and retired) filed under each session, by session id (a
 	// groupKey's sid): a key of one string rather than four, as an id is rarely
 	// filed under two sources, projects or types (groupRows tells them apart).
