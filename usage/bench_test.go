@@ -2,8 +2,10 @@ package usage
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"testing"
 	"time"
 
@@ -94,3 +96,51 @@ func BenchmarkLedgerHeap(b *testing.B) {
 }
 
 var benchUnits = 10000
+
+// BenchmarkLedgerOpen opens a ledger of SESSIONWATCH_BENCH_UNITS units (default
+// benchUnits; 4 lines each, their files present), as a daemon's start-up or a
+// command without a daemon does: lazily (the units' headers, the totals from the
+// summary the stamp vouches for) and eagerly (every account read, the totals
+// added up and compared with the summary). It reports the live heap the opened
+// ledger holds.
+func BenchmarkLedgerOpen(b *testing.B) {
+	n := benchUnits
+	if s := os.Getenv("SESSIONWATCH_BENCH_UNITS"); s != "" {
+		n, _ = strconv.Atoi(s)
+	}
+	l, refs := benchLedger(b, n, 4)
+	for _, u := range refs {
+		os.MkdirAll(filepath.Dir(u.Path), 0o700)
+		if err := os.WriteFile(u.Path, nil, 0o600); err != nil {
+			b.Fatal(err)
+		}
+	}
+	state := filepath.Dir(l.dir)
+	for _, lazy := range []bool{true, false} {
+		b.Run(fmt.Sprintf("units=%d/lazy=%v", n, lazy), func(b *testing.B) {
+			var live float64
+			for it := 0; it < b.N; it++ {
+				var before, after runtime.MemStats
+				b.StopTimer()
+				runtime.GC()
+				runtime.ReadMemStats(&before)
+				b.StartTimer()
+				o, err := open(state, lazy)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.StopTimer()
+				if o.trusted != lazy {
+					b.Fatalf("trusted %v", o.trusted)
+				}
+				runtime.GC()
+				runtime.ReadMemStats(&after)
+				live = float64(after.HeapAlloc-before.HeapAlloc) / (1 << 20)
+				runtime.KeepAlive(o)
+				o.resetReader()
+				b.StartTimer()
+			}
+			b.ReportMetric(live, "MiB-live")
+		})
+	}
+}

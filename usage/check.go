@@ -17,7 +17,7 @@ import (
 // when it grew. The summary (its base and appended batches) must be what the units add up to. Nothing is written.
 func Compare(stateDir string, rebuilt *Ledger, sources map[string]bool) ([]string, error) {
 	disk := newLedger(filepath.Join(stateDir, DirName))
-	if err := disk.load(true); err != nil {
+	if _, err := disk.load(true, false); err != nil {
 		return nil, err
 	}
 	disk.fileAll()

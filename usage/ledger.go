@@ -1,9 +1,7 @@
 package usage
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
@@ -31,13 +29,16 @@ type Ledger struct {
 	models  map[string]string
 	now     func() time.Time
 
-	rows    map[rowID]Tokens        // the summary's B rows
-	days    map[rowID]Tokens        // its D rows: q is the day's first quarter hour, the project "" (rollup.go)
-	loc     *time.Location          // the D rows' time zone
-	segs    []daySeg                // the days of loc met so far, sorted
-	cols    []rowCols               // the columns of the B rows, by rowID.c
-	colIDs  map[rowCols]uint32      // rowID.c of each cols entry
-	members map[groupKey][]*unitRec // the units (live and retired) filed under each session
+	rows   map[rowID]Tokens   // the summary's B rows
+	days   map[rowID]Tokens   // its D rows: q is the day's first quarter hour, the project "" (rollup.go)
+	loc    *time.Location     // the D rows' time zone
+	segs   []daySeg           // the days of loc met so far, sorted
+	cols   []rowCols          // the columns of the B rows, by rowID.c
+	colIDs map[rowCols]uint32 // rowID.c of each cols entry
+	// The units (live and retired) filed under each session, by session id (a
+	// groupKey's sid): a key of one string rather than four, as an id is rarely
+	// filed under two sources, projects or types (groupRows tells them apart).
+	members map[string][]*unitRec
 	// The S rows of the sessions in dirtyGroups as the summary holds them, taken
 	// before their first change since the last write (the S rows of every session
 	// are not kept: they are in the summary, and add up from the members).
@@ -57,6 +58,12 @@ type Ledger struct {
 	rd                     *os.File   // the units file, to read accounts back from
 	err                    error      // an account could not be read back: Sync fails
 	v1                     []string   // files of a first-version ledger, removed once rewritten
+	trusted                bool       // Open read the totals from the summary its stamp vouched for
+	// Where the units file's last stamp ends and the summary it names (stamp.go).
+	stampAt struct {
+		units int64
+		sum   stamp
+	}
 }
 
 type ukey struct{ source, unit string }
@@ -174,42 +181,12 @@ func (r *unitRec) group() groupKey {
 	return groupKey{r.Source, r.Project, sid, r.Type}
 }
 
-// Open loads the ledger of stateDir for writing (the caller is the state dir's one
-// writer). Units whose file is gone without the ledger having been told (a crash
-// before the catalog knew them) are retired; a summary that is not what the units
-// add up to (a crash between the two appends of a flush) or a file with a torn
-// last batch is rewritten.
-func Open(stateDir string) (*Ledger, error) {
-	l := newLedger(filepath.Join(stateDir, DirName))
-	// A writer killed mid-write leaves a temp file; we are the writer now.
-	indexer.CleanTemp(l.dir)
-	if err := l.load(true); err != nil {
-		return nil, err
-	}
-	l.fileAll()
-	l.dirtyRows, l.dirtyDays = map[rowID]bool{}, map[rowID]bool{} // what the files hold; summaryMatches checks the summary
-	now := indexer.FormatTime(l.now())
-	for k, r := range l.units {
-		if _, err := os.Lstat(r.path()); errors.Is(err, fs.ErrNotExist) {
-			l.retireLocked(k, r, now)
-		}
-	}
-	l.settleGroups(false)
-	if !l.summaryMatches() {
-		l.summaryFile.compact = true
-	}
-	if err := l.Sync(nil); err != nil {
-		return nil, err
-	}
-	return l, nil
-}
-
 // NewRebuild is an in-memory ledger that starts from the retired part of the
 // ledger in stateDir: attached to a fresh index pass it is what the ledger must
 // equal (the store files plus what left the store).
 func NewRebuild(stateDir string) (*Ledger, error) {
 	l := newLedger(filepath.Join(stateDir, DirName))
-	if err := l.load(false); err != nil {
+	if _, err := l.load(false, false); err != nil {
 		return nil, err
 	}
 	l.units = map[ukey]*unitRec{}
@@ -220,7 +197,7 @@ func NewRebuild(stateDir string) (*Ledger, error) {
 
 func newLedger(dir string) *Ledger {
 	return &Ledger{dir: dir, units: map[ukey]*unitRec{}, retired: map[ukey][]*unitRec{}, models: map[string]string{}, now: time.Now,
-		rows: map[rowID]Tokens{}, days: map[rowID]Tokens{}, loc: time.Local, dirtyDays: map[rowID]bool{}, colIDs: map[rowCols]uint32{}, members: map[groupKey][]*unitRec{}, before: map[groupKey][]SessionRow{},
+		rows: map[rowID]Tokens{}, days: map[rowID]Tokens{}, loc: time.Local, dirtyDays: map[rowID]bool{}, colIDs: map[rowCols]uint32{}, members: map[string][]*unitRec{}, before: map[groupKey][]SessionRow{},
 		dirtyUnits: map[ukey]bool{}, dirtyRows: map[rowID]bool{}, dirtyGroups: map[groupKey]bool{},
 		unitsFile: logFile{path: filepath.Join(dir, UnitsName)}, summaryFile: logFile{path: filepath.Join(dir, SummaryName)}}
 }
@@ -260,9 +237,9 @@ func (l *Ledger) addRow(rk rowKey, t Tokens, sign int) {
 func (l *Ledger) file(r *unitRec, sign int) {
 	g := r.group()
 	l.markGroup(g)
-	m := l.members[g]
+	m := l.members[g.sid]
 	if sign > 0 {
-		l.members[g] = append(m, r)
+		l.members[g.sid] = append(m, r)
 	} else {
 		for i, x := range m {
 			if x == r {
@@ -272,9 +249,9 @@ func (l *Ledger) file(r *unitRec, sign int) {
 			}
 		}
 		if len(m) == 0 {
-			delete(l.members, g)
+			delete(l.members, g.sid)
 		} else {
-			l.members[g] = m
+			l.members[g.sid] = m
 		}
 	}
 	for _, b := range l.accOf(r).Buckets {
@@ -540,6 +517,9 @@ func (l *Ledger) Sync(sessions []indexer.SessionRef) error {
 	}
 	if l.err != nil { // an account read back while writing
 		return fmt.Errorf("%w (run 'sessionwatch reindex')", l.err)
+	}
+	if err := l.writeStamp(); err != nil {
+		return err
 	}
 	l.evictLocked()
 	return nil

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"io/fs"
 	"os"
@@ -31,9 +32,10 @@ var (
 // batches appended, each closed by a commit line.
 type logFile struct {
 	path    string
-	base    int64 // bytes of the base (0: no file yet)
-	tail    int64 // bytes appended after it
-	compact bool  // rewrite it whole at the next Sync
+	base    int64  // bytes of the base (0: no file yet)
+	tail    int64  // bytes appended after it
+	compact bool   // rewrite it whole at the next Sync
+	crc     uint32 // CRC-32C of the whole file as written (stamp.go)
 }
 
 // due says whether the appended batches have outgrown the base (or min): the file
@@ -59,7 +61,7 @@ func (f *logFile) appendBatchWith(fill func(w *bufio.Writer) error, durable bool
 	if err != nil {
 		return 0, fmt.Errorf("append to %s: %w", f.path, err)
 	}
-	cw := &countWriter{w: h}
+	cw := &countWriter{w: h, crc: f.crc}
 	at, err := h.Seek(0, io.SeekEnd)
 	if err == nil {
 		w := bufio.NewWriterSize(cw, 64<<10)
@@ -79,6 +81,7 @@ func (f *logFile) appendBatchWith(fill func(w *bufio.Writer) error, durable bool
 		return 0, fmt.Errorf("append to %s: %w", f.path, err)
 	}
 	f.tail += cw.n
+	f.crc = cw.crc
 	return at, nil
 }
 
@@ -126,18 +129,22 @@ func (f *logFile) rewriteWith(fill func(w *bufio.Writer) error) error {
 	if err := indexer.SyncDir(dir); err != nil {
 		return err
 	}
-	f.base, f.tail, f.compact = cw.n, 0, false
+	f.base, f.tail, f.compact, f.crc = cw.n, 0, false, cw.crc
 	return nil
 }
 
+// countWriter counts the bytes written through it and keeps their CRC-32C
+// (continuing crc, that of the bytes before them).
 type countWriter struct {
-	w interface{ Write([]byte) (int, error) }
-	n int64
+	w   interface{ Write([]byte) (int, error) }
+	n   int64
+	crc uint32
 }
 
 func (c *countWriter) Write(p []byte) (int, error) {
 	n, err := c.w.Write(p)
 	c.n += int64(n)
+	c.crc = crc32.Update(c.crc, castagnoli(), p[:n])
 	return n, err
 }
 
@@ -156,6 +163,7 @@ type wireKey struct {
 	Live    *wireUnit  `json:"live,omitempty"`
 	Retired []wireUnit `json:"retired,omitempty"`
 	Commit  bool       `json:"commit,omitempty"`
+	Summary *[2]int64  `json:"summary,omitempty"` // a stamp's (stamp.go)
 }
 
 var commitLine = []byte("{\"commit\":true}\n")
@@ -306,26 +314,23 @@ func (l *Ledger) writeUnits() error {
 // load reads the units file: its base and every complete batch (a torn last batch
 // is left out and the file marked for a rewrite). A ledger of the first version
 // (64 shards) is read and marked for a rewrite in this one. With live unset only
-// the retired part is kept.
-func (l *Ledger) load(live bool) error {
+// the retired part is kept. With headers set the records' accounts are not read
+// but left on their lines (evicted, resident.go). It returns the stamp of the
+// last complete batch, if that is a stamp (stamp.go).
+func (l *Ledger) load(wantLive, headers bool) (*stamp, error) {
 	fh, err := os.Open(l.unitsFile.path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return l.loadV1(live)
+		return nil, l.loadV1(wantLive)
 	}
 	if err != nil {
-		return fmt.Errorf("read usage ledger: %w", err)
+		return nil, fmt.Errorf("read usage ledger: %w", err)
 	}
 	defer fh.Close()
 	fi, err := fh.Stat()
 	if err != nil {
-		return fmt.Errorf("read usage ledger: %w", err)
+		return nil, fmt.Errorf("read usage ledger: %w", err)
 	}
 	size := fi.Size()
-	type state struct {
-		live    *unitRec
-		retired []*unitRec
-	}
-	keys := map[ukey]state{}
 	type pend struct {
 		fk *fastKey // read by decodeKeyFast, or else w by encoding/json
 		w  wireKey
@@ -333,6 +338,7 @@ func (l *Ledger) load(live bool) error {
 	}
 	var pending []pend
 	good := int64(0) // bytes up to the last commit line
+	var last *stamp  // the stamp of the last complete batch
 	// Streamed, not read whole: the file can be tens of megabytes.
 	sc := bufio.NewScanner(bufio.NewReaderSize(fh, 256<<10))
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<30)
@@ -349,12 +355,12 @@ func (l *Ledger) load(live bool) error {
 			first = false
 			var h unitsHeader
 			if err := json.Unmarshal(line, &h); err != nil || h.Version != LedgerVersion {
-				return fmt.Errorf("usage ledger %s: line 1: not a version %d header", l.unitsFile.path, LedgerVersion)
+				return nil, fmt.Errorf("usage ledger %s: line 1: not a version %d header", l.unitsFile.path, LedgerVersion)
 			}
 			continue
 		}
 		var w wireKey
-		fk, fast := decodeKeyFast(line, l.intern)
+		fk, fast := decodeKey(line, l.intern, headers)
 		if fast {
 			w.Commit = fk.commit
 		} else {
@@ -362,7 +368,7 @@ func (l *Ledger) load(live bool) error {
 			d.UseNumber()
 			if err := d.Decode(&w); err != nil {
 				if sc.Scan() { // not the last line: the file is damaged, not torn
-					return fmt.Errorf("usage ledger %s: line %d: %w", l.unitsFile.path, lineNo, err)
+					return nil, fmt.Errorf("usage ledger %s: line %d: %w", l.unitsFile.path, lineNo, err)
 				}
 				break
 			}
@@ -376,37 +382,57 @@ func (l *Ledger) load(live bool) error {
 			pending = append(pending, p)
 			continue
 		}
+		last = nil
+		if len(pending) == 0 {
+			if fast {
+				last = fk.stamp
+			} else {
+				last = stampOf(&w)
+			}
+		}
 		for _, p := range pending {
+			var k ukey
+			var live *unitRec
+			var retired []*unitRec
 			if p.fk != nil {
-				st := state{live: p.fk.live, retired: p.fk.retired}
-				if st.live != nil {
-					st.live.span, st.live.idx = p.s, -1
+				k, live, retired = p.fk.k, p.fk.live, p.fk.retired
+				if live != nil {
+					live.span, live.idx, live.evicted = p.s, -1, headers
 				}
-				for i, r := range st.retired {
+				for i, r := range retired {
+					r.span, r.idx, r.evicted = p.s, int32(i), headers
+				}
+			} else {
+				w := p.w
+				k = ukey{l.intern(w.K[0]), w.K[1]}
+				if w.Live != nil {
+					r, err := fromWire(*w.Live, l.intern)
+					if err != nil {
+						return nil, fmt.Errorf("usage ledger %s: unit %s: %w", l.unitsFile.path, w.K[1], err)
+					}
+					r.span, r.idx = p.s, -1
+					live = r
+				}
+				for i, wu := range w.Retired {
+					r, err := fromWire(wu, l.intern)
+					if err != nil {
+						return nil, fmt.Errorf("usage ledger %s: unit %s: %w", l.unitsFile.path, w.K[1], err)
+					}
 					r.span, r.idx = p.s, int32(i)
+					retired = append(retired, r)
 				}
-				keys[p.fk.k] = st
-				continue
 			}
-			w := p.w
-			var st state
-			if w.Live != nil {
-				r, err := fromWire(*w.Live, l.intern)
-				if err != nil {
-					return fmt.Errorf("usage ledger %s: unit %s: %w", l.unitsFile.path, w.K[1], err)
-				}
-				r.span, r.idx = p.s, -1
-				st.live = r
+			// A later batch's line of a key replaces the earlier one.
+			if live != nil && wantLive {
+				l.units[k] = live
+			} else {
+				delete(l.units, k)
 			}
-			for i, wu := range w.Retired {
-				r, err := fromWire(wu, l.intern)
-				if err != nil {
-					return fmt.Errorf("usage ledger %s: unit %s: %w", l.unitsFile.path, w.K[1], err)
-				}
-				r.span, r.idx = p.s, int32(i)
-				st.retired = append(st.retired, r)
+			if len(retired) > 0 {
+				l.retired[k] = retired
+			} else {
+				delete(l.retired, k)
 			}
-			keys[ukey{w.K[0], w.K[1]}] = st
 		}
 		pending = pending[:0]
 		if l.unitsFile.base == 0 {
@@ -415,26 +441,28 @@ func (l *Ledger) load(live bool) error {
 		good = pos
 	}
 	if err := sc.Err(); err != nil {
-		return fmt.Errorf("read usage ledger %s: %w", l.unitsFile.path, err)
+		return nil, fmt.Errorf("read usage ledger %s: %w", l.unitsFile.path, err)
 	}
 	if l.unitsFile.base == 0 {
-		return fmt.Errorf("usage ledger %s: no complete base", l.unitsFile.path)
+		return nil, fmt.Errorf("usage ledger %s: no complete base", l.unitsFile.path)
 	}
 	l.unitsFile.tail = good - l.unitsFile.base
 	if good != size {
 		l.unitsFile.compact = true // a torn batch: the units it held are read again
 	}
-	for k, st := range keys {
-		if st.live != nil && live {
-			l.units[k] = st.live
-			l.hot = append(l.hot, st.live)
-		}
-		if len(st.retired) > 0 {
-			l.retired[k] = st.retired
-			l.hot = append(l.hot, st.retired...)
+	for _, r := range l.units {
+		if !r.evicted {
+			l.hot = append(l.hot, r)
 		}
 	}
-	return nil
+	for _, rs := range l.retired {
+		for _, r := range rs {
+			if !r.evicted {
+				l.hot = append(l.hot, r)
+			}
+		}
+	}
+	return last, nil
 }
 
 // loadV1 reads a ledger of the first version (units-00.json … units-63.json), to

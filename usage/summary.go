@@ -3,7 +3,9 @@ package usage
 import (
 	"bytes"
 	"encoding/json"
+	"hash/crc32"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -48,6 +50,9 @@ type Want struct {
 	// Days: the D rows instead of the B rows when they are days of this zone
 	// (Summary.FromDays); the B rows otherwise.
 	Days *time.Location
+	// AllDays: the D rows as well as the B rows, of whatever zone (a writer
+	// checking the rollup against its own totals).
+	AllDays bool
 }
 
 // SummaryVersion is the version of the summary file (the units file's is
@@ -127,7 +132,10 @@ func sortedRows[V any](l *Ledger, m map[rowID]V) []rowID {
 // groupRows adds up the units filed under session g, one row per model.
 func (l *Ledger) groupRows(g groupKey) []SessionRow {
 	var out []SessionRow
-	for _, r := range l.members[g] {
+	for _, r := range l.members[g.sid] {
+		if r.group() != g {
+			continue // the same id in another source, project or type
+		}
 		acc, err := l.peekAcc(r) // read only: an idle unit's account stays on disk
 		if err != nil && l.err == nil {
 			l.err = err
@@ -190,8 +198,13 @@ func (l *Ledger) settleGroups(emit bool) []SessionRow {
 // (idle ones read from disk: for a summary that cannot be trusted, at Open).
 func (l *Ledger) allSessionRows() []SessionRow {
 	var ss []SessionRow
-	for g := range l.members {
-		ss = append(ss, l.groupRows(g)...)
+	for _, rs := range l.members {
+		for i, r := range rs {
+			g := r.group()
+			if !slices.ContainsFunc(rs[:i], func(x *unitRec) bool { return x.group() == g }) {
+				ss = append(ss, l.groupRows(g)...) // once per session
+			}
+		}
 	}
 	return ss
 }
@@ -310,6 +323,9 @@ func (l *Ledger) writeSummary() error {
 // appendChanged appends a batch's rows: the S rows given, then the B and D rows
 // that changed, and forgets that they changed.
 func (l *Ledger) appendChanged(b []byte, changed []SessionRow) []byte {
+	// In the order of the base, so the file (and its stamp, stamp.go) depends
+	// only on what changed, not on the order of a map.
+	sort.Slice(changed, func(i, j int) bool { return sessKeyOf(&changed[i]).less(sessKeyOf(&changed[j])) })
 	for i := range changed {
 		b = appendSession(b, &changed[i])
 	}
@@ -336,6 +352,7 @@ func (l *Ledger) summaryMatches() bool {
 		return false
 	}
 	l.summaryFile.base, l.summaryFile.tail = p.base, int64(len(data))-p.base
+	l.summaryFile.crc = crc32.Checksum(data, castagnoli())
 	return l.sameAsSummary(s, false)
 }
 

@@ -209,7 +209,7 @@ func parseSummary(data []byte, w Want) (*Summary, parsed, error) {
 	p.base = bStart + h.Rows
 	dsec, ssec, bsec, tail := data[start:sStart], data[sStart:bStart], data[bStart:p.base], data[p.base:]
 	lineNo := func(rest []byte) int { return 1 + bytes.Count(data[:len(data)-len(rest)], []byte{'\n'}) }
-	days := h.Version >= 3 && (w.Days != nil || w == Want{})
+	days := h.Version >= 3 && (w.Days != nil || w.AllDays || w == Want{})
 	s, clean, err := parseSections(dsec, days, ssec, bsec, tail, w, lineNo)
 	p.clean = clean
 	return s, p, err

@@ -20,10 +20,21 @@ type fastKey struct {
 	live    *unitRec
 	retired []*unitRec
 	commit  bool
+	stamp   *stamp // a commit line's stamp of the summary (stamp.go)
 }
 
 // decodeKeyFast reads one key line; ok is false when the line is not one it reads.
-func decodeKeyFast(line []byte, intern func(string) string) (fk fastKey, ok bool) {
+func decodeKeyFast(line []byte, intern func(string) string) (fastKey, bool) {
+	return decodeKey(line, intern, false)
+}
+
+// decodeKeyHeaders is decodeKeyFast but for the records' windows and buckets,
+// which it skips (Open reads the accounts back when they are needed: resident.go).
+func decodeKeyHeaders(line []byte, intern func(string) string) (fastKey, bool) {
+	return decodeKey(line, intern, true)
+}
+
+func decodeKey(line []byte, intern func(string) string, headers bool) (fk fastKey, ok bool) {
 	ok = true
 	eachField(line, &ok, func(key, val []byte) {
 		switch string(key) {
@@ -36,7 +47,7 @@ func decodeKeyFast(line []byte, intern func(string) string) (fk fastKey, ok bool
 				ok = false
 			}
 		case "live":
-			fk.live, ok = decodeUnitFast(val, intern)
+			fk.live, ok = decodeUnitFast(val, intern, headers)
 		case "retired":
 			var els [][]byte
 			if els, ok = splitArray(val); !ok {
@@ -44,7 +55,7 @@ func decodeKeyFast(line []byte, intern func(string) string) (fk fastKey, ok bool
 			}
 			fk.retired = make([]*unitRec, 0, len(els))
 			for _, e := range els {
-				r, good := decodeUnitFast(e, intern)
+				r, good := decodeUnitFast(e, intern, headers)
 				if !good {
 					ok = false
 					return
@@ -60,15 +71,36 @@ func decodeKeyFast(line []byte, intern func(string) string) (fk fastKey, ok bool
 			default:
 				ok = false
 			}
+		case "summary":
+			var n []int64
+			if n, ok = intArray(val); ok && len(n) == 2 && n[0] >= 0 && n[1] >= 0 && n[1] <= 0xffffffff {
+				fk.stamp = &stamp{size: n[0], crc: uint32(n[1])}
+			} else {
+				ok = false
+			}
 		default:
 			ok = false
 		}
 	})
+	// The records' unit is the key's (one string, not one per record and key),
+	// and their session a part of it where it can be.
+	for i := -1; i < len(fk.retired); i++ {
+		r := fk.live
+		if i >= 0 {
+			r = fk.retired[i]
+		}
+		if r != nil && r.Unit == fk.k.unit {
+			r.Unit = fk.k.unit
+			r.Session = shareSession(r.Session, r.Unit)
+		}
+	}
+	fk.k.source = intern(fk.k.source)
 	return fk, ok
 }
 
-// decodeUnitFast reads one record object (a wireUnit) into the record fromWire makes.
-func decodeUnitFast(raw []byte, intern func(string) string) (*unitRec, bool) {
+// decodeUnitFast reads one record object (a wireUnit) into the record fromWire
+// makes, with headers set without its window and buckets.
+func decodeUnitFast(raw []byte, intern func(string) string, headers bool) (*unitRec, bool) {
 	if len(raw) == 0 || raw[0] != '{' {
 		return nil, false
 	}
@@ -116,9 +148,13 @@ func decodeUnitFast(raw []byte, intern func(string) string) (*unitRec, bool) {
 				ok = false
 			}
 		case "window":
-			r.acc.Win, ok = windowOf(val, intern)
+			if !headers {
+				r.acc.Win, ok = windowOf(val, intern)
+			}
 		case "buckets":
-			r.acc.Buckets, ok = bucketsOf(val, intern)
+			if !headers {
+				r.acc.Buckets, ok = bucketsOf(val, intern)
+			}
 		default:
 			ok = false
 		}

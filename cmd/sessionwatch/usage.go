@@ -87,7 +87,7 @@ func cmdUsage(e *env, args []string) error {
 			q.Projects[p] = true
 		}
 	}
-	refreshCatalogs(e, cfg, nil)
+	refreshForUsage(e, cfg)
 	w := usage.Want{NoSessions: period != "session"}
 	if q.DaysAnswer() {
 		w.Days = loc // the per-day rollup, if it is of this zone

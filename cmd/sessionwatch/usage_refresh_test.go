@@ -1,0 +1,68 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/sessionwatch/sessionwatch/usage"
+)
+
+// Without a daemon, `usage` skips the index pass when every catalog is current
+// and the ledger is settled (its stamp names the summary), but not when the
+// summary is behind the units (a crash between the two files' writes): then the
+// ledger is opened, which rewrites the summary, and the report is right.
+func TestUsageWithoutPassTrustsOnlyAStampedSummary(t *testing.T) {
+	e := newEnv(t)
+	dir := e.project("/w/p")
+	file := filepath.Join(dir, "11111111-1111-4111-8111-111111111111.jsonl")
+	appendTo(t, file, header("/w/p")+waveAssistant("2026-03-01T10:00:00Z", "claude-sonnet-4-5", 100, 1))
+	total := func() int64 {
+		t.Helper()
+		out, errOut, code := e.cli("usage", "daily", "--all", "--json", "--utc")
+		if code != 0 {
+			t.Fatalf("usage = %d: %s", code, errOut)
+		}
+		var rep struct {
+			Totals struct {
+				Total int64 `json:"totalTokens"`
+			} `json:"totals"`
+		}
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatal(err)
+		}
+		return rep.Totals.Total
+	}
+	if got := total(); got != 101 {
+		t.Fatalf("total %d, want 101", got)
+	}
+	total() // settles what the first pass wrote into the store
+	summary := filepath.Join(e.state, usage.DirName, usage.SummaryName)
+	old, err := os.ReadFile(summary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !usage.Stamped(e.state) {
+		t.Fatal("the ledger is not settled after two passes")
+	}
+	appendTo(t, file, waveAssistant("2026-03-01T11:00:00Z", "claude-sonnet-4-5", 10, 0))
+	if got := total(); got != 111 {
+		t.Fatalf("after an append the total is %d, want 111", got)
+	}
+	total() // settled again: the next pass is skipped
+	// A crash between the units batch and the summary's: the summary is the one
+	// before the append, the catalogs and the units are past it.
+	if err := os.WriteFile(summary, old, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if usage.Stamped(e.state) {
+		t.Fatal("a summary behind the units is taken as settled")
+	}
+	if got := total(); got != 111 {
+		t.Errorf("with the summary behind the units the total is %d, want 111", got)
+	}
+	if !usage.Stamped(e.state) {
+		t.Error("the repaired ledger is not settled")
+	}
+}
