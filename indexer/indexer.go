@@ -109,6 +109,7 @@ type Indexer struct {
 	prefetchPeak  int64       // most bytes of lines the workers held at once (under fetch.mu)
 	statePeak     int         // VerifyOutputs: most units holding a state at one flush (for tests)
 	verifyFetched bool        // the flush at hand is one of VerifyOutputs' (statePeak is kept)
+	resCache      resumeCache // the resume file fetchStatesLocked last read (startup.go)
 }
 
 // dirtyMark names what an output is the projection of, so a failed write can be
@@ -1376,6 +1377,7 @@ func (ix *Indexer) removeCatalogLocked(dir string) {
 // It reports whether it wrote (in check mode: whether it would have). With reuse,
 // data is a buffer from ix.writes.buffer, handed back once no longer needed.
 func (ix *Indexer) writeOutputLocked(path string, data []byte, mark dirtyMark, reuse bool) (bool, error) {
+	ix.dropResumeCacheLocked()
 	release := func() {
 		if reuse {
 			ix.writes.release(data)
@@ -1454,6 +1456,7 @@ func (ix *Indexer) recordOutput(path string, sum uint64) {
 
 // removeOutputLocked removes a generated file if it exists; it reports whether it did.
 func (ix *Indexer) removeOutputLocked(path string) bool {
+	ix.dropResumeCacheLocked()
 	ix.pendingErr = errors.Join(ix.pendingErr, ix.drainLocked()) // no write of it still in flight
 	delete(ix.outputs, path)
 	if _, err := os.Lstat(path); err != nil {
