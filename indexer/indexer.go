@@ -343,7 +343,7 @@ func (ix *Indexer) restoreLocked(s *Session, key string, slab *unitSlab) {
 	if slab != nil {
 		ix.restored = append(ix.restored, s)
 	}
-	ix.lazyLocked(u, key)
+	ix.lazyLocked(u, key, true)
 }
 
 // readMtime is the mtime to remember with a file read to end, stat'ed as fi

@@ -224,7 +224,7 @@ func (ix *Indexer) parkLocked() {
 		if len(u.sessions) == 1 {
 			p := u.sessions[0].Project
 			if k, ok := ix.rendered[p]; ok && !ix.dirtyProjects[p] {
-				ix.lazyLocked(u, k)
+				ix.lazyLocked(u, k, false)
 			}
 		}
 	}
@@ -236,14 +236,20 @@ func (ix *Indexer) parkLocked() {
 // lazyLocked leaves a parked unit's state in the resume file of catalog key
 // (which holds it: just loaded from it, or just written to it), out of memory.
 // A command that checks (writes nothing) or reads only keeps what it has.
-func (ix *Indexer) lazyLocked(u *unit, key string) {
+// With fresh set (the session was just decoded, no snapshot shares its tail),
+// the tail is changed in place rather than copied.
+func (ix *Indexer) lazyLocked(u *unit, key string, fresh bool) {
 	if ix.opt.Check || ix.lite || !u.parked || u.state == nil || len(u.sessions) != 1 || u.sessions[0].Tail == nil {
 		return
 	}
 	s := u.sessions[0]
-	t := *s.Tail // not changed in place: a snapshot (Sessions) may share it
-	t.State = nil
-	s.Tail = &t
+	if fresh {
+		s.Tail.State = nil
+	} else {
+		t := *s.Tail // not changed in place: a snapshot (Sessions) may share it
+		t.State = nil
+		s.Tail = &t
+	}
 	u.state, u.lazyKey = nil, key
 }
 

@@ -202,7 +202,7 @@ func (job *mergeJob) build() (*segment, error) {
 	// records nothing refers to any more.
 	folded := map[uint32]*unitRec{}
 	for _, s := range in {
-		us, err := s.readUnits()
+		us, err := s.readUnits(nil)
 		if err != nil {
 			return nil, err
 		}
