@@ -283,13 +283,36 @@ func (ix *Indexer) loadLocked() error {
 		}
 		ix.restored = make([]*Session, 0, n)
 	}
+	shared := map[string]string{}
 	for _, l := range cats {
 		ix.keys[l.c.Project] = l.key
 		for _, s := range l.c.Sessions {
+			if lr == nil {
+				shareStringsOf(s, shared)
+			}
 			ix.restoreLocked(s, l.key, slab)
 		}
 	}
 	return nil
+}
+
+// shareStringsOf makes the strings a restored session repeats from its siblings
+// (its type, provider, model and branch; the project its tail names, mostly
+// its own) the same strings as theirs: a daemon keeps every session it loads.
+func shareStringsOf(s *Session, shared map[string]string) {
+	for _, p := range [...]*string{&s.Type, &s.Provider, &s.Model, &s.GitBranch} {
+		if *p == "" {
+			continue
+		}
+		if v, ok := shared[*p]; ok {
+			*p = v
+		} else {
+			shared[*p] = *p
+		}
+	}
+	if t := s.Tail; t != nil && t.OwnProject == s.Project {
+		t.OwnProject = s.Project
+	}
 }
 
 // unitSlab holds the units (and their first session slots) that restoreLocked
