@@ -126,21 +126,24 @@ const (
 	retryMax = time.Minute
 )
 
+// unit is what the indexer holds of one file it reads; a daemon holds one per
+// file. The fields are ordered to fit 256 bytes: parked sits beside probed
+// (before lazyKey, its padding made the unit take a 288-byte slot).
 type unit struct {
 	rel   string
 	kind  UnitKind
 	tail  Tail
 	acc   Accumulator
 	state json.RawMessage // acc's state from a catalog, not decoded yet
-	// parked: acc is not in memory; state (nil: a new accumulator's) is all of it,
-	// decoded when the unit is next read or projected (startup.go).
-	parked bool
 	// lazyKey (parked units only): the state is not in memory either, but in
 	// the resume file of this catalog key, where the last flush left it.
 	lazyKey  string
 	skipped  int
 	sessions []*Session
 	probed   uint32 // the last Unchanged walk that found it (probe.go)
+	// parked: acc is not in memory; state (nil: a new accumulator's) is all of it,
+	// decoded when the unit is next read or projected (startup.go).
+	parked bool
 }
 
 type output struct {

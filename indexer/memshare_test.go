@@ -40,3 +40,10 @@ func TestLoadSharesRepeatedStrings(t *testing.T) {
 	}
 	assertLayoutConverged(t, "wave", root, state)
 }
+
+// A unit, held per file by a daemon, fits a 256-byte allocation.
+func TestUnitSize(t *testing.T) {
+	if n := unsafe.Sizeof(unit{}); n > 256 {
+		t.Errorf("a unit takes %d bytes, more than 256", n)
+	}
+}
