@@ -14,7 +14,8 @@ import (
 // read again from the start). A resume file put back from before the last
 // append (a stale copy) holds the unit at another position: the unit is read
 // again from the start, and the catalogs still equal a rebuild's; so does a
-// resume file left without its catalog, whose states are still taken.
+// resume file left without its catalog, whose states are still taken, and one
+// cut short, from which no state is taken.
 func TestFetchStateFromResumeFileOnly(t *testing.T) {
 	root, state, files := startStore(t, 2)
 	ix := loadedIndexer(t, root, state)
@@ -94,6 +95,27 @@ func TestFetchStateFromResumeFileOnly(t *testing.T) {
 	}
 	if got := messages(); got != 8 {
 		t.Errorf("after the catalog was removed: %d messages, want 8", got)
+	}
+	assertLayoutConverged(t, "wave", root, state)
+
+	// A resume file cut before its states: its tails match, but no state is
+	// taken from it, and the unit is read again from the start.
+	data, err := os.ReadFile(resume)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := strings.Index(string(data), "\n"+resumeStatesLine+"\n")
+	if cut < 0 {
+		t.Fatalf("no states line in %s", resume)
+	}
+	if err := os.WriteFile(resume, data[:cut+1], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if read := appendOnce(6); read < whole() {
+		t.Errorf("after a resume file cut before its states the append read %d bytes, want the whole file (%d)", read, whole())
+	}
+	if got := messages(); got != 9 {
+		t.Errorf("after a resume file cut before its states: %d messages, want 9", got)
 	}
 	assertLayoutConverged(t, "wave", root, state)
 }

@@ -402,12 +402,16 @@ func (ix *Indexer) resumeStatesLocked(key, path string, us []*unit) [][]byte {
 		}
 		return -1
 	}
+	fail := func() [][]byte { // a file that does not parse gives no state at all
+		clear(out)
+		return out
+	}
 	var taken []int // entry index → unit index, for the entries taken
 	n := 0          // entries seen
 	for {
 		var line []byte
 		if line, rest, found = bytes.Cut(rest, []byte("\n")); !found {
-			return out
+			return fail()
 		}
 		if string(line) == resumeStatesLine {
 			break
@@ -415,7 +419,7 @@ func (ix *Indexer) resumeStatesLocked(key, path string, us []*unit) [][]byte {
 		line, _ = bytes.CutSuffix(line, []byte(","))
 		e, ok := parseResumeLine(line)
 		if !ok {
-			return out
+			return fail()
 		}
 		taken = append(taken, -1)
 		if i := find(e.file); i >= 0 && out[i] == nil {
@@ -429,8 +433,7 @@ func (ix *Indexer) resumeStatesLocked(key, path string, us []*unit) [][]byte {
 	for j := 0; j < n; j++ {
 		var line []byte
 		if line, rest, found = bytes.Cut(rest, []byte("\n")); !found {
-			clear(out)
-			return out
+			return fail()
 		}
 		i := taken[j]
 		if i < 0 {
@@ -444,7 +447,7 @@ func (ix *Indexer) resumeStatesLocked(key, path string, us []*unit) [][]byte {
 		}
 	}
 	if string(bytes.TrimSpace(rest)) != "]}" {
-		clear(out)
+		return fail()
 	}
 	return out
 }
