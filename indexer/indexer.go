@@ -109,6 +109,7 @@ type Indexer struct {
 	prefetchPeak  int64       // most bytes of lines the workers held at once (under fetch.mu)
 	statePeak     int         // VerifyOutputs: most units holding a state at one flush (for tests)
 	verifyFetched bool        // the flush at hand is one of VerifyOutputs' (statePeak is kept)
+	resCache      resumeCache // the resume file fetchStatesLocked last read (startup.go)
 }
 
 // dirtyMark names what an output is the projection of, so a failed write can be
@@ -125,21 +126,24 @@ const (
 	retryMax = time.Minute
 )
 
+// unit is what the indexer holds of one file it reads; a daemon holds one per
+// file. The fields are ordered to fit 256 bytes: parked sits beside probed
+// (before lazyKey, its padding made the unit take a 288-byte slot).
 type unit struct {
 	rel   string
 	kind  UnitKind
 	tail  Tail
 	acc   Accumulator
 	state json.RawMessage // acc's state from a catalog, not decoded yet
-	// parked: acc is not in memory; state (nil: a new accumulator's) is all of it,
-	// decoded when the unit is next read or projected (startup.go).
-	parked bool
 	// lazyKey (parked units only): the state is not in memory either, but in
 	// the resume file of this catalog key, where the last flush left it.
 	lazyKey  string
 	skipped  int
 	sessions []*Session
 	probed   uint32 // the last Unchanged walk that found it (probe.go)
+	// parked: acc is not in memory; state (nil: a new accumulator's) is all of it,
+	// decoded when the unit is next read or projected (startup.go).
+	parked bool
 }
 
 type output struct {
@@ -282,13 +286,36 @@ func (ix *Indexer) loadLocked() error {
 		}
 		ix.restored = make([]*Session, 0, n)
 	}
+	shared := map[string]string{}
 	for _, l := range cats {
 		ix.keys[l.c.Project] = l.key
 		for _, s := range l.c.Sessions {
+			if lr == nil {
+				shareStringsOf(s, shared)
+			}
 			ix.restoreLocked(s, l.key, slab)
 		}
 	}
 	return nil
+}
+
+// shareStringsOf makes the strings a restored session repeats from its siblings
+// (its type, provider, model and branch; the project its tail names, mostly
+// its own) the same strings as theirs: a daemon keeps every session it loads.
+func shareStringsOf(s *Session, shared map[string]string) {
+	for _, p := range [...]*string{&s.Type, &s.Provider, &s.Model, &s.GitBranch} {
+		if *p == "" {
+			continue
+		}
+		if v, ok := shared[*p]; ok {
+			*p = v
+		} else {
+			shared[*p] = *p
+		}
+	}
+	if t := s.Tail; t != nil && t.OwnProject == s.Project {
+		t.OwnProject = s.Project
+	}
 }
 
 // unitSlab holds the units (and their first session slots) that restoreLocked
@@ -342,7 +369,7 @@ func (ix *Indexer) restoreLocked(s *Session, key string, slab *unitSlab) {
 	if slab != nil {
 		ix.restored = append(ix.restored, s)
 	}
-	ix.lazyLocked(u, key)
+	ix.lazyLocked(u, key, true)
 }
 
 // readMtime is the mtime to remember with a file read to end, stat'ed as fi
@@ -1376,6 +1403,7 @@ func (ix *Indexer) removeCatalogLocked(dir string) {
 // It reports whether it wrote (in check mode: whether it would have). With reuse,
 // data is a buffer from ix.writes.buffer, handed back once no longer needed.
 func (ix *Indexer) writeOutputLocked(path string, data []byte, mark dirtyMark, reuse bool) (bool, error) {
+	ix.dropResumeCacheLocked()
 	release := func() {
 		if reuse {
 			ix.writes.release(data)
@@ -1454,6 +1482,7 @@ func (ix *Indexer) recordOutput(path string, sum uint64) {
 
 // removeOutputLocked removes a generated file if it exists; it reports whether it did.
 func (ix *Indexer) removeOutputLocked(path string) bool {
+	ix.dropResumeCacheLocked()
 	ix.pendingErr = errors.Join(ix.pendingErr, ix.drainLocked()) // no write of it still in flight
 	delete(ix.outputs, path)
 	if _, err := os.Lstat(path); err != nil {

@@ -1,6 +1,7 @@
 package indexer
 
 import (
+	"bytes"
 	"errors"
 	"maps"
 	"path/filepath"
@@ -223,7 +224,7 @@ func (ix *Indexer) parkLocked() {
 		if len(u.sessions) == 1 {
 			p := u.sessions[0].Project
 			if k, ok := ix.rendered[p]; ok && !ix.dirtyProjects[p] {
-				ix.lazyLocked(u, k)
+				ix.lazyLocked(u, k, false)
 			}
 		}
 	}
@@ -235,14 +236,20 @@ func (ix *Indexer) parkLocked() {
 // lazyLocked leaves a parked unit's state in the resume file of catalog key
 // (which holds it: just loaded from it, or just written to it), out of memory.
 // A command that checks (writes nothing) or reads only keeps what it has.
-func (ix *Indexer) lazyLocked(u *unit, key string) {
+// With fresh set (the session was just decoded, no snapshot shares its tail),
+// the tail is changed in place rather than copied.
+func (ix *Indexer) lazyLocked(u *unit, key string, fresh bool) {
 	if ix.opt.Check || ix.lite || !u.parked || u.state == nil || len(u.sessions) != 1 || u.sessions[0].Tail == nil {
 		return
 	}
 	s := u.sessions[0]
-	t := *s.Tail // not changed in place: a snapshot (Sessions) may share it
-	t.State = nil
-	s.Tail = &t
+	if fresh {
+		s.Tail.State = nil
+	} else {
+		t := *s.Tail // not changed in place: a snapshot (Sessions) may share it
+		t.State = nil
+		s.Tail = &t
+	}
 	u.state, u.lazyKey = nil, key
 }
 
@@ -250,16 +257,18 @@ func (ix *Indexer) lazyLocked(u *unit, key string) {
 // in catalog key) from that catalog's resume file. A unit whose state is not
 // there as it was left (the file was removed or replaced behind our back) is
 // read again from the start, and its session keeps no position meanwhile.
+//
+// Only the resume file is read (into a buffer kept for the next fetch; one
+// write pass fetching twice from the same file reads it once), and only the
+// wanted entries' tails and states are decoded: an append to a parked unit
+// costs one small read, not a decode of its project's catalog (read only for
+// a state the resume file does not hold: an older catalog's). An entry is
+// taken when it names the unit's file at the unit's exact position (identity,
+// offset, size, mtime, fingerprints), at which the state is the layout's
+// accumulator over the same bytes whatever catalog line it was written with.
 func (ix *Indexer) fetchStatesLocked(key string, us []*unit) {
-	path := filepath.Join(CatalogDir(ix.opt.StateDir, ix.opt.Source), key, CatalogName)
-	byFile := map[string]*Tail{}
-	if c, _, _, err := readCatalogFiles(path, true); err == nil {
-		for _, s := range c.Sessions {
-			if s.Tail != nil {
-				byFile[s.File] = s.Tail
-			}
-		}
-	}
+	path := filepath.Join(CatalogDir(ix.opt.StateDir, ix.opt.Source), key, ResumeName)
+	want := us[:0:0]
 	for _, u := range us {
 		if u.lazyKey != key {
 			continue
@@ -269,19 +278,178 @@ func (ix *Indexer) fetchStatesLocked(key string, us []*unit) {
 			ix.forceLocked(u.rel)
 			continue
 		}
+		want = append(want, u)
+	}
+	if len(want) == 0 {
+		return
+	}
+	states := ix.resumeStatesLocked(key, path, want)
+	if slices.ContainsFunc(states, func(st []byte) bool { return st == nil }) {
+		ix.catalogStatesLocked(key, want, states)
+	}
+	for i, u := range want {
 		s := u.sessions[0]
 		nt := *s.Tail
-		if t := byFile[s.File]; t != nil && t.State != nil && sameTail(t, &u.tail) {
-			u.state, nt.State = t.State, t.State
+		if st := states[i]; st != nil {
+			u.state, nt.State = st, st
 			s.Tail = &nt
 			ix.hot = append(ix.hot, u) // to be left lazy again after the flush
 			continue
 		}
-		ix.log.Warn("resume state not found, re-reading", "unit", u.rel, "file", resumePath(path))
+		ix.log.Warn("resume state not found, re-reading", "unit", u.rel, "file", path)
 		ix.forceLocked(u.rel)
 		nt.State, nt.Offset, nt.Mtime, nt.Fp, nt.Hfp = nil, 0, -1, "", ""
 		s.Tail = &nt
 	}
+}
+
+// catalogStatesLocked fills in the states missing from a resume file alone
+// (resumeStatesLocked) from its catalog and the resume file read together, as
+// Load reads them: a catalog of an older version holds its tails and states
+// itself, beside no resume file.
+func (ix *Indexer) catalogStatesLocked(key string, us []*unit, states [][]byte) {
+	path := filepath.Join(CatalogDir(ix.opt.StateDir, ix.opt.Source), key, CatalogName)
+	c, _, _, err := readCatalogFiles(path, true)
+	if err != nil {
+		return
+	}
+	byFile := map[string]*Tail{}
+	for _, s := range c.Sessions {
+		if s.Tail != nil {
+			byFile[s.File] = s.Tail
+		}
+	}
+	for i, u := range us {
+		if states[i] != nil {
+			continue
+		}
+		if t := byFile[u.sessions[0].File]; t != nil && t.State != nil && sameTail(t, &u.tail) {
+			states[i] = t.State
+		}
+	}
+}
+
+// resumeCache is the last resume file fetchStatesLocked read, kept until the
+// indexer next writes anything (or begins a pass) for a second fetch from it.
+type resumeCache struct {
+	key  string // "" when buf holds nothing valid
+	buf  []byte
+	miss bool // the file could not be read
+}
+
+// resumeCacheMax is the largest buffer the cache keeps between fetches.
+const resumeCacheMax = 1 << 20
+
+// dropResumeCacheLocked forgets the cached resume file (anything may be about
+// to change it), keeping a small buffer for the next read.
+func (ix *Indexer) dropResumeCacheLocked() {
+	ix.resCache.key, ix.resCache.miss = "", false
+	if cap(ix.resCache.buf) > resumeCacheMax {
+		ix.resCache.buf = nil
+	}
+}
+
+// resumeStatesLocked reads the resume file of catalog key at path (or takes it
+// from the cache) and returns, for each unit of us, a copy of its state when the
+// file holds one for the unit's file at the unit's position, else nil.
+func (ix *Indexer) resumeStatesLocked(key, path string, us []*unit) [][]byte {
+	rc := &ix.resCache
+	if rc.key != key {
+		var err error
+		rc.key = key
+		rc.buf, err = readFileInto(rc.buf, path)
+		rc.miss = err != nil
+	}
+	out := make([][]byte, len(us))
+	if rc.miss {
+		return out
+	}
+	data := rc.buf
+	// The header: this source's and layout's (the project is not compared: a
+	// unit's project may have moved since it was left here).
+	head, rest, found := bytes.Cut(data, []byte("\n"))
+	prefix := resumeHeader(&Catalog{Source: ix.opt.Source, Layout: ix.layout.Name()})
+	prefix = prefix[:len(prefix)-len(`"","resume":[`)]
+	if !found || !bytes.HasPrefix(head, prefix) || !bytes.HasSuffix(head, []byte(`,"resume":[`)) {
+		return out
+	}
+	var byFile map[string]int // for many units; else a scan of us
+	if len(us) > 8 {
+		byFile = make(map[string]int, len(us))
+		for i, u := range us {
+			byFile[u.sessions[0].File] = i
+		}
+	}
+	find := func(file []byte) int {
+		if byFile != nil {
+			if len(file) >= 2 && bytes.IndexByte(file, '\\') < 0 {
+				if i, ok := byFile[string(file[1:len(file)-1])]; ok {
+					return i
+				}
+				return -1
+			}
+			if f, ok := JSONString(file); ok {
+				if i, ok := byFile[f]; ok {
+					return i
+				}
+			}
+			return -1
+		}
+		for i, u := range us {
+			if jsonStringIs(file, u.sessions[0].File) {
+				return i
+			}
+		}
+		return -1
+	}
+	fail := func() [][]byte { // a file that does not parse gives no state at all
+		clear(out)
+		return out
+	}
+	var taken []int // entry index → unit index, for the entries taken
+	n := 0          // entries seen
+	for {
+		var line []byte
+		if line, rest, found = bytes.Cut(rest, []byte("\n")); !found {
+			return fail()
+		}
+		if string(line) == resumeStatesLine {
+			break
+		}
+		line, _ = bytes.CutSuffix(line, []byte(","))
+		e, ok := parseResumeLine(line)
+		if !ok {
+			return fail()
+		}
+		taken = append(taken, -1)
+		if i := find(e.file); i >= 0 && out[i] == nil {
+			if t, ok := decodeTailFixed(e.tail); ok && sameTail(t, &us[i].tail) {
+				taken[n] = i
+				out[i] = []byte{} // claimed; its state is read below
+			}
+		}
+		n++
+	}
+	for j := 0; j < n; j++ {
+		var line []byte
+		if line, rest, found = bytes.Cut(rest, []byte("\n")); !found {
+			return fail()
+		}
+		i := taken[j]
+		if i < 0 {
+			continue
+		}
+		line, _ = bytes.CutSuffix(line, []byte(","))
+		if len(line) > 2 && line[0] == '{' && line[len(line)-1] == '}' {
+			out[i] = bytes.Clone(line)
+		} else {
+			out[i] = nil // null (or not a state): read again from the start
+		}
+	}
+	if string(bytes.TrimSpace(rest)) != "]}" {
+		return fail()
+	}
+	return out
 }
 
 // fetchForWriteLocked brings back the states a flush is about to write: of the

@@ -178,6 +178,7 @@ func (ix *Indexer) beginWriteLocked() (end func(), err error) {
 	if ix.lite {
 		return nil, ErrLite
 	}
+	ix.dropResumeCacheLocked()
 	w := ix.opt.Writer
 	if w == nil {
 		return func() {}, nil

@@ -68,8 +68,8 @@ type Index struct {
 	segs    []*segment // committed, oldest first
 	spilled []*segment // written since the last commit, not yet in the manifest
 	units   map[uint32]*unitRec
-	live    map[string]uint32 // source\x00unit → id of its live record
-	dirty   map[uint32]bool   // unit records changed since the last commit
+	live    map[liveKey]uint32 // id of each unit's live record
+	dirty   map[uint32]bool    // unit records changed since the last commit
 	buf     *memBuf
 	termBuf []byte
 	msgs    []Message
@@ -126,7 +126,7 @@ func Open(opt Options) (*Index, error) {
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
-	x := &Index{opt: opt, log: opt.Logger, units: map[uint32]*unitRec{}, live: map[string]uint32{}, dirty: map[uint32]bool{}, buf: newMemBuf()}
+	x := &Index{opt: opt, log: opt.Logger, units: map[uint32]*unitRec{}, live: map[liveKey]uint32{}, dirty: map[uint32]bool{}, buf: newMemBuf()}
 	if x.log == nil {
 		x.log = slog.New(slog.DiscardHandler)
 	}
@@ -150,7 +150,7 @@ func Open(opt Options) (*Index, error) {
 	x.man, x.segs, x.units = man, segs, units
 	for id, u := range units {
 		if u.State == unitLive {
-			x.live[u.Source+"\x00"+u.Rel] = id
+			x.live[liveKey{u.Source, u.Rel}] = id
 		}
 	}
 	x.removeStray()
@@ -164,8 +164,9 @@ func load(dir string) (manifest, []*segment, map[uint32]*unitRec, error) {
 		return man, nil, nil, err
 	}
 	units := map[uint32]*unitRec{}
+	in := newInterner()
 	for _, s := range segs {
-		us, err := s.readUnits()
+		us, err := s.readUnits(in)
 		if err != nil {
 			for _, o := range segs {
 				o.close()
@@ -240,7 +241,11 @@ func (x *Index) Stats() Stats {
 	return x.stats
 }
 
-func key(u indexer.UnitRef) string { return u.Source + "\x00" + u.Unit }
+// liveKey names a unit: its source and its path relative to the source's root
+// (strings shared with the unit's record, not joined into a new one).
+type liveKey struct{ source, unit string }
+
+func key(u indexer.UnitRef) liveKey { return liveKey{u.Source, u.Unit} }
 
 // liveLocked returns the live record of u, creating one (a new id) if there is none.
 func (x *Index) liveLocked(u indexer.UnitRef) *unitRec {

@@ -201,8 +201,9 @@ func (job *mergeJob) build() (*segment, error) {
 	// Unit records of the inputs, folded (later wins); a full merge drops the
 	// records nothing refers to any more.
 	folded := map[uint32]*unitRec{}
+	shared := newInterner() // a full merge holds every unit's record at once
 	for _, s := range in {
-		us, err := s.readUnits()
+		us, err := s.readUnits(shared)
 		if err != nil {
 			return nil, err
 		}

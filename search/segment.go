@@ -497,15 +497,17 @@ func readStr(b []byte) (string, int) {
 	return string(b[n : n+int(l)]), n + int(l)
 }
 
-// readUnits decodes the segment's unit records.
-func (s *segment) readUnits() ([]*unitRec, error) {
+// readUnits decodes the segment's unit records. With in (the writer's, which
+// keeps every record in memory), what units share is shared (interner).
+func (s *segment) readUnits(in *interner) ([]*unitRec, error) {
 	b, err := s.read(s.ft.unitsOff, s.ft.unitsLen)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]*unitRec, 0, s.ft.nunits)
 	for i := uint64(0); i < s.ft.nunits; i++ {
-		u, n := decodeUnit(b)
+		u := &unitRec{}
+		n := decodeUnitInto(u, b, in)
 		if n <= 0 {
 			return nil, errCorrupt
 		}
@@ -513,6 +515,38 @@ func (s *segment) readUnits() ([]*unitRec, error) {
 		out = append(out, u)
 	}
 	return out, nil
+}
+
+// interner shares the strings unit records repeat (source, layout, project) and
+// the one-project lists of line units, read-only once shared: setProjectsLocked
+// copies a list before changing it.
+type interner struct {
+	strs  map[string]string
+	projs map[string][]string
+}
+
+func newInterner() *interner {
+	return &interner{strs: map[string]string{}, projs: map[string][]string{}}
+}
+
+// str returns b as a string, shared with earlier equal ones.
+func (in *interner) str(b []byte) string {
+	if s, ok := in.strs[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	in.strs[s] = s
+	return s
+}
+
+// one returns the one-element list of project p, shared.
+func (in *interner) one(p []byte) []string {
+	if l, ok := in.projs[string(p)]; ok {
+		return l
+	}
+	l := []string{in.str(p)}
+	in.projs[l[0]] = l
+	return l
 }
 
 // unit finds the record of id in the segment through the unit table (nil if the
@@ -542,16 +576,19 @@ func (s *segment) unit(id uint32) (*unitRec, error) {
 	if err != nil {
 		return nil, err
 	}
-	u, m := decodeUnit(b)
+	u := &unitRec{}
+	m := decodeUnitInto(u, b, nil)
 	if m <= 0 || u.ID != id {
 		return nil, errCorrupt
 	}
 	return u, nil
 }
 
-// decodeUnit decodes one unit record at the start of b and returns its length
-// (<= 0 if damaged).
-func decodeUnit(b []byte) (*unitRec, int) {
+// decodeUnitInto decodes one unit record at the start of b into u and returns
+// its length (<= 0 if damaged). With in, the source, layout and projects are
+// shared with other records', and the unit's path relative to its root is a
+// part of its absolute path's string.
+func decodeUnitInto(u *unitRec, b []byte, in *interner) int {
 	total := len(b)
 	bad := false
 	uv := func() uint64 {
@@ -563,41 +600,61 @@ func decodeUnit(b []byte) (*unitRec, int) {
 		b = b[n:]
 		return v
 	}
-	str := func() string {
-		v, n := readStr(b)
-		if n <= 0 {
+	raw := func() []byte {
+		l, n := binary.Uvarint(b)
+		if n <= 0 || uint64(len(b)-n) < l {
 			bad = true
-			return ""
+			return nil
 		}
-		b = b[n:]
+		v := b[n : n+int(l)]
+		b = b[n+int(l):]
 		return v
 	}
-	u := &unitRec{ID: uint32(uv())}
+	str := func() string { return string(raw()) }
+	shared := func() string {
+		if in == nil {
+			return str()
+		}
+		return in.str(raw())
+	}
+	u.ID = uint32(uv())
 	if bad || len(b) == 0 {
-		return nil, -1
+		return -1
 	}
 	u.State = b[0]
 	b = b[1:]
 	ra, n := binary.Varint(b)
 	if n <= 0 {
-		return nil, -1
+		return -1
 	}
 	b = b[n:]
 	u.RemovedAt = ra
 	u.Dev, u.Ino, u.Offset = uv(), uv(), int64(uv())
-	u.Fp, u.Source, u.Layout, u.Rel, u.Path = str(), str(), str(), str(), str()
+	u.Fp, u.Source, u.Layout = str(), shared(), shared()
+	rel := raw()
+	u.Path = str()
+	if in != nil && len(u.Path) >= len(rel) && u.Path[len(u.Path)-len(rel):] == string(rel) {
+		u.Rel = u.Path[len(u.Path)-len(rel):]
+	} else {
+		u.Rel = string(rel)
+	}
 	ns := uv()
 	for j := uint64(0); j < ns && !bad; j++ {
 		u.Sids = append(u.Sids, str())
 	}
 	np := uv()
-	for j := uint64(0); j < np && !bad; j++ {
-		u.Projs = append(u.Projs, str())
+	switch {
+	case np == 1 && in != nil && !bad:
+		u.Projs = in.one(raw())
+	default:
+		for j := uint64(0); j < np && !bad; j++ {
+			u.Projs = append(u.Projs, shared())
+		}
 	}
 	if bad {
-		return nil, -1
+		return -1
 	}
-	return u, total - len(b)
+	return total - len(b)
 }
 
 // doc reads one doc record.
