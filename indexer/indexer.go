@@ -440,7 +440,11 @@ func (ix *Indexer) reconcileLocked() error {
 			ix.dirtyDirs[d] = true
 		}
 	}
-	if ferr := ix.flushLocked(); ferr != nil && err == nil {
+	// A full pass may write every output: made durable in one batch.
+	ix.writes.batch = true
+	ferr := ix.flushLocked()
+	ix.writes.batch = false
+	if ferr != nil && err == nil {
 		err = ferr
 	}
 	ix.sweepCatalogsLocked()
