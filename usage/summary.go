@@ -296,7 +296,7 @@ func (l *Ledger) writeSummary() error {
 		return err
 	}
 	l.dirtyRows = map[rowID]bool{}
-	if f.due(summaryRatio, summaryMin) {
+	if l.compactionDue(f, summaryRatio, summaryMin) {
 		return l.compactSummary()
 	}
 	return nil
