@@ -9,8 +9,8 @@ import (
 	"sync"
 )
 
-// Batched durability, for a flush that writes many outputs at once (a full pass:
-// reindex, a rescan). WriteFileAtomic makes each file durable on its own: an fsync
+// Batched durability, for a flush that writes many outputs at once (reindex's
+// full passes). WriteFileAtomic makes each file durable on its own: an fsync
 // of its data, a rename, an fsync of its directory, two journal commits per file.
 // A cold build writes thousands of files; here every output's temp file is written
 // first, then made durable all at once (one syncfs(2) of each filesystem written
@@ -19,6 +19,15 @@ import (
 // crash at any moment leaves every output old or new, never half-written; it may
 // leave temp files, which the next pass removes (CleanTemps) and the watcher
 // ignores (TempPrefix).
+
+// BatchFullPasses makes the indexer's full passes (Reconcile) write their outputs
+// in one batch. reindex sets it; the daemon does not: its rescans write few
+// outputs, and a syncfs of a busy filesystem could hold back its appends.
+func (ix *Indexer) BatchFullPasses() {
+	ix.mu.Lock()
+	ix.batchPasses = true
+	ix.mu.Unlock()
+}
 
 // batchSyncfsMin is the batch size from which whole filesystems are synced rather
 // than each file and directory: syncfs writes back every dirty page of the

@@ -36,6 +36,13 @@ func outputsOf(t *testing.T, dirs ...string) (outs map[string]string, temps []st
 	return outs, temps
 }
 
+// batchIndexer is reindex's indexer: full passes write in one batch.
+func batchIndexer(t *testing.T, root, state string) *Indexer {
+	ix := daemonIndexer(t, root, state)
+	ix.BatchFullPasses()
+	return ix
+}
+
 // A full pass makes its outputs durable in one batch: temp files first, one sync,
 // then the renames. A crash between the sync and the renames (the fault below)
 // leaves every output exactly as it was and only temp files besides, which the
@@ -53,7 +60,7 @@ func TestBatchedWritesCrashBeforeRename(t *testing.T) {
 				appendFile(t, f, fmt.Sprintf(`{"type":"metadata","workdir":"/w/p%03d","createdAt":"2026-01-01T00:00:00Z"}`+"\n", i)+msg("2026-01-01T00:00:01Z", "first"))
 				files = append(files, f)
 			}
-			if err := daemonIndexer(t, root, state).Reconcile(); err != nil {
+			if err := batchIndexer(t, root, state).Reconcile(); err != nil {
 				t.Fatal(err)
 			}
 			before, temps := outputsOf(t, root, state)
@@ -78,12 +85,13 @@ func TestBatchedWritesCrashBeforeRename(t *testing.T) {
 				return errors.New("crash before rename")
 			}
 			defer func() { batchBeforeRename = func() error { return nil } }()
-			if err := daemonIndexer(t, root, state).Reconcile(); err == nil {
+			if err := batchIndexer(t, root, state).Reconcile(); err == nil {
 				t.Fatal("Reconcile with the fault = nil, want its error")
 			}
 			if crashed != 1 {
 				t.Fatalf("the fault ran %d times, want once (one batch)", crashed)
 			}
+
 			after, left := outputsOf(t, root, state)
 			outputs := 0
 			for p, old := range before {
@@ -115,7 +123,7 @@ func TestBatchedWritesCrashBeforeRename(t *testing.T) {
 
 			// The next pass removes the crash's temps and writes every output.
 			batchBeforeRename = func() error { return nil }
-			if err := daemonIndexer(t, root, state).Reconcile(); err != nil {
+			if err := batchIndexer(t, root, state).Reconcile(); err != nil {
 				t.Fatal(err)
 			}
 			final, left := outputsOf(t, root, state)
@@ -133,6 +141,16 @@ func TestBatchedWritesCrashBeforeRename(t *testing.T) {
 						t.Errorf("%s has mode %v, want 0600", p, fi.Mode().Perm())
 					}
 				}
+			}
+			assertLayoutConverged(t, "wave", root, state)
+
+			// The daemon's passes write file by file: the fault is never reached.
+			for _, f := range files {
+				appendFile(t, f, msg("2026-01-03T00:00:00Z", "third"))
+			}
+			batchBeforeRename = func() error { crashed++; return errors.New("crash before rename") }
+			if err := daemonIndexer(t, root, state).Reconcile(); err != nil || crashed != 1 {
+				t.Fatalf("a daemon's pass: %v, fault ran %d times, want nil and still once", err, crashed)
 			}
 			assertLayoutConverged(t, "wave", root, state)
 		})

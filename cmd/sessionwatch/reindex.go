@@ -60,6 +60,11 @@ func cmdReindex(e *env, args []string) error {
 		}
 	}
 	ixs := g.Indexers()
+	if !*check {
+		for _, ix := range ixs {
+			ix.BatchFullPasses() // every output durable in one batch, not file by file
+		}
+	}
 	if *source != "" {
 		ix := g.Indexer(*source)
 		if ix == nil {
