@@ -82,6 +82,7 @@ type Indexer struct {
 	dirtyDirs     map[string]bool
 	dirtyProjects map[string]bool
 	writes        writePool             // the current flush's writes, in flight
+	batchPasses   bool                  // full passes make their outputs durable in one batch (BatchFullPasses)
 	byProject     map[string][]*Session // writeCatalogsLocked's scratch, empty between flushes
 	pendingErr    error                 // errors of writes waited for early, reported by the flush
 	diffs         []Difference
@@ -467,7 +468,11 @@ func (ix *Indexer) reconcileLocked() error {
 			ix.dirtyDirs[d] = true
 		}
 	}
-	if ferr := ix.flushLocked(); ferr != nil && err == nil {
+	// A rebuild's full pass writes every output: made durable in one batch.
+	ix.writes.batch = ix.batchPasses
+	ferr := ix.flushLocked()
+	ix.writes.batch = false
+	if ferr != nil && err == nil {
 		err = ferr
 	}
 	ix.sweepCatalogsLocked()

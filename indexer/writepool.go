@@ -28,6 +28,11 @@ type writePool struct {
 	mu   sync.Mutex
 	done []writeResult
 	free [][]byte // rendering buffers whose write finished (under mu)
+
+	// batch: writes only stage their temp files; wait makes them durable and
+	// renames them all at once (batchwrite.go). Set between flushes only.
+	batch  bool
+	staged []staged // under mu
 }
 
 type writeResult struct {
@@ -50,9 +55,19 @@ func (p *writePool) start(path string, data []byte, sum uint64, mark dirtyMark, 
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
-		err := writeFileAtomic(path, data)
+		var tmp string
+		var err error
+		if p.batch {
+			tmp, err = writeTemp(path, data)
+		} else {
+			err = writeFileAtomic(path, data)
+		}
 		p.mu.Lock()
-		p.done = append(p.done, writeResult{path, sum, mark, err})
+		if r := (writeResult{path, sum, mark, err}); tmp != "" {
+			p.staged = append(p.staged, staged{tmp, r})
+		} else {
+			p.done = append(p.done, r)
+		}
 		if reuse {
 			p.putLocked(data)
 		}
@@ -88,12 +103,13 @@ func (p *writePool) putLocked(b []byte) {
 	p.free = append(p.free, b[:0])
 }
 
-// wait waits for every write started and returns their results.
+// wait waits for every write started (in a batch: makes them durable and renames
+// them into place) and returns their results.
 func (p *writePool) wait() []writeResult {
 	p.wg.Wait()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	out := p.done
-	p.done = nil
+	out := append(p.done, commitBatch(p.staged)...)
+	p.done, p.staged = nil, nil
 	return out
 }

@@ -51,19 +51,45 @@ func Indexes(layout string) bool {
 // inputs and outputs (part 1). A line that is not a JSON object, or holds no text,
 // adds nothing.
 func ExtractLine(dst []Message, layout string, off int64, line []byte, tools bool) []Message {
-	fn := lineExtractors[layout]
-	if fn == nil {
+	x := newLineExtractor(layout, tools)
+	return x.extract(dst, off, line)
+}
+
+// lineExtractor is ExtractLine for one layout, line after line, without a new
+// closure per line (a read worker's; see preparedLines).
+type lineExtractor struct {
+	fn    func(line []byte, tools bool, emit func(role string, ms int64, text, tool string)) error
+	tools bool
+	emit  func(role string, ms int64, text, tool string) // add, bound once
+	dst   []Message
+	off   int64
+}
+
+func newLineExtractor(layout string, tools bool) *lineExtractor {
+	x := &lineExtractor{fn: lineExtractors[layout], tools: tools}
+	x.emit = x.add
+	return x
+}
+
+// extract appends the messages of the line at off to dst (ExtractLine).
+func (x *lineExtractor) extract(dst []Message, off int64, line []byte) []Message {
+	if x.fn == nil {
 		return dst
 	}
-	fn(line, tools, func(role string, ms int64, text, tool string) {
-		if strings.TrimSpace(text) != "" {
-			dst = append(dst, Message{Offset: off, Part: PartText, Role: role, Time: ms, Text: text})
-		}
-		if tools && strings.TrimSpace(tool) != "" {
-			dst = append(dst, Message{Offset: off, Part: PartTool, Role: RoleTool, Time: ms, Text: tool})
-		}
-	})
+	x.dst, x.off = dst, off
+	x.fn(line, x.tools, x.emit)
+	dst = x.dst
+	x.dst = nil
 	return dst
+}
+
+func (x *lineExtractor) add(role string, ms int64, text, tool string) {
+	if strings.TrimSpace(text) != "" {
+		x.dst = append(x.dst, Message{Offset: x.off, Part: PartText, Role: role, Time: ms, Text: text})
+	}
+	if x.tools && strings.TrimSpace(tool) != "" {
+		x.dst = append(x.dst, Message{Offset: x.off, Part: PartTool, Role: RoleTool, Time: ms, Text: tool})
+	}
 }
 
 // ExtractDocument returns the messages of a document unit (Mogzi's session.json,
@@ -99,7 +125,7 @@ func ExtractDocument(layout string, data []byte, tools bool) []Message {
 		eachElem(history, func(h []byte) {
 			var role, text string
 			var tool strings.Builder
-			indexer.ObjectFields(h, func(k, v []byte) {
+			fields(h, func(k, v []byte) {
 				switch string(k) {
 				case "role":
 					role, _ = indexer.JSONString(v)
@@ -176,6 +202,52 @@ func parseMillis(s string) int64 {
 // jstr decodes a JSON string value ("" for anything else).
 func jstr(v []byte) string { return unquote(v) }
 
+// words are the values of the type and role members the extractors compare:
+// jword gives them without a copy of the line's bytes.
+var words = func() map[string]string {
+	m := map[string]string{}
+	for _, w := range []string{"user", "assistant", "human", "ai", "model", "gemini", "tool", "system",
+		"metadata", "text", "compact", "bang", "code", "tool_use", "tool_result", "tool_call", "tool_response",
+		"event_msg", "response_item", "user_message", "agent_message", "message", "reasoning", "function_call",
+		"function_call_output", "custom_tool_call", "custom_tool_call_output", "content", "thinking", "info", "error"} {
+		m[w] = w
+	}
+	return m
+}()
+
+// jword is jstr for a member compared with a few words: those come from words.
+func jword(v []byte) string {
+	if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
+		if w, ok := words[string(v[1:len(v)-1])]; ok {
+			return w
+		}
+	}
+	return jstr(v)
+}
+
+// joinJSON is joinText of the JSON string raw, decoded: plain ASCII text is
+// copied once, into b.
+func joinJSON(b *strings.Builder, raw []byte) {
+	raw = trimSpace(raw)
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return // jstr gives "" for anything else
+	}
+	in := raw[1 : len(raw)-1]
+	for _, c := range in {
+		if c == '\\' || c == '"' || c < 0x20 || c >= 0x80 {
+			joinText(b, unquote(raw))
+			return
+		}
+	}
+	if len(in) == 0 {
+		return
+	}
+	if b.Len() > 0 {
+		b.WriteByte('\n')
+	}
+	b.Write(in)
+}
+
 // joinText appends s to b on a new line.
 func joinText(b *strings.Builder, s string) {
 	if s == "" {
@@ -199,9 +271,9 @@ func walkStrings(v []byte, b *strings.Builder) {
 	}
 	switch v[0] {
 	case '"':
-		joinText(b, jstr(v))
+		joinJSON(b, v)
 	case '{':
-		indexer.ObjectFields(v, func(k, val []byte) {
+		fields(v, func(k, val []byte) {
 			if !idKeys[string(k)] {
 				walkStrings(val, b)
 			}
@@ -220,7 +292,7 @@ func textContent(v []byte, b *strings.Builder) {
 	}
 	switch v[0] {
 	case '"':
-		joinText(b, jstr(v))
+		joinJSON(b, v)
 	case '[':
 		eachElem(v, func(e []byte) {
 			e = trimSpace(e)
@@ -228,14 +300,14 @@ func textContent(v []byte, b *strings.Builder) {
 				joinText(b, jstr(e))
 				return
 			}
-			indexer.ObjectFields(e, func(k, val []byte) {
+			fields(e, func(k, val []byte) {
 				if string(k) == "text" {
 					joinText(b, jstr(val))
 				}
 			})
 		})
 	case '{':
-		indexer.ObjectFields(v, func(k, val []byte) {
+		fields(v, func(k, val []byte) {
 			if string(k) == "text" {
 				joinText(b, jstr(val))
 			}
@@ -276,46 +348,4 @@ func eachElem(arr []byte, fn func(elem []byte)) {
 		fn(arr[i:end])
 		i = end
 	}
-}
-
-// skipValue returns the index just past the JSON value starting at b[i], or i if
-// it is truncated.
-func skipValue(b []byte, i int) int {
-	depth := 0
-	for j := i; j < len(b); j++ {
-		switch b[j] {
-		case '"':
-			j++
-			for j < len(b) && b[j] != '"' {
-				if b[j] == '\\' {
-					j++
-				}
-				j++
-			}
-			if j >= len(b) {
-				return i
-			}
-			if depth == 0 {
-				return j + 1
-			}
-		case '{', '[':
-			depth++
-		case '}', ']':
-			depth--
-			if depth == 0 {
-				return j + 1
-			}
-			if depth < 0 {
-				return j // the end of the enclosing array
-			}
-		case ',':
-			if depth == 0 {
-				return j
-			}
-		}
-	}
-	if depth == 0 {
-		return len(b)
-	}
-	return i
 }

@@ -20,9 +20,9 @@ func waveLine(line []byte, tools bool, emit func(string, int64, string, string))
 	err := indexer.ObjectFields(line, func(k, v []byte) {
 		switch string(k) {
 		case "type":
-			typ = jstr(v)
+			typ = jword(v)
 		case "role":
-			role = jstr(v)
+			role = jword(v)
 		case "timestamp":
 			ts = jstr(v)
 		case "blocks":
@@ -53,7 +53,7 @@ func claudeLine(line []byte, tools bool, emit func(string, int64, string, string
 	err := indexer.ObjectFields(line, func(k, v []byte) {
 		switch string(k) {
 		case "type":
-			typ = jstr(v)
+			typ = jword(v)
 		case "timestamp":
 			ts = jstr(v)
 		case "message":
@@ -66,7 +66,7 @@ func claudeLine(line []byte, tools bool, emit func(string, int64, string, string
 		return err
 	}
 	var content []byte
-	indexer.ObjectFields(message, func(k, v []byte) {
+	fields(message, func(k, v []byte) {
 		if string(k) == "content" {
 			content = v
 		}
@@ -93,14 +93,16 @@ func codexLine(line []byte, tools bool, emit func(string, int64, string, string)
 	var ptyp string
 	var message []byte
 	var parts [][]byte
-	indexer.ObjectFields(payload, func(k, v []byte) {
+	fields(payload, func(k, v []byte) {
 		switch string(k) {
 		case "type":
-			ptyp = jstr(v)
+			ptyp = jword(v)
 		case "message":
 			message = v
 		case "name", "arguments", "output", "input":
-			parts = append(parts, v)
+			if tools {
+				parts = append(parts, v)
+			}
 		}
 	})
 	switch {
@@ -129,7 +131,7 @@ func geminiLine(line []byte, tools bool, emit func(string, int64, string, string
 	err := indexer.ObjectFields(line, func(k, v []byte) {
 		switch string(k) {
 		case "type":
-			typ = jstr(v)
+			typ = jword(v)
 		case "timestamp":
 			ts = jstr(v)
 		case "content":
@@ -151,7 +153,7 @@ func geminiLine(line []byte, tools bool, emit func(string, int64, string, string
 	textContent(content, &text)
 	if tools {
 		eachElem(calls, func(c []byte) {
-			indexer.ObjectFields(c, func(k, v []byte) {
+			fields(c, func(k, v []byte) {
 				switch string(k) {
 				case "name", "args", "result":
 					walkStrings(v, &tool)
@@ -173,12 +175,12 @@ func llxprtLine(line []byte, tools bool, emit func(string, int64, string, string
 	}
 	var speaker string
 	var blocks []byte
-	indexer.ObjectFields(payload, func(k, v []byte) {
+	fields(payload, func(k, v []byte) {
 		if string(k) == "content" {
-			indexer.ObjectFields(v, func(k, v []byte) {
+			fields(v, func(k, v []byte) {
 				switch string(k) {
 				case "speaker":
-					speaker = jstr(v)
+					speaker = jword(v)
 				case "blocks":
 					blocks = v
 				}
@@ -194,20 +196,22 @@ func llxprtLine(line []byte, tools bool, emit func(string, int64, string, string
 		var btyp string
 		var txt []byte
 		var parts [][]byte
-		indexer.ObjectFields(b, func(k, v []byte) {
+		fields(b, func(k, v []byte) {
 			switch string(k) {
 			case "type":
-				btyp = jstr(v)
+				btyp = jword(v)
 			case "text", "code":
 				txt = v
 			case "name", "toolName", "parameters", "result":
-				parts = append(parts, v)
+				if tools {
+					parts = append(parts, v)
+				}
 			}
 		})
 		switch btyp {
 		case "text", "code":
 			if r != "" {
-				joinText(&text, jstr(txt))
+				joinJSON(&text, txt)
 			}
 		case "tool_call", "tool_response":
 			if tools {
@@ -230,7 +234,7 @@ func envelope(line []byte, timeKey string) (typ, ts string, payload []byte, err 
 	err = indexer.ObjectFields(line, func(k, v []byte) {
 		switch string(k) {
 		case "type":
-			typ = jstr(v)
+			typ = jword(v)
 		case timeKey:
 			ts = jstr(v)
 		case "payload":
@@ -273,20 +277,20 @@ func (bs blockShape) collect(blocks []byte, tools bool, text, tool *strings.Buil
 		var btyp string
 		var txt []byte
 		var parts [][]byte
-		indexer.ObjectFields(b, func(k, v []byte) {
+		fields(b, func(k, v []byte) {
 			switch key := string(k); {
 			case key == "type":
-				btyp = jstr(v)
+				btyp = jword(v)
 			case key == bs.textKey:
 				txt = v
 			}
-			if bs.toolKeys[string(k)] {
+			if tools && bs.toolKeys[string(k)] { // tool text is gathered only with tools
 				parts = append(parts, v)
 			}
 		})
 		switch {
 		case bs.textTypes[btyp]:
-			joinText(text, jstr(txt))
+			joinJSON(text, txt)
 		case bs.toolTypes[btyp] && tools:
 			for _, p := range parts {
 				walkStrings(p, tool)

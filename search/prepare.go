@@ -9,10 +9,11 @@ import "github.com/sessionwatch/sessionwatch/indexer"
 
 // preparedLines is one unit's lines, extracted and tokenized on a read worker.
 type preparedLines struct {
-	layout  string
-	tools   bool
+	x       *lineExtractor
 	msgs    []Message // scratch
 	termBuf []byte    // scratch
+	n       int       // terms of the message being cut
+	addTerm func(t []byte)
 
 	docs     []preparedDoc
 	terms    []byte  // every doc's terms in order, with repeats, each after its length byte
@@ -30,20 +31,21 @@ type preparedDoc struct {
 // Prepare implements indexer.Preparer. It reads nothing of the index but its
 // options, fixed since Open.
 func (x *Index) Prepare(u indexer.UnitRef) indexer.Prepared {
-	return &preparedLines{layout: u.Layout, tools: x.opt.ToolOutput}
+	return &preparedLines{x: newLineExtractor(u.Layout, x.opt.ToolOutput)}
 }
 
 // Line implements indexer.Prepared: what Index.Line does before it takes the lock.
 func (p *preparedLines) Line(off int64, line []byte) {
-	p.msgs = ExtractLine(p.msgs[:0], p.layout, off, line, p.tools)
+	p.msgs = p.x.extract(p.msgs[:0], off, line)
 	for i := range p.msgs {
 		m := &p.msgs[i]
 		start := len(p.terms)
-		n := 0
-		p.termBuf = Terms(m.Text, p.termBuf, func(t []byte) {
-			p.terms = append(append(p.terms, byte(len(t))), t...) // len(t) <= MaxTermBytes
-			n++
-		})
+		p.n = 0
+		if p.addTerm == nil {
+			p.addTerm = p.add // bound once: no closure per message
+		}
+		p.termBuf = Terms(m.Text, p.termBuf, p.addTerm)
+		n := p.n
 		if n == 0 {
 			p.terms = p.terms[:start]
 			continue
@@ -59,6 +61,11 @@ func (p *preparedLines) Line(off int64, line []byte) {
 		})
 	}
 	p.lineEnds = append(p.lineEnds, int32(len(p.docs)))
+}
+
+func (p *preparedLines) add(t []byte) {
+	p.terms = append(append(p.terms, byte(len(t))), t...) // len(t) <= MaxTermBytes
+	p.n++
 }
 
 // Size implements indexer.Prepared.

@@ -24,7 +24,7 @@ type unitLines struct {
 
 // genUnits writes a generated store of every line layout (plus a Wave file of
 // the recall test's unicode, CJK and escaped words) and splits it into lines.
-func genUnits(t *testing.T) []unitLines {
+func genUnits(t testing.TB) []unitLines {
 	t.Helper()
 	home := t.TempDir()
 	var out []unitLines

@@ -64,6 +64,28 @@ type Ledger struct {
 		units int64
 		sum   stamp
 	}
+	bulk bool // a rebuild in one batch: no compactions (ColdBuild)
+}
+
+// ColdBuild tells the ledger that a rebuild (reindex) is feeding it every unit
+// once, a source at a time: each Sync appends that source's records and rows to
+// its files, which are not compacted again meanwhile (today's compactions, one
+// per source, wrote the file again and again: a third of the ledger's cost of a
+// reindex). The first write of an empty ledger is still a whole file; a later
+// Sync (the daemon's) compacts what became due, as ever.
+func (l *Ledger) ColdBuild() {
+	l.mu.Lock()
+	l.bulk = true
+	l.mu.Unlock()
+}
+
+// compactionDue reports whether f is to be rewritten whole at this Sync: when
+// due, unless a cold build is appending to a sound file.
+func (l *Ledger) compactionDue(f *logFile, ratio, min int64) bool {
+	if l.bulk && f.base > 0 && !f.compact {
+		return false
+	}
+	return f.due(ratio, min)
 }
 
 type ukey struct{ source, unit string }

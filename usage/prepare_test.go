@@ -18,46 +18,7 @@ import (
 // layout (Codex's running totals and llxprt's model carried from line to line,
 // Claude's streamed copies deduplicated).
 func TestLinesPreparedMatchesLine(t *testing.T) {
-	home := t.TempDir()
-	type unitLines struct {
-		ref   indexer.UnitRef
-		offs  []int64
-		lines [][]byte
-	}
-	var units []unitLines
-	for i, layout := range []string{"wave", "claude", "codex", "gemini", "llxprt"} {
-		root := filepath.Join(home, layout)
-		st, err := gen.Plan(root, gen.Spec{Layout: layout, Projects: 3, Sessions: 10, Lines: 30, LineSize: 400, Subagents: 0.2, Seed: int64(i + 1), Home: home})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := st.Write(); err != nil {
-			t.Fatal(err)
-		}
-		for j, s := range st.Sessions {
-			p := st.Path(s)
-			data, err := os.ReadFile(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rel, _ := filepath.Rel(root, p)
-			u := unitLines{ref: indexer.UnitRef{Source: layout, Layout: layout, Unit: filepath.ToSlash(rel), Path: p, Dev: 1, Ino: uint64(i*1000 + j)}}
-			off := int64(0)
-			for {
-				k := bytes.IndexByte(data, '\n')
-				if k < 0 {
-					break
-				}
-				if line := bytes.TrimSpace(data[:k]); len(line) > 0 && line[0] == '{' {
-					u.offs = append(u.offs, off)
-					u.lines = append(u.lines, line)
-				}
-				off += int64(k + 1)
-				data = data[k+1:]
-			}
-			units = append(units, u)
-		}
-	}
+	units := genLineUnits(t)
 	// The units file is written in key order; the summary's appended batches in
 	// map order, so it is compared as what it reads back as.
 	build := func(prepared bool) (unitsFile []byte, sum *Summary, recs map[ukey]unitRec) {
@@ -132,4 +93,53 @@ func TestLinesPreparedMatchesLine(t *testing.T) {
 			t.Errorf("unit %v prepared = %+v, want %+v", k, g, w)
 		}
 	}
+}
+
+// unitLines is one generated transcript's JSON lines, as a unit.
+type unitLines struct {
+	ref   indexer.UnitRef
+	offs  []int64
+	lines [][]byte
+}
+
+// genLineUnits generates a small store of every line layout (3 projects, 10
+// sessions each, with subagents) and returns its transcripts' lines, source by source.
+func genLineUnits(t *testing.T) []unitLines {
+	t.Helper()
+	home := t.TempDir()
+	var units []unitLines
+	for i, layout := range []string{"wave", "claude", "codex", "gemini", "llxprt"} {
+		root := filepath.Join(home, layout)
+		st, err := gen.Plan(root, gen.Spec{Layout: layout, Projects: 3, Sessions: 10, Lines: 30, LineSize: 400, Subagents: 0.2, Seed: int64(i + 1), Home: home})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Write(); err != nil {
+			t.Fatal(err)
+		}
+		for j, s := range st.Sessions {
+			p := st.Path(s)
+			data, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rel, _ := filepath.Rel(root, p)
+			u := unitLines{ref: indexer.UnitRef{Source: layout, Layout: layout, Unit: filepath.ToSlash(rel), Path: p, Dev: 1, Ino: uint64(i*1000 + j)}}
+			off := int64(0)
+			for {
+				k := bytes.IndexByte(data, '\n')
+				if k < 0 {
+					break
+				}
+				if line := bytes.TrimSpace(data[:k]); len(line) > 0 && line[0] == '{' {
+					u.offs = append(u.offs, off)
+					u.lines = append(u.lines, line)
+				}
+				off += int64(k + 1)
+				data = data[k+1:]
+			}
+			units = append(units, u)
+		}
+	}
+	return units
 }

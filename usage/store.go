@@ -213,11 +213,11 @@ func sortedKeys(m map[ukey]bool) []ukey {
 // it is due.
 func (l *Ledger) writeUnits() error {
 	f := &l.unitsFile
-	if !f.due(unitsRatio, unitsMin) && len(l.dirtyUnits) == 0 {
+	if !l.compactionDue(f, unitsRatio, unitsMin) && len(l.dirtyUnits) == 0 {
 		return nil
 	}
 	// A compaction waits for the reads in progress (it writes every record).
-	if f.due(unitsRatio, unitsMin) && (l.reading == 0 || f.base == 0 || f.compact) {
+	if l.compactionDue(f, unitsRatio, unitsMin) && (l.reading == 0 || f.base == 0 || f.compact) {
 		var ps []placed
 		err := f.rewriteWith(func(w *bufio.Writer) error {
 			var b bytes.Buffer
@@ -305,7 +305,7 @@ func (l *Ledger) writeUnits() error {
 	for _, k := range later {
 		l.dirtyUnits[k] = true
 	}
-	if f.due(unitsRatio, unitsMin) && l.reading == 0 {
+	if l.compactionDue(f, unitsRatio, unitsMin) && l.reading == 0 {
 		return l.writeUnits()
 	}
 	return nil

@@ -314,7 +314,7 @@ func (l *Ledger) writeSummary() error {
 	if _, err := f.appendBatch(b, false); err != nil {
 		return err
 	}
-	if f.due(summaryRatio, summaryMin) {
+	if l.compactionDue(f, summaryRatio, summaryMin) {
 		return l.compactSummary()
 	}
 	return nil

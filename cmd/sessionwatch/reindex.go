@@ -47,13 +47,24 @@ func cmdReindex(e *env, args []string) error {
 	} else if !daemonActive(cfg.StateDir) {
 		// The ledger and the search index are rebuilt with the catalogs. A running
 		// daemon keeps its own: it reloads what this rebuild writes.
-		closeConsumers, err := attachConsumers(cfg, g, newLogger(cfg, e.stderr))
+		cs, closeConsumers, err := openConsumers(cfg, newLogger(cfg, e.stderr))
 		if err != nil {
 			return err
 		}
 		defer closeConsumers()
+		for _, c := range cs {
+			if l, ok := c.(*usage.Ledger); ok {
+				l.ColdBuild() // each source's rows appended once, no compactions
+			}
+			g.AddConsumer(c)
+		}
 	}
 	ixs := g.Indexers()
+	if !*check {
+		for _, ix := range ixs {
+			ix.BatchFullPasses() // every output durable in one batch, not file by file
+		}
+	}
 	if *source != "" {
 		ix := g.Indexer(*source)
 		if ix == nil {

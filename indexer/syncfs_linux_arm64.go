@@ -1,0 +1,5 @@
+package indexer
+
+import "syscall"
+
+const sysSyncfs = syscall.SYS_SYNCFS

@@ -1,0 +1,29 @@
+package search
+
+import (
+	"testing"
+)
+
+// BenchmarkPrepareLines: a read worker's share of the search index's per-line
+// work (extract and tokenize) over a generated store of every line layout.
+func BenchmarkPrepareLines(b *testing.B) {
+	units := genUnits(b)
+	x := &Index{}
+	var bytes int64
+	for _, u := range units {
+		for _, l := range u.lines {
+			bytes += int64(len(l))
+		}
+	}
+	b.SetBytes(bytes)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		for _, u := range units {
+			p := x.Prepare(u.ref)
+			for j, l := range u.lines {
+				p.Line(u.offs[j], l)
+			}
+		}
+	}
+}

@@ -1,0 +1,131 @@
+package usage
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"testing"
+
+	"github.com/sessionwatch/sessionwatch/indexer"
+)
+
+// A cold build (reindex: ColdBuild, one Sync per source) appends each source's
+// records and rows to the ledger's files and never rewrites them, and what it
+// leaves reads back as what a ledger built the ordinary way holds: the same
+// summary, and units equal to an in-memory rebuild (Compare, reindex --check's).
+// Built the ordinary way the same feed compacts the files along the way.
+func TestColdBuildAppendsWithoutCompaction(t *testing.T) {
+	// Compactions as often as a store of real size has them.
+	defer func(a, b int64) { unitsMin, summaryMin = a, b }(unitsMin, summaryMin)
+	unitsMin, summaryMin = 0, 0
+	units := genLineUnits(t)
+	bySource := map[string][]unitLines{}
+	var sources []string
+	for _, u := range units {
+		if bySource[u.ref.Source] == nil {
+			sources = append(sources, u.ref.Source)
+		}
+		bySource[u.ref.Source] = append(bySource[u.ref.Source], u)
+	}
+	feed := func(l *Ledger, us []unitLines) []indexer.SessionRef {
+		var refs []indexer.SessionRef
+		for _, u := range us {
+			l.Reset(u.ref)
+			for j, line := range u.lines {
+				l.Line(u.ref, u.offs[j], line)
+			}
+			l.Done(u.ref, int64(len(u.lines)), "fp")
+			refs = append(refs, indexer.SessionRef{UnitRef: u.ref, ID: u.ref.Unit, Type: "main", Project: "/p/" + u.ref.Source})
+		}
+		return refs
+	}
+	build := func(cold bool) (state string, rewrites int, sum *Summary) {
+		state = t.TempDir()
+		l, err := Open(state)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cold {
+			l.ColdBuild()
+		}
+		var prev [2][]byte
+		for _, src := range sources {
+			if err := l.Sync(feed(l, bySource[src])); err != nil {
+				t.Fatal(err)
+			}
+			for i, name := range []string{UnitsName, SummaryName} {
+				data, err := os.ReadFile(filepath.Join(state, DirName, name))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.HasPrefix(data, prev[i]) {
+					rewrites++ // not appended to: written again
+				}
+				prev[i] = data
+			}
+		}
+		sum, err = ReadSummary(state, Want{})
+		if err != nil || len(sum.Sessions) == 0 {
+			t.Fatalf("summary: err %v: the corpus must carry usage", err)
+		}
+		sort.Slice(sum.Sessions, func(i, j int) bool {
+			a, b := sum.Sessions[i], sum.Sessions[j]
+			return a.Source+a.Session+a.Model < b.Source+b.Session+b.Model
+		})
+		sort.Slice(sum.Rows, func(i, j int) bool {
+			a, b := sum.Rows[i], sum.Rows[j]
+			if a.Q != b.Q {
+				return a.Q < b.Q
+			}
+			return a.Source+a.Project+a.Model < b.Source+b.Project+b.Model
+		})
+		return state, rewrites, sum
+	}
+	_, plainRewrites, want := build(false)
+	state, coldRewrites, got := build(true)
+	if plainRewrites == 0 {
+		t.Fatal("the ordinary build compacted nothing: the corpus does not exercise compactions")
+	}
+	if coldRewrites != 0 {
+		t.Errorf("the cold build rewrote its files %d times, want 0 (appends only)", coldRewrites)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("summary of the cold build differs: %d sessions, %d rows; want %d, %d", len(got.Sessions), len(got.Rows), len(want.Sessions), len(want.Rows))
+	}
+	rebuilt, err := NewRebuild(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := map[string]bool{}
+	for _, src := range sources {
+		set[src] = true
+		if err := rebuilt.Sync(feed(rebuilt, bySource[src])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	diffs, err := Compare(state, rebuilt, set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range diffs {
+		t.Error(d)
+	}
+	// Opened again (the daemon after a reindex), it reads the same totals and
+	// compacts at its next write as ever.
+	l, err := Open(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Sync(nil); err != nil {
+		t.Fatal(err)
+	}
+	again, err := ReadSummary(state, Want{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(again.Sessions) != len(want.Sessions) || len(again.Rows) != len(want.Rows) {
+		t.Errorf("reopened: %d sessions, %d rows; want %d, %d", len(again.Sessions), len(again.Rows), len(want.Sessions), len(want.Rows))
+	}
+}
