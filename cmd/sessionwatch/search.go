@@ -176,7 +176,7 @@ func cmdSearch(e *env, args []string) error {
 		}
 		want *= 4
 	}
-	inUse := janitor.NewLiveChecker(cfg)
+	inUse := janitor.NewLiveCheckerFor(cfg, len(hits))
 	rows := make([]searchRow, 0, len(hits))
 	for i, sh := range hits {
 		h, en, ar := sh.hit, sh.en, sh.ar
