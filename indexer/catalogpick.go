@@ -2,7 +2,6 @@ package indexer
 
 import (
 	"bytes"
-	"os"
 )
 
 // ReadCatalogsPicked is ReadCatalogs for a caller that needs a few sessions out of
@@ -16,10 +15,11 @@ func ReadCatalogsPicked(stateDir string, sources, projects, needles []string) ([
 	for _, n := range needles {
 		quoted[string(appendJSONString(nil, n))] = true
 	}
-	var buf []byte
+	// Both buffers are reused: the decoded sessions' strings are copied out.
+	var buf, data []byte
 	read := func(path string) (*Catalog, error) {
-		data, err := os.ReadFile(path)
-		if err != nil {
+		var err error
+		if data, err = readFileInto(data, path); err != nil {
 			return nil, err
 		}
 		buf = pickCatalogLines(buf[:0], data, quoted)
