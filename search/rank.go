@@ -147,46 +147,65 @@ func (r *Reader) sessionsOf(si int, e dictEntry, idf, avgdl float64, fn func(k s
 	var btf, blen, last uint32 // the best message's tf and length
 	have := false
 	var doc uint64
+	// The doc records lie scattered over the table (a cache miss each): they are
+	// read in batches, in a loop of loads alone, so that the misses overlap.
+	const batch = 64
+	var docs, tfs [batch]uint32
+	var starts [batch]uint64
+	var recs [batch]struct {
+		k      sessKey
+		length uint16
+		t      uint32
+	}
 	for at := 0; at < len(post); {
-		start := at
-		v, n := uvarint(post[at:])
-		if n <= 0 {
-			return errCorrupt
-		}
-		at += n
-		tf := uint64(1)
-		if v&1 == 0 {
-			if tf, n = uvarint(post[at:]); n <= 0 {
+		nb := 0
+		for ; nb < batch && at < len(post); nb++ {
+			start := at
+			v, n := uvarint(post[at:])
+			if n <= 0 {
 				return errCorrupt
 			}
 			at += n
-		}
-		if start == 0 {
-			doc = v >> 1
-		} else {
-			doc += v >> 1
-		}
-		if doc >= s.ft.ndocs {
-			return errCorrupt
-		}
-		rec := table[doc*docSize : doc*docSize+docSize]
-		k := sessKey{binary.LittleEndian.Uint32(rec[0:]), binary.LittleEndian.Uint16(rec[4:])}
-		length, t := uint32(binary.LittleEndian.Uint16(rec[18:])), binary.LittleEndian.Uint32(rec[14:])
-		if !have || k != cur {
-			if have {
-				fn(cur, best, last, loc)
+			tf := uint64(1)
+			if v&1 == 0 {
+				if tf, n = uvarint(post[at:]); n <= 0 {
+					return errCorrupt
+				}
+				at += n
 			}
-			cur, have = k, true
-			loc = postLoc{seg: uint16(si), off: uint64(start), first: uint32(doc)}
-			best, btf, blen, last = 0, 0, 0, 0
+			if start == 0 {
+				doc = v >> 1
+			} else {
+				doc += v >> 1
+			}
+			if doc >= s.ft.ndocs {
+				return errCorrupt
+			}
+			docs[nb], tfs[nb], starts[nb] = uint32(doc), uint32(tf), uint64(start)
 		}
-		loc.last = uint32(doc)
-		last = max(last, t)
-		// A message with no higher tf and no shorter length than the best one
-		// scores no higher: skip the arithmetic.
-		if best == 0 || uint32(tf) > btf || length < blen {
-			if sc := bm25(idf, uint32(tf), length, avgdl); sc > best {
-				best, btf, blen = sc, uint32(tf), length
+		for j := range nb {
+			rec := table[uint64(docs[j])*docSize:][:docSize]
+			recs[j].k = sessKey{binary.LittleEndian.Uint32(rec[0:]), binary.LittleEndian.Uint16(rec[4:])}
+			recs[j].length, recs[j].t = binary.LittleEndian.Uint16(rec[18:]), binary.LittleEndian.Uint32(rec[14:])
+		}
+		for j := range nb {
+			k, length, t, tf := recs[j].k, uint32(recs[j].length), recs[j].t, tfs[j]
+			if !have || k != cur {
+				if have {
+					fn(cur, best, last, loc)
+				}
+				cur, have = k, true
+				loc = postLoc{seg: uint16(si), off: starts[j], first: docs[j]}
+				best, btf, blen, last = 0, 0, 0, 0
+			}
+			loc.last = docs[j]
+			last = max(last, t)
+			// A message with no higher tf and no shorter length than the best one
+			// scores no higher: skip the arithmetic.
+			if best == 0 || tf > btf || length < blen {
+				if sc := bm25(idf, tf, length, avgdl); sc > best {
+					best, btf, blen = sc, tf, length
+				}
 			}
 		}
 	}
