@@ -110,16 +110,21 @@ func (r *Reader) sessionsOf(si int, e dictEntry, idf, avgdl float64, fn func(k s
 		return err
 	}
 	if sum != nil {
+		sessions, err := s.read(s.ft.sessOff, s.ft.nsess*sessRec)
+		if err != nil {
+			return err
+		}
 		var ferr error
-		err := decodeSummary(sum, func(se *sumEntry) {
+		err = decodeSummary(sum, func(se *sumEntry) {
 			if ferr != nil {
 				return
 			}
-			k, err := s.sessionOf(se.sess)
-			if err != nil {
-				ferr = err
+			if uint64(se.sess) >= s.ft.nsess {
+				ferr = errCorrupt
 				return
 			}
+			rec := sessions[uint64(se.sess)*sessRec:][:sessRec]
+			k := sessKey{binary.LittleEndian.Uint32(rec), binary.LittleEndian.Uint16(rec[4:])}
 			best := 0.0
 			for _, p := range se.front {
 				best = max(best, bm25(idf, p.tf, p.len, avgdl))
