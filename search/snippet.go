@@ -66,16 +66,22 @@ func flattenSpace(s string) string {
 	if isFlat(s) {
 		return s
 	}
-	b := make([]byte, 0, len(s))
+	var b strings.Builder
+	b.Grow(len(s))
 	word := -1 // start of the word being read
 	for i := 0; i < len(s); {
-		n, space := spaceAt(s, i)
+		n, space := 1, false
+		if c := s[i]; c < utf8.RuneSelf {
+			space = c == ' ' || c >= '\t' && c <= '\r'
+		} else {
+			n, space = spaceAt(s, i)
+		}
 		switch {
 		case space && word >= 0:
-			if len(b) > 0 {
-				b = append(b, ' ')
+			if b.Len() > 0 {
+				b.WriteByte(' ')
 			}
-			b = append(b, s[word:i]...)
+			b.WriteString(s[word:i])
 			word = -1
 		case !space && word < 0:
 			word = i
@@ -83,12 +89,12 @@ func flattenSpace(s string) string {
 		i += n
 	}
 	if word >= 0 {
-		if len(b) > 0 {
-			b = append(b, ' ')
+		if b.Len() > 0 {
+			b.WriteByte(' ')
 		}
-		b = append(b, s[word:]...)
+		b.WriteString(s[word:])
 	}
-	return string(b)
+	return b.String()
 }
 
 // isFlat: s has no leading, trailing or repeated spaces and no whitespace but ' '.
