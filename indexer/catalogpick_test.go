@@ -97,7 +97,20 @@ func TestReadCatalogsPickedSeveralCatalogs(t *testing.T) {
 	if err != nil || len(got) != len(needles) {
 		t.Fatalf("ReadCatalogsPicked = %d entries (%v), want %d", len(got), err, len(needles))
 	}
-	for _, g := range got {
+	// One picker, one call per project (as search does).
+	var p CatalogPicker
+	var each []Entry
+	for _, project := range projects {
+		es, err := p.Read(state, nil, []string{project}, needles)
+		if err != nil {
+			t.Fatal(err)
+		}
+		each = append(each, es...)
+	}
+	if len(each) != len(needles) {
+		t.Fatalf("CatalogPicker.Read per project = %d entries, want %d", len(each), len(needles))
+	}
+	for _, g := range append(got, each...) {
 		i := slices.IndexFunc(all, func(e Entry) bool { return e.File == g.File })
 		if i < 0 || !slices.Contains(needles, g.File) || *g.Session != *all[i].Session || g.Project != all[i].Project {
 			t.Errorf("picked %s = %+v", g.File, *g.Session)
