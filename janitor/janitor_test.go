@@ -715,32 +715,6 @@ func TestLiveCheckerReadsLocks(t *testing.T) {
 	}
 }
 
-// TestLiveCheckerForFewLooksUpEachLock: for a few sessions the checker answers
-// as the listing one does, without listing any directory.
-func TestLiveCheckerForFewLooksUpEachLock(t *testing.T) {
-	f := newFixture(t, `{"run_at_start":false,"schedule":"off"}`, "")
-	live := f.session("/proj/l", idLive, day)
-	writeLock(t, live+LockSuffix, os.Getpid(), time.Now())
-	f.session("/proj/l", idOld, day)
-	f.index()
-	es, _ := indexer.ReadCatalogs(f.state, nil, nil)
-	if len(es) != 2 {
-		t.Fatalf("catalog = %v", es)
-	}
-	for _, n := range []int{len(es), 10000} {
-		c := NewLiveCheckerFor(f.cfg, n)
-		for _, e := range es {
-			h := c.InUse(e)
-			if (e.ID == idLive) != h.Held() || (h.Held() && h.PID != os.Getpid()) {
-				t.Errorf("n=%d: InUse(%s) = %+v", n, e.ID, h)
-			}
-		}
-		if few := n <= fewSessions; few != (c.listings == 0) {
-			t.Errorf("n=%d: %d directories listed", n, c.listings)
-		}
-	}
-}
-
 func TestReportJSON(t *testing.T) {
 	r := Report{Time: planNow, Actions: []Action{{Kind: KindArchive, Source: "wave", ID: "x", File: "/f", Bytes: 3, Reason: "r"}}}
 	data, _ := json.Marshal(r)
