@@ -2,7 +2,6 @@ package indexer
 
 import (
 	"bytes"
-	"os"
 )
 
 // ReadCatalogsPicked is ReadCatalogs for a caller that needs a few sessions out of
@@ -12,21 +11,33 @@ import (
 // returned are a superset of those whose file or id is a needle; callers match
 // them as they would ReadCatalogs'.
 func ReadCatalogsPicked(stateDir string, sources, projects, needles []string) ([]Entry, error) {
+	var p CatalogPicker
+	return p.Read(stateDir, sources, projects, needles)
+}
+
+// CatalogPicker is ReadCatalogsPicked for several calls (one per project): every
+// catalog is read through the same two buffers, so that a short-lived process
+// does not fault in fresh pages for each. The sessions returned own their
+// strings.
+type CatalogPicker struct{ buf, data []byte }
+
+// Read is ReadCatalogsPicked.
+func (p *CatalogPicker) Read(stateDir string, sources, projects, needles []string) ([]Entry, error) {
 	quoted := map[string]bool{}
 	for _, n := range needles {
 		quoted[string(appendJSONString(nil, n))] = true
 	}
-	var buf []byte
 	read := func(path string) (*Catalog, error) {
-		data, err := os.ReadFile(path)
-		if err != nil {
+		var err error
+		if p.data, err = readFileInto(p.data, path); err != nil {
 			return nil, err
 		}
-		buf = pickCatalogLines(buf[:0], data, quoted)
-		if buf == nil {
-			return decodeCatalogSummaries(path, data)
+		picked := pickCatalogLines(p.buf[:0], p.data, quoted)
+		if picked == nil {
+			return decodeCatalogSummaries(path, p.data)
 		}
-		return decodeCatalogSummaries(path, buf)
+		p.buf = picked
+		return decodeCatalogSummaries(path, picked)
 	}
 	return readCatalogs(stateDir, sources, projects, read)
 }

@@ -255,3 +255,32 @@ func TestSnippetStopsAtWindow(t *testing.T) {
 		}
 	}
 }
+
+// TestFlattenSpaceEqualsFields: flattenSpace is strings.Join(strings.Fields(s),
+// " ") on random text of ASCII and Unicode spaces, letters and broken UTF-8.
+func TestFlattenSpaceEqualsFields(t *testing.T) {
+	parts := []string{" ", "  ", "\t", "\n", "\r\n", "\v", "\f", "\u0085", "\u00a0", "\u2003", "\u3000", "a", "bc", "é", "東京", "\xc2", "\xff", "\x00", "x y"}
+	rng := rand.New(rand.NewPCG(14, 14))
+	for range 20000 {
+		var b strings.Builder
+		for range rng.IntN(12) {
+			b.WriteString(parts[rng.IntN(len(parts))])
+		}
+		checkFlatten(t, b.String())
+	}
+}
+
+func checkFlatten(t *testing.T, s string) {
+	t.Helper()
+	want := strings.Join(strings.Fields(s), " ")
+	if got := flattenSpace(s); got != want {
+		t.Fatalf("flattenSpace(%q) = %q, want %q", s, got, want)
+	}
+}
+
+func FuzzFlattenSpace(f *testing.F) {
+	for _, s := range []string{"", " ", "a", " a", "a ", "a  b", "a\tb", "a\u00a0b", "a\xc2 b", "Fix the\n\nflaky Parser"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) { checkFlatten(t, s) })
+}

@@ -17,6 +17,9 @@ func (r *Reader) Search(q Query, f Filter, limit int) ([]Hit, error) {
 	if f.Role != "" || !f.Since.IsZero() || !f.Until.IsZero() {
 		return r.searchScan(q, f, limit)
 	}
+	if len(r.segs) >= maxRankedSlots || len(q.Must) >= maxRankedSlots {
+		return r.searchScan(q, f, limit)
+	}
 	for _, it := range q.Must {
 		if _, ok := plainTerm(it); !ok {
 			return r.searchScan(q, f, limit)
@@ -48,22 +51,28 @@ func bm25(idf float64, tf uint32, length uint32, avgdl float64) float64 {
 
 // postLoc is where a session's postings of a term lie in a segment: entries from
 // byte off (whose doc is first) up to doc last, other sessions' docs among them.
+// A query ranks tens of thousands of candidates in a fresh process, where every
+// page of these arrays costs a page fault: they are kept small (24 bytes each).
 type postLoc struct {
-	seg         int
 	off         uint64
 	first, last uint32
-	item        int
-	next        int32 // the session's next location (-1: none)
+	next        int32  // the session's next location (-1: none)
+	seg         uint16 // Search leaves queries of more segments or items to the scan
+	item        uint16
 }
 
-// rankAgg is one candidate session of searchRanked.
+// rankAgg is one candidate session of searchRanked; its best message score per
+// item is in a shared array (0: not found).
 type rankAgg struct {
 	key   sessKey
-	best  []float64 // per item: its best message score (0: not found)
-	last  int64
 	score float64
+	last  uint32
 	locs  int32 // head of its location list
 }
+
+// maxRankedSlots bounds the segments and items searchRanked handles (postLoc's
+// fields).
+const maxRankedSlots = 1 << 16
 
 // termEntries are an item's dictionary entries per segment (df 0: none).
 type termEntries struct {
@@ -101,21 +110,26 @@ func (r *Reader) sessionsOf(si int, e dictEntry, idf, avgdl float64, fn func(k s
 		return err
 	}
 	if sum != nil {
+		sessions, err := s.read(s.ft.sessOff, s.ft.nsess*sessRec)
+		if err != nil {
+			return err
+		}
 		var ferr error
-		err := decodeSummary(sum, func(se *sumEntry) {
+		err = decodeSummary(sum, func(se *sumEntry) {
 			if ferr != nil {
 				return
 			}
-			k, err := s.sessionOf(se.sess)
-			if err != nil {
-				ferr = err
+			if uint64(se.sess) >= s.ft.nsess {
+				ferr = errCorrupt
 				return
 			}
+			rec := sessions[uint64(se.sess)*sessRec:][:sessRec]
+			k := sessKey{binary.LittleEndian.Uint32(rec), binary.LittleEndian.Uint16(rec[4:])}
 			best := 0.0
 			for _, p := range se.front {
 				best = max(best, bm25(idf, p.tf, p.len, avgdl))
 			}
-			fn(k, best, se.maxTime, postLoc{seg: si, off: se.off, first: se.first, last: se.last})
+			fn(k, best, se.maxTime, postLoc{seg: uint16(si), off: se.off, first: se.first, last: se.last})
 		})
 		if err == nil {
 			err = ferr
@@ -138,46 +152,65 @@ func (r *Reader) sessionsOf(si int, e dictEntry, idf, avgdl float64, fn func(k s
 	var btf, blen, last uint32 // the best message's tf and length
 	have := false
 	var doc uint64
+	// The doc records lie scattered over the table (a cache miss each): they are
+	// read in batches, in a loop of loads alone, so that the misses overlap.
+	const batch = 64
+	var docs, tfs [batch]uint32
+	var starts [batch]uint64
+	var recs [batch]struct {
+		k      sessKey
+		length uint16
+		t      uint32
+	}
 	for at := 0; at < len(post); {
-		start := at
-		v, n := uvarint(post[at:])
-		if n <= 0 {
-			return errCorrupt
-		}
-		at += n
-		tf := uint64(1)
-		if v&1 == 0 {
-			if tf, n = uvarint(post[at:]); n <= 0 {
+		nb := 0
+		for ; nb < batch && at < len(post); nb++ {
+			start := at
+			v, n := uvarint(post[at:])
+			if n <= 0 {
 				return errCorrupt
 			}
 			at += n
-		}
-		if start == 0 {
-			doc = v >> 1
-		} else {
-			doc += v >> 1
-		}
-		if doc >= s.ft.ndocs {
-			return errCorrupt
-		}
-		rec := table[doc*docSize : doc*docSize+docSize]
-		k := sessKey{binary.LittleEndian.Uint32(rec[0:]), binary.LittleEndian.Uint16(rec[4:])}
-		length, t := uint32(binary.LittleEndian.Uint16(rec[18:])), binary.LittleEndian.Uint32(rec[14:])
-		if !have || k != cur {
-			if have {
-				fn(cur, best, last, loc)
+			tf := uint64(1)
+			if v&1 == 0 {
+				if tf, n = uvarint(post[at:]); n <= 0 {
+					return errCorrupt
+				}
+				at += n
 			}
-			cur, have = k, true
-			loc = postLoc{seg: si, off: uint64(start), first: uint32(doc)}
-			best, btf, blen, last = 0, 0, 0, 0
+			if start == 0 {
+				doc = v >> 1
+			} else {
+				doc += v >> 1
+			}
+			if doc >= s.ft.ndocs {
+				return errCorrupt
+			}
+			docs[nb], tfs[nb], starts[nb] = uint32(doc), uint32(tf), uint64(start)
 		}
-		loc.last = uint32(doc)
-		last = max(last, t)
-		// A message with no higher tf and no shorter length than the best one
-		// scores no higher: skip the arithmetic.
-		if best == 0 || uint32(tf) > btf || length < blen {
-			if sc := bm25(idf, uint32(tf), length, avgdl); sc > best {
-				best, btf, blen = sc, uint32(tf), length
+		for j := range nb {
+			rec := table[uint64(docs[j])*docSize:][:docSize]
+			recs[j].k = sessKey{binary.LittleEndian.Uint32(rec[0:]), binary.LittleEndian.Uint16(rec[4:])}
+			recs[j].length, recs[j].t = binary.LittleEndian.Uint16(rec[18:]), binary.LittleEndian.Uint32(rec[14:])
+		}
+		for j := range nb {
+			k, length, t, tf := recs[j].k, uint32(recs[j].length), recs[j].t, tfs[j]
+			if !have || k != cur {
+				if have {
+					fn(cur, best, last, loc)
+				}
+				cur, have = k, true
+				loc = postLoc{seg: uint16(si), off: starts[j], first: docs[j]}
+				best, btf, blen, last = 0, 0, 0, 0
+			}
+			loc.last = docs[j]
+			last = max(last, t)
+			// A message with no higher tf and no shorter length than the best one
+			// scores no higher: skip the arithmetic.
+			if best == 0 || tf > btf || length < blen {
+				if sc := bm25(idf, tf, length, avgdl); sc > best {
+					best, btf, blen = sc, tf, length
+				}
 			}
 		}
 	}
@@ -245,7 +278,6 @@ func (r *Reader) searchRanked(q Query, f Filter, limit int) ([]Hit, error) {
 	}
 
 	nItems := len(items)
-	var bests []float64
 	// At most one candidate per session of the rarest item's segments.
 	var nsess uint64
 	for _, s := range r.segs {
@@ -254,7 +286,8 @@ func (r *Reader) searchRanked(q Query, f Filter, limit int) ([]Hit, error) {
 	hint := int(min(uint64(items[order[0]].df), nsess, 1<<20))
 	index := newCandIndex(r.man.NextUnit)
 	aggs := make([]rankAgg, 0, hint)
-	locs := make([]postLoc, 0, hint*len(items))
+	bests := make([]float64, 0, hint*nItems) // candidate ai's are bests[ai*nItems:][:nItems]
+	locs := make([]postLoc, 0, hint*nItems)
 	for n, i := range order {
 		for si, e := range items[i].es {
 			err := r.sessionsOf(si, e, items[i].idf, avgdl, func(k sessKey, best float64, last uint32, loc postLoc) {
@@ -265,16 +298,16 @@ func (r *Reader) searchRanked(q Query, f Filter, limit int) ([]Hit, error) {
 					}
 					ai = int32(len(aggs))
 					index.put(k, ai)
-					if len(bests)+nItems > cap(bests) {
-						bests = make([]float64, 0, max(1024, 2*cap(bests))*nItems)
+					aggs = append(aggs, rankAgg{key: k, locs: -1})
+					for range nItems {
+						bests = append(bests, 0)
 					}
-					bests = bests[:len(bests)+nItems]
-					aggs = append(aggs, rankAgg{key: k, best: bests[len(bests)-nItems:], locs: -1})
 				}
 				a := &aggs[ai]
-				a.best[i] = max(a.best[i], best)
-				a.last = max(a.last, int64(last))
-				loc.item, loc.next = i, a.locs
+				b := &bests[int(ai)*nItems+i]
+				*b = max(*b, best)
+				a.last = max(a.last, last)
+				loc.item, loc.next = uint16(i), a.locs
 				a.locs = int32(len(locs))
 				locs = append(locs, loc)
 			})
@@ -293,10 +326,11 @@ func (r *Reader) searchRanked(q Query, f Filter, limit int) ([]Hit, error) {
 	cand := make([]int32, 0, len(aggs))
 	for ai := range aggs {
 		a := &aggs[ai]
-		if excluded[int32(ai)] || slices.Contains(a.best, 0) {
+		best := bests[ai*nItems:][:nItems]
+		if excluded[int32(ai)] || slices.Contains(best, 0) {
 			continue
 		}
-		for _, sc := range a.best {
+		for _, sc := range best {
 			a.score += sc
 		}
 		cand = append(cand, int32(ai))
@@ -329,7 +363,7 @@ func (r *Reader) searchRanked(q Query, f Filter, limit int) ([]Hit, error) {
 		if !ok {
 			continue
 		}
-		hits = append(hits, Hit{Unit: r.unitOf(u, a.key.sess), id: a.key.unit, Score: a.score, Last: a.last})
+		hits = append(hits, Hit{Unit: r.unitOf(u, a.key.sess), id: a.key.unit, Score: a.score, Last: int64(a.last)})
 		if len(hits) == limit {
 			theta = a.score
 		}
@@ -363,7 +397,7 @@ func (r *Reader) rankedMatches(q Query, a *rankAgg, locs []postLoc, items []term
 	for i := range q.Must {
 		for li := a.locs; li >= 0; li = locs[li].next {
 			loc := locs[li]
-			if loc.item != i {
+			if int(loc.item) != i {
 				continue
 			}
 			s := r.segs[loc.seg]

@@ -2,6 +2,7 @@ package search
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -173,4 +174,24 @@ func FuzzDecodeSummary(f *testing.F) {
 			t.Errorf("the writer's summary: %d entries, %v; want 6 sessions", n, err)
 		}
 	})
+}
+
+// TestUvarintEqualsBinary: the fast varint reader agrees with encoding/binary on
+// every length, on truncated input and on overlong encodings.
+func TestUvarintEqualsBinary(t *testing.T) {
+	var inputs [][]byte
+	for _, v := range []uint64{0, 1, 127, 128, 129, 300, 16383, 16384, 1 << 21, 1<<63 + 5, ^uint64(0)} {
+		b := binary.AppendUvarint(nil, v)
+		for n := 0; n <= len(b); n++ {
+			inputs = append(inputs, b[:n], append(b[:n:n], 0x01, 0x80))
+		}
+	}
+	inputs = append(inputs, []byte{0x80, 0x80}, []byte{0xff}, []byte{0x80, 0x00}, bytes.Repeat([]byte{0xff}, 11))
+	for _, b := range inputs {
+		v, n := uvarint(b)
+		wv, wn := binary.Uvarint(b)
+		if v != wv || n != wn {
+			t.Errorf("uvarint(% x) = %d, %d; binary.Uvarint: %d, %d", b, v, n, wv, wn)
+		}
+	}
 }

@@ -2,6 +2,7 @@ package search
 
 import (
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -9,7 +10,7 @@ import (
 // that matches q, and returns it with the byte spans (in the snippet) of every
 // matching word, for highlighting. Whitespace runs become one space.
 func Snippet(text string, q Query, width int) (string, [][2]int) {
-	flat := strings.Join(strings.Fields(text), " ")
+	flat := flattenSpace(text)
 	// The words are matched up to the end of the window only: it is known once
 	// the first hit is.
 	var hits [][2]int
@@ -57,6 +58,75 @@ func Snippet(text string, q Query, width int) (string, [][2]int) {
 		}
 	}
 	return prefix + flat[start:end] + suffix, spans
+}
+
+// flattenSpace is strings.Join(strings.Fields(s), " ") in one pass, without
+// allocating when s has nothing to change (the usual message of one line).
+func flattenSpace(s string) string {
+	if isFlat(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	word := -1 // start of the word being read
+	for i := 0; i < len(s); {
+		n, space := 1, false
+		if c := s[i]; c < utf8.RuneSelf {
+			space = c == ' ' || c >= '\t' && c <= '\r'
+		} else {
+			n, space = spaceAt(s, i)
+		}
+		switch {
+		case space && word >= 0:
+			if b.Len() > 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteString(s[word:i])
+			word = -1
+		case !space && word < 0:
+			word = i
+		}
+		i += n
+	}
+	if word >= 0 {
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(s[word:])
+	}
+	return b.String()
+}
+
+// isFlat: s has no leading, trailing or repeated spaces and no whitespace but ' '.
+func isFlat(s string) bool {
+	prevSpace := true
+	for i := 0; i < len(s); {
+		if c := s[i]; c == ' ' {
+			if prevSpace {
+				return false
+			}
+			prevSpace = true
+			i++
+			continue
+		}
+		n, space := spaceAt(s, i)
+		if space {
+			return false
+		}
+		prevSpace = false
+		i += n
+	}
+	return !prevSpace || len(s) == 0
+}
+
+// spaceAt is the length of the rune at s[i] and whether strings.Fields splits
+// at it.
+func spaceAt(s string, i int) (int, bool) {
+	if c := s[i]; c < utf8.RuneSelf {
+		return 1, c == ' ' || c >= '\t' && c <= '\r'
+	}
+	r, n := utf8.DecodeRuneInString(s[i:])
+	return n, unicode.IsSpace(r)
 }
 
 // eachWord calls fn with the byte range of each word of s in order, until fn

@@ -262,24 +262,16 @@ func decodeSummary(b []byte, fn func(e *sumEntry)) error {
 	return nil
 }
 
-// uvarint is binary.Uvarint with the one-byte case first (most summary fields).
+// uvarint is binary.Uvarint with the one- and two-byte cases first (most summary
+// fields; message lengths).
 func uvarint(b []byte) (uint64, int) {
 	if len(b) > 0 && b[0] < 0x80 {
 		return uint64(b[0]), 1
 	}
+	if len(b) > 1 && b[1] < 0x80 {
+		return uint64(b[0]&0x7f) | uint64(b[1])<<7, 2
+	}
 	return binary.Uvarint(b)
-}
-
-// sessionOf reads session ordinal o of the segment's session table.
-func (s *segment) sessionOf(o uint32) (sessKey, error) {
-	if uint64(o) >= s.ft.nsess {
-		return sessKey{}, errCorrupt
-	}
-	b, err := s.read(s.ft.sessOff+uint64(o)*sessRec, sessRec)
-	if err != nil {
-		return sessKey{}, err
-	}
-	return sessKey{binary.LittleEndian.Uint32(b), binary.LittleEndian.Uint16(b[4:])}, nil
 }
 
 // summary reads a term's summary (nil if it has none).

@@ -176,7 +176,7 @@ func cmdSearch(e *env, args []string) error {
 		}
 		want *= 4
 	}
-	inUse := janitor.NewLiveChecker(cfg)
+	inUse := janitor.NewLiveCheckerFor(cfg, len(hits))
 	rows := make([]searchRow, 0, len(hits))
 	for i, sh := range hits {
 		h, en, ar := sh.hit, sh.en, sh.ar
@@ -225,6 +225,7 @@ type hitCatalogs struct {
 	byFile  map[string]indexer.Entry
 	read    map[string]bool // source\x00project catalogs read
 	readAll bool            // every catalog of the scope read
+	picker  indexer.CatalogPicker
 }
 
 func (c *hitCatalogs) add(entries []indexer.Entry) {
@@ -286,7 +287,7 @@ func (c *hitCatalogs) prefetch(hits []search.Hit) error {
 	}
 	for _, k := range order {
 		c.read[k.source+"\x00"+k.project] = true
-		entries, err := indexer.ReadCatalogsPicked(c.cfg.StateDir, []string{k.source}, []string{k.project}, needles[k])
+		entries, err := c.picker.Read(c.cfg.StateDir, []string{k.source}, []string{k.project}, needles[k])
 		if err != nil && len(entries) == 0 {
 			return err
 		}

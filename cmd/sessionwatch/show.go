@@ -80,7 +80,7 @@ func cmdShow(e *env, args []string) error {
 	}
 	out := shown{listed: toListed(cfg, 0, en, time.Now()), ParentID: en.ParentID, GitBranch: en.GitBranch, SkippedLines: en.SkippedLines, Subagents: []string{},
 		LockFiles: existingLockFiles(en)}
-	if h := janitor.NewLiveChecker(cfg).InUse(en); h.Held() {
+	if h := janitor.NewLiveCheckerFor(cfg, 1).InUse(en); h.Held() {
 		out.LockHolder = &lockHolder{PID: h.PID, Reason: h.Why}
 	}
 	// The layout's details (resume state) and the subagents live in the session's
