@@ -236,20 +236,25 @@ func (l *Ledger) touch(k ukey) { l.dirtyUnits[k] = true }
 
 // addRow changes a B row by t (sign 1 or -1).
 func (l *Ledger) addRow(rk rowKey, t Tokens, sign int) {
-	k := l.rowIDOf(rk)
-	v := l.rows[k]
+	addTokens(l.rows, l.dirtyRows, l.rowIDOf(rk), t, sign)
+	l.addDay(rk, t, sign)
+}
+
+// addTokens changes row k of rows by t (sign 1 or -1), drops it at zero and marks
+// it dirty: the B rows and the D rows alike.
+func addTokens(rows map[rowID]Tokens, dirty map[rowID]bool, k rowID, t Tokens, sign int) {
+	v := rows[k]
 	if sign > 0 {
 		v.Add(t)
 	} else {
 		v.Sub(t)
 	}
 	if v.IsZero() {
-		delete(l.rows, k)
+		delete(rows, k)
 	} else {
-		l.rows[k] = v
+		rows[k] = v
 	}
-	l.dirtyRows[k] = true
-	l.addDay(rk, t, sign)
+	dirty[k] = true
 }
 
 // file adds (sign 1) or takes away (sign -1) a record's part in the totals: its

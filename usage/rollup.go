@@ -139,19 +139,7 @@ func (l *Ledger) segAt(s int32) (daySeg, bool) {
 // addDay changes the D row of B row rk by t (sign 1 or -1).
 func (l *Ledger) addDay(rk rowKey, t Tokens, sign int) {
 	g := l.segFor(rk.q)
-	k := l.rowIDOf(rowKey{g.s, rk.src, "", rk.model})
-	v := l.days[k]
-	if sign > 0 {
-		v.Add(t)
-	} else {
-		v.Sub(t)
-	}
-	if v.IsZero() {
-		delete(l.days, k)
-	} else {
-		l.days[k] = v
-	}
-	l.dirtyDays[k] = true
+	addTokens(l.days, l.dirtyDays, l.rowIDOf(rowKey{g.s, rk.src, "", rk.model}), t, sign)
 }
 
 // dayRowOf is the D row of day key k with tokens t.
