@@ -27,11 +27,31 @@ func MarkBehind(stateDir string) error {
 	return indexer.WriteFileAtomic(filepath.Join(dir, BehindName), nil)
 }
 
-// ClearBehind removes the marker once a full pass with the ledger attached
-// has brought it up to every catalog.
-func ClearBehind(stateDir string) error {
+// Behind is the marker as a pass found it (nil: none), for ClearBehind.
+type Behind struct{ fi os.FileInfo }
+
+// BehindMark returns the marker as it is now, before a full pass.
+func BehindMark(stateDir string) Behind {
+	fi, err := os.Lstat(filepath.Join(stateDir, DirName, BehindName))
+	if err != nil {
+		return Behind{}
+	}
+	return Behind{fi}
+}
+
+// ClearBehind removes the marker once a full pass with the ledger attached has
+// brought it up to every catalog; m is the marker as it was before that pass. A
+// marker left again since (another inode: MarkBehind writes a new file) stays.
+func ClearBehind(stateDir string, m Behind) error {
+	if m.fi == nil {
+		return nil
+	}
 	dir := filepath.Join(stateDir, DirName)
-	if err := os.Remove(filepath.Join(dir, BehindName)); err != nil {
+	path := filepath.Join(dir, BehindName)
+	if fi, err := os.Lstat(path); err != nil || !os.SameFile(fi, m.fi) || !fi.ModTime().Equal(m.fi.ModTime()) {
+		return nil
+	}
+	if err := os.Remove(path); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil
 		}

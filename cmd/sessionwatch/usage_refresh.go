@@ -24,8 +24,9 @@ func refreshForUsage(e *env, cfg *config.Config) {
 	if !usage.Stamped(cfg.StateDir) {
 		// A full pass with the ledger attached also hands it whatever it lacks of
 		// catalogs another writer moved without it (usage.BehindName).
+		mark := usage.BehindMark(cfg.StateDir)
 		if refreshSources(e, cfg, nil, nil) {
-			if err := usage.ClearBehind(cfg.StateDir); err != nil {
+			if err := usage.ClearBehind(cfg.StateDir, mark); err != nil {
 				fmt.Fprintf(e.stderr, "sessionwatch: %v\n", err)
 			}
 		}
