@@ -112,6 +112,9 @@ func stampOf(w *wireKey) *stamp {
 // catalogs, so it is never behind them) need not open the ledger then.
 func Stamped(stateDir string) bool {
 	dir := filepath.Join(stateDir, DirName)
+	if behind(dir) {
+		return false // the catalogs may have moved without the ledger (behind.go)
+	}
 	f, err := os.Open(filepath.Join(dir, UnitsName))
 	if err != nil {
 		return false

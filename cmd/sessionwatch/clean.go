@@ -18,6 +18,7 @@ import (
 	"github.com/sessionwatch/sessionwatch/config"
 	"github.com/sessionwatch/sessionwatch/indexer"
 	"github.com/sessionwatch/sessionwatch/janitor"
+	"github.com/sessionwatch/sessionwatch/usage"
 )
 
 // passLockWait is how long a CLI command waits for a running janitor pass (the
@@ -147,6 +148,9 @@ func loadGroup(cfg *config.Config, logger *slog.Logger, reconcile, dry bool) (*i
 			if _, err := attachConsumers(cfg, g, logger); err != nil {
 				return nil, err
 			}
+		} else if err := usage.MarkBehind(cfg.StateDir); err != nil {
+			// The daemon's ledger is behind what this pass writes until its next pass.
+			return nil, failErr("", "mark the usage ledger behind: %v", err)
 		}
 	}
 	if err := g.Load(); err != nil {

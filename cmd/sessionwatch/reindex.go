@@ -44,7 +44,12 @@ func cmdReindex(e *env, args []string) error {
 			return failErr("move the usage ledger aside to rebuild it", "%v", err)
 		}
 		g.AddConsumer(ledger)
-	} else if !daemonActive(cfg.StateDir) {
+	} else if daemonActive(cfg.StateDir) {
+		// The daemon's ledger is behind these catalogs until its next pass.
+		if err := usage.MarkBehind(cfg.StateDir); err != nil {
+			return failErr("", "mark the usage ledger behind: %v", err)
+		}
+	} else {
 		// The ledger and the search index are rebuilt with the catalogs. A running
 		// daemon keeps its own: it reloads what this rebuild writes.
 		cs, closeConsumers, err := openConsumers(cfg, newLogger(cfg, e.stderr))

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+
 	"github.com/sessionwatch/sessionwatch/config"
 	"github.com/sessionwatch/sessionwatch/indexer"
 	"github.com/sessionwatch/sessionwatch/usage"
@@ -20,7 +22,14 @@ func refreshForUsage(e *env, cfg *config.Config) {
 	}
 	defer w.Release()
 	if !usage.Stamped(cfg.StateDir) {
-		refreshSources(e, cfg, nil, nil)
+		// A full pass with the ledger attached also hands it whatever it lacks of
+		// catalogs another writer moved without it (usage.BehindName).
+		mark := usage.BehindMark(cfg.StateDir)
+		if refreshSources(e, cfg, nil, nil) {
+			if err := usage.ClearBehind(cfg.StateDir, mark); err != nil {
+				fmt.Fprintf(e.stderr, "sessionwatch: %v\n", err)
+			}
+		}
 		return
 	}
 	g, err := indexer.NewGroup(cfg, quietLogger(cfg, e.stderr), false)

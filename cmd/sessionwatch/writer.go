@@ -104,18 +104,20 @@ func acquireRefreshWriter(cfg *config.Config) *indexer.Writer {
 
 // refreshSources loads and refreshes the given sources (all when empty) with the
 // consumers attached; the caller holds the writer lock. The sessions of each
-// source refreshed without error are added to fresh, if given.
-func refreshSources(e *env, cfg *config.Config, sources []string, fresh *refreshed) {
+// source refreshed without error are added to fresh, if given. ok: every one
+// was refreshed without error.
+func refreshSources(e *env, cfg *config.Config, sources []string, fresh *refreshed) (ok bool) {
 	logger := quietLogger(cfg, e.stderr)
 	g, err := indexer.NewGroup(cfg, logger, false)
 	if err != nil {
-		return
+		return false
 	}
 	closeConsumers, err := attachConsumers(cfg, g, logger)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "sessionwatch: %v\n", err)
-		return
+		return false
 	}
+	ok = true
 	defer closeConsumers()
 	for _, ix := range g.Indexers() {
 		if len(sources) > 0 && !slices.Contains(sources, ix.Options().Source) {
@@ -125,11 +127,13 @@ func refreshSources(e *env, cfg *config.Config, sources []string, fresh *refresh
 			err = ix.Refresh()
 		}
 		if err != nil {
+			ok = false
 			fmt.Fprintf(e.stderr, "sessionwatch: index %s: %v\n", ix.Options().Source, err)
 		} else if fresh != nil {
 			fresh.add(ix)
 		}
 	}
+	return ok
 }
 
 // add records the sessions of a source that is up to date.
