@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -18,22 +17,7 @@ func TestUsageRunsAPassWhenTheLedgerIsBehindTheCatalogs(t *testing.T) {
 	dir := e.project("/w/p")
 	file := filepath.Join(dir, "11111111-1111-4111-8111-111111111111.jsonl")
 	appendTo(t, file, header("/w/p")+waveAssistant("2026-03-01T10:00:00Z", "claude-sonnet-4-5", 100, 1))
-	total := func() int64 {
-		t.Helper()
-		out, errOut, code := e.cli("usage", "daily", "--all", "--json", "--utc")
-		if code != 0 {
-			t.Fatalf("usage = %d: %s", code, errOut)
-		}
-		var rep struct {
-			Totals struct {
-				Total int64 `json:"totalTokens"`
-			} `json:"totals"`
-		}
-		if err := json.Unmarshal([]byte(out), &rep); err != nil {
-			t.Fatal(err)
-		}
-		return rep.Totals.Total
-	}
+	total := func() int64 { return usageTotal(t, e) }
 	total()
 	total()
 	if !usage.Stamped(e.state) {
