@@ -67,7 +67,7 @@ func geminiTrickySessions(project string, t0 time.Time) []geminiTricky {
 	var out []geminiTricky
 	add := func(name string, build func(at func(int) string, id string) []string) {
 		k := len(out)
-		id := fmt.Sprintf("%08x-0000-4000-8000-%012x", 0xc0de0000+k, k)
+		id := fmt.Sprintf("%08x-0000-4000-8000-%012x", int64(0xc0de0000)+int64(k), k)
 		start := t0.Add(time.Duration(k) * 10 * time.Minute)
 		at := func(sec int) string {
 			return start.Add(time.Duration(sec) * time.Second).UTC().Format("2006-01-02T15:04:05.000Z")

@@ -157,7 +157,7 @@ func runIn(dir string, env []string, name string, args ...string) (scaleRun, err
 	if ps := cmd.ProcessState; ps != nil {
 		r.cpu = ps.UserTime() + ps.SystemTime()
 		if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
-			r.maxRSS = ru.Maxrss << 10 // an upper bound (see gnuTime)
+			r.maxRSS = int64(ru.Maxrss) << 10 // an upper bound (see gnuTime)
 		}
 	}
 	if rssFile != "" {

@@ -12,5 +12,5 @@ func monotonicUsec() int64 {
 	if _, _, errno := syscall.Syscall(syscall.SYS_CLOCK_GETTIME, clockMonotonic, uintptr(unsafe.Pointer(&ts)), 0); errno != 0 {
 		return 0
 	}
-	return ts.Sec*1e6 + ts.Nsec/1e3
+	return int64(ts.Sec)*1e6 + int64(ts.Nsec)/1e3
 }
