@@ -266,3 +266,59 @@ func TestPrefetchHoldsBoundedBuffers(t *testing.T) {
 		t.Errorf("%d sessions indexed, want 40", got)
 	}
 }
+
+// TestStartOverCatalogsReadsNewFilesOnTheWalk: Start over loaded catalogs does
+// not walk the tree a second time to read new transcripts on workers; the walk
+// reads them, and the catalogs equal a rebuild's. A Start without catalogs
+// still reads on workers.
+func TestStartOverCatalogsReadsNewFilesOnTheWalk(t *testing.T) {
+	defer func(m, w int) { prefetchMin, prefetchWorkers = m, w }(prefetchMin, prefetchWorkers)
+	prefetchMin, prefetchWorkers = 1, 3
+	root := filepath.Join(t.TempDir(), "store")
+	manyWaveSessions(t, root, 50)
+	state := t.TempDir()
+	first := newLayoutIndexer(t, "wave", root, state, false)
+	if err := first.Reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	manyWaveSessions(t, root, 350) // the first 50 again, unchanged, and 300 new
+	ix := newLayoutIndexer(t, "wave", root, state, false)
+	if err := ix.Load(); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if ix.prefetched != 0 {
+		t.Errorf("Start over loaded catalogs read %d units on workers, want 0", ix.prefetched)
+	}
+	if got := ix.Stats().Sessions; got != 350 {
+		t.Errorf("sessions after Start = %d, want 350", got)
+	}
+	rebuilt := t.TempDir()
+	fresh := newLayoutIndexer(t, "wave", root, rebuilt, false)
+	if err := fresh.Load(); err != nil {
+		t.Fatal(err)
+	}
+	if err := fresh.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if fresh.prefetched == 0 {
+		t.Error("Start without catalogs read no unit on a worker")
+	}
+	if err := ix.VerifyOutputs(); err != nil {
+		t.Fatal(err)
+	}
+	if err := fresh.VerifyOutputs(); err != nil {
+		t.Fatal(err)
+	}
+	got, want := treeFiles(t, filepath.Join(state, "index"), ""), treeFiles(t, filepath.Join(rebuilt, "index"), "")
+	if len(got) != len(want) || len(want) == 0 {
+		t.Fatalf("catalog files: %d after Start, %d rebuilt", len(got), len(want))
+	}
+	for p, w := range want {
+		if got[p] != w {
+			t.Errorf("catalog %s differs from a rebuild:\n%s", p, lineDiff(got[p], w))
+		}
+	}
+}
