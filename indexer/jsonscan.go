@@ -363,3 +363,15 @@ func jsonMember(obj []byte, key string) ([]byte, bool) {
 		i = skipSpace(obj, i+1)
 	}
 }
+
+// TrimJSONSpace cuts JSON's insignificant whitespace (space, tab, newline, CR)
+// from both ends of a raw value; bytes.TrimSpace would cut Unicode spaces too.
+func TrimJSONSpace(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\n' || b[0] == '\r') {
+		b = b[1:]
+	}
+	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t' || b[len(b)-1] == '\n' || b[len(b)-1] == '\r') {
+		b = b[:len(b)-1]
+	}
+	return b
+}

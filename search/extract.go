@@ -228,7 +228,7 @@ func jword(v []byte) string {
 // joinJSON is joinText of the JSON string raw, decoded: plain ASCII text is
 // copied once, into b.
 func joinJSON(b *strings.Builder, raw []byte) {
-	raw = trimSpace(raw)
+	raw = indexer.TrimJSONSpace(raw)
 	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
 		return // jstr gives "" for anything else
 	}
@@ -265,7 +265,7 @@ var idKeys = map[string]bool{"type": true, "id": true, "callId": true, "call_id"
 // walkStrings appends every string value (not the keys) of a JSON value to b, one
 // per line: how tool inputs and outputs of any shape are indexed.
 func walkStrings(v []byte, b *strings.Builder) {
-	v = trimSpace(v)
+	v = indexer.TrimJSONSpace(v)
 	if len(v) == 0 {
 		return
 	}
@@ -286,7 +286,7 @@ func walkStrings(v []byte, b *strings.Builder) {
 // textContent is the text of a content value: a string, or an array of strings and
 // {"text": …} parts joined by newlines.
 func textContent(v []byte, b *strings.Builder) {
-	v = trimSpace(v)
+	v = indexer.TrimJSONSpace(v)
 	if len(v) == 0 {
 		return
 	}
@@ -295,7 +295,7 @@ func textContent(v []byte, b *strings.Builder) {
 		joinJSON(b, v)
 	case '[':
 		eachElem(v, func(e []byte) {
-			e = trimSpace(e)
+			e = indexer.TrimJSONSpace(e)
 			if len(e) > 0 && e[0] == '"' {
 				joinText(b, jstr(e))
 				return
@@ -315,21 +315,11 @@ func textContent(v []byte, b *strings.Builder) {
 	}
 }
 
-func trimSpace(b []byte) []byte {
-	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\n' || b[0] == '\r') {
-		b = b[1:]
-	}
-	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t' || b[len(b)-1] == '\n' || b[len(b)-1] == '\r') {
-		b = b[:len(b)-1]
-	}
-	return b
-}
-
 // eachElem calls fn with each element of a JSON array. The array comes from a line
 // that was already validated as a whole; anything else (not an array, truncated)
 // stops the walk quietly.
 func eachElem(arr []byte, fn func(elem []byte)) {
-	arr = trimSpace(arr)
+	arr = indexer.TrimJSONSpace(arr)
 	if len(arr) < 2 || arr[0] != '[' {
 		return
 	}

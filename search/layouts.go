@@ -72,7 +72,7 @@ func claudeLine(line []byte, tools bool, emit func(string, int64, string, string
 		}
 	})
 	var text, tool strings.Builder
-	content = trimSpace(content)
+	content = indexer.TrimJSONSpace(content)
 	if len(content) > 0 && content[0] == '"' {
 		joinText(&text, jstr(content))
 	}

@@ -13,8 +13,8 @@ import (
 func members(walk func([]byte, func(k, v []byte)), obj []byte) []string {
 	var out []string
 	walk(obj, func(k, v []byte) {
-		out = append(out, fmt.Sprintf("%q=%q", k, trimSpace(v)))
-		eachElem(v, func(e []byte) { out = append(out, fmt.Sprintf("  elem %q", trimSpace(e))) })
+		out = append(out, fmt.Sprintf("%q=%q", k, indexer.TrimJSONSpace(v)))
+		eachElem(v, func(e []byte) { out = append(out, fmt.Sprintf("  elem %q", indexer.TrimJSONSpace(e))) })
 	})
 	return out
 }

@@ -3,6 +3,8 @@ package search
 import (
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/sessionwatch/sessionwatch/indexer"
 )
 
 // unquote decodes a raw JSON string (quotes included) as encoding/json does,
@@ -11,7 +13,7 @@ import (
 // that is not a string, or a malformed escape, gives "" (the line was validated
 // as a whole before, so that does not happen on indexed lines).
 func unquote(raw []byte) string {
-	raw = trimSpace(raw)
+	raw = indexer.TrimJSONSpace(raw)
 	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
 		return ""
 	}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"testing"
+
+	"github.com/sessionwatch/sessionwatch/indexer"
 )
 
 var unquoteSeeds = []string{`"plain"`, `"a\nb\tc\"d\\e\/f\b\f\r"`, `"caf\u00e9 \u6771\u4eac"`, `"\ud83d\ude00 emoji"`,
@@ -21,7 +23,7 @@ func TestUnquoteMatchesEncodingJSON(t *testing.T) {
 func checkUnquote(t *testing.T, raw []byte) {
 	t.Helper()
 	var want string
-	if err := json.Unmarshal(raw, &want); err != nil || !bytes.HasPrefix(trimSpace(raw), []byte{'"'}) {
+	if err := json.Unmarshal(raw, &want); err != nil || !bytes.HasPrefix(indexer.TrimJSONSpace(raw), []byte{'"'}) {
 		want = ""
 	}
 	if got := unquote(raw); got != want {

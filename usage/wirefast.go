@@ -354,28 +354,18 @@ func splitArray(raw []byte) ([][]byte, bool) {
 			depth--
 		case ',':
 			if depth == 0 {
-				out = append(out, trimSpace(raw[start:i]))
+				out = append(out, indexer.TrimJSONSpace(raw[start:i]))
 				start = i + 1
 			}
 		}
 	}
-	if last := trimSpace(raw[start : len(raw)-1]); len(last) > 0 || len(out) > 0 {
+	if last := indexer.TrimJSONSpace(raw[start : len(raw)-1]); len(last) > 0 || len(out) > 0 {
 		if len(last) == 0 {
 			return nil, false
 		}
 		out = append(out, last)
 	}
 	return out, true
-}
-
-func trimSpace(b []byte) []byte {
-	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\n' || b[0] == '\r') {
-		b = b[1:]
-	}
-	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t' || b[len(b)-1] == '\n' || b[len(b)-1] == '\r') {
-		b = b[:len(b)-1]
-	}
-	return b
 }
 
 // fieldSet is the field names met in one object (encoding/json merges a repeated
