@@ -13,10 +13,7 @@ import (
 // a daemon runs; the daemon then dies before its next pass) leave the ledger
 // behind the catalogs while stamped: `usage` without a daemon skips the pass.
 func TestUsageRunsAPassWhenTheLedgerIsBehindTheCatalogs(t *testing.T) {
-	e := newEnv(t)
-	dir := e.project("/w/p")
-	file := filepath.Join(dir, "11111111-1111-4111-8111-111111111111.jsonl")
-	appendTo(t, file, header("/w/p")+waveAssistant("2026-03-01T10:00:00Z", "claude-sonnet-4-5", 100, 1))
+	e, file := usageStore(t)
 	total := func() int64 { return usageTotal(t, e) }
 	total()
 	total()

@@ -13,10 +13,7 @@ import (
 // summary is behind the units (a crash between the two files' writes): then the
 // ledger is opened, which rewrites the summary, and the report is right.
 func TestUsageWithoutPassTrustsOnlyAStampedSummary(t *testing.T) {
-	e := newEnv(t)
-	dir := e.project("/w/p")
-	file := filepath.Join(dir, "11111111-1111-4111-8111-111111111111.jsonl")
-	appendTo(t, file, header("/w/p")+waveAssistant("2026-03-01T10:00:00Z", "claude-sonnet-4-5", 100, 1))
+	e, file := usageStore(t)
 	total := func() int64 { return usageTotal(t, e) }
 	if got := total(); got != 101 {
 		t.Fatalf("total %d, want 101", got)

@@ -94,10 +94,7 @@ func TestUsageCommand(t *testing.T) {
 // changed since its last pass (the stamp); an append, a new session and a new
 // project are each seen.
 func TestUsageSkipsPassWhileNothingChanged(t *testing.T) {
-	e := newEnv(t)
-	dir := e.project("/w/p")
-	file := filepath.Join(dir, "11111111-1111-4111-8111-111111111111.jsonl")
-	appendTo(t, file, header("/w/p")+waveAssistant("2026-03-01T10:00:00Z", "claude-sonnet-4-5", 100, 1))
+	e, file := usageStore(t)
 	total := func() int64 { return usageTotal(t, e) }
 	if got := total(); got != 101 {
 		t.Fatalf("total %d, want 101", got)
@@ -116,7 +113,7 @@ func TestUsageSkipsPassWhileNothingChanged(t *testing.T) {
 	if got := total(); got != 111 {
 		t.Errorf("after an append the total is %d, want 111", got)
 	}
-	appendTo(t, filepath.Join(dir, "22222222-2222-4222-8222-222222222222.jsonl"), header("/w/p")+waveAssistant("2026-03-01T12:00:00Z", "claude-sonnet-4-5", 5, 0))
+	appendTo(t, filepath.Join(filepath.Dir(file), "22222222-2222-4222-8222-222222222222.jsonl"), header("/w/p")+waveAssistant("2026-03-01T12:00:00Z", "claude-sonnet-4-5", 5, 0))
 	if got := total(); got != 116 {
 		t.Errorf("after a new session the total is %d, want 116", got)
 	}
@@ -160,4 +157,13 @@ func usageTotal(t *testing.T, e *testEnv) int64 {
 		t.Fatal(err)
 	}
 	return rep.Totals.Total
+}
+
+// usageStore is a Wave project with one session of 101 tokens.
+func usageStore(t *testing.T) (*testEnv, string) {
+	t.Helper()
+	e := newEnv(t)
+	file := filepath.Join(e.project("/w/p"), "11111111-1111-4111-8111-111111111111.jsonl")
+	appendTo(t, file, header("/w/p")+waveAssistant("2026-03-01T10:00:00Z", "claude-sonnet-4-5", 100, 1))
+	return e, file
 }
