@@ -11,7 +11,7 @@ func BenchmarkPrepareLines(b *testing.B) {
 	x := &Index{}
 	var bytes int64
 	for _, u := range units {
-		for _, l := range u.lines {
+		for _, l := range u.Lines {
 			bytes += int64(len(l))
 		}
 	}
@@ -20,9 +20,9 @@ func BenchmarkPrepareLines(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		for _, u := range units {
-			p := x.Prepare(u.ref)
-			for j, l := range u.lines {
-				p.Line(u.offs[j], l)
+			p := x.Prepare(u.Ref)
+			for j, l := range u.Lines {
+				p.Line(u.Offs[j], l)
 			}
 		}
 	}

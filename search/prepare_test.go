@@ -14,38 +14,16 @@ import (
 	"github.com/sessionwatch/sessionwatch/indexer"
 )
 
-// unitLines is one transcript as the indexer hands it to consumers: each line
-// that starts with '{' (trimmed) and its offset.
-type unitLines struct {
-	ref   indexer.UnitRef
-	offs  []int64
-	lines [][]byte
-}
+// unitLines is one transcript as the indexer hands it to consumers.
+type unitLines = gen.LineUnit
 
 // genUnits writes a generated store of every line layout (plus a Wave file of
 // the recall test's unicode, CJK and escaped words) and splits it into lines.
 func genUnits(t testing.TB) []unitLines {
 	t.Helper()
-	home := t.TempDir()
-	var out []unitLines
-	for i, layout := range []string{"wave", "claude", "codex", "gemini", "llxprt"} {
-		root := filepath.Join(home, layout)
-		st, err := gen.Plan(root, gen.Spec{Layout: layout, Projects: 3, Sessions: 12, Lines: 24, LineSize: 700, Subagents: 0.2, Seed: int64(i + 1), Home: home})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := st.Write(); err != nil {
-			t.Fatal(err)
-		}
-		for j, s := range st.Sessions {
-			p := st.Path(s)
-			data, err := os.ReadFile(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rel, _ := filepath.Rel(root, p)
-			out = append(out, splitUnit(indexer.UnitRef{Source: layout, Layout: layout, Unit: filepath.ToSlash(rel), Path: p, Dev: 1, Ino: uint64(i*1000 + j)}, data))
-		}
+	out, err := gen.LineUnits(t.TempDir(), gen.Spec{Projects: 3, Sessions: 12, Lines: 24, LineSize: 700, Subagents: 0.2})
+	if err != nil {
+		t.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(3, 5))
 	var b bytes.Buffer
@@ -61,26 +39,7 @@ func genUnits(t testing.TB) []unitLines {
 			b.WriteString("not json\n\n")
 		}
 	}
-	return append(out, splitUnit(indexer.UnitRef{Source: "wave", Layout: "wave", Unit: "p/unicode.jsonl", Path: "/nonexistent/unicode.jsonl", Dev: 1, Ino: 99999}, b.Bytes()))
-}
-
-func splitUnit(ref indexer.UnitRef, data []byte) unitLines {
-	u := unitLines{ref: ref}
-	off := int64(0)
-	for len(data) > 0 {
-		i := bytes.IndexByte(data, '\n')
-		if i < 0 {
-			break // a partial last line is not handed over
-		}
-		line := bytes.TrimSpace(data[:i])
-		if len(line) > 0 && line[0] == '{' {
-			u.offs = append(u.offs, off)
-			u.lines = append(u.lines, line)
-		}
-		off += int64(i + 1)
-		data = data[i+1:]
-	}
-	return u
+	return append(out, gen.SplitLines(indexer.UnitRef{Source: "wave", Layout: "wave", Unit: "p/unicode.jsonl", Path: "/nonexistent/unicode.jsonl", Dev: 1, Ino: 99999}, b.Bytes()))
 }
 
 // TestLinesPreparedMatchesLine: a unit's lines handed over prepared (extracted and
@@ -99,19 +58,19 @@ func TestLinesPreparedMatchesLine(t *testing.T) {
 				}
 				defer x.Close()
 				for i, u := range units {
-					x.Reset(u.ref)
+					x.Reset(u.Ref)
 					if prepared {
-						p := x.Prepare(u.ref)
-						for j, line := range u.lines {
-							p.Line(u.offs[j], line)
+						p := x.Prepare(u.Ref)
+						for j, line := range u.Lines {
+							p.Line(u.Offs[j], line)
 						}
-						x.LinesPrepared(u.ref, p)
+						x.LinesPrepared(u.Ref, p)
 					} else {
-						for j, line := range u.lines {
-							x.Line(u.ref, u.offs[j], line)
+						for j, line := range u.Lines {
+							x.Line(u.Ref, u.Offs[j], line)
 						}
 					}
-					x.Done(u.ref, int64(1000+i), "fp")
+					x.Done(u.Ref, int64(1000+i), "fp")
 					if i%20 == 19 {
 						if err := x.Sync(nil); err != nil {
 							t.Fatal(err)

@@ -34,7 +34,7 @@ var trustedSeeds = []string{
 func TestFieldsMatchesObjectFields(t *testing.T) {
 	lines := append([]string(nil), trustedSeeds...)
 	for _, u := range genUnits(t) {
-		for _, l := range u.lines {
+		for _, l := range u.Lines {
 			lines = append(lines, string(l))
 		}
 	}

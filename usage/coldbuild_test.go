@@ -24,20 +24,20 @@ func TestColdBuildAppendsWithoutCompaction(t *testing.T) {
 	bySource := map[string][]unitLines{}
 	var sources []string
 	for _, u := range units {
-		if bySource[u.ref.Source] == nil {
-			sources = append(sources, u.ref.Source)
+		if bySource[u.Ref.Source] == nil {
+			sources = append(sources, u.Ref.Source)
 		}
-		bySource[u.ref.Source] = append(bySource[u.ref.Source], u)
+		bySource[u.Ref.Source] = append(bySource[u.Ref.Source], u)
 	}
 	feed := func(l *Ledger, us []unitLines) []indexer.SessionRef {
 		var refs []indexer.SessionRef
 		for _, u := range us {
-			l.Reset(u.ref)
-			for j, line := range u.lines {
-				l.Line(u.ref, u.offs[j], line)
+			l.Reset(u.Ref)
+			for j, line := range u.Lines {
+				l.Line(u.Ref, u.Offs[j], line)
 			}
-			l.Done(u.ref, int64(len(u.lines)), "fp")
-			refs = append(refs, indexer.SessionRef{UnitRef: u.ref, ID: u.ref.Unit, Type: "main", Project: "/p/" + u.ref.Source})
+			l.Done(u.Ref, int64(len(u.Lines)), "fp")
+			refs = append(refs, indexer.SessionRef{UnitRef: u.Ref, ID: u.Ref.Unit, Type: "main", Project: "/p/" + u.Ref.Source})
 		}
 		return refs
 	}

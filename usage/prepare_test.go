@@ -29,20 +29,20 @@ func TestLinesPreparedMatchesLine(t *testing.T) {
 		}
 		var refs []indexer.SessionRef
 		for i, u := range units {
-			l.Reset(u.ref)
+			l.Reset(u.Ref)
 			if prepared {
-				p := l.Prepare(u.ref)
-				for j, line := range u.lines {
-					p.Line(u.offs[j], line)
+				p := l.Prepare(u.Ref)
+				for j, line := range u.Lines {
+					p.Line(u.Offs[j], line)
 				}
-				l.LinesPrepared(u.ref, p)
+				l.LinesPrepared(u.Ref, p)
 			} else {
-				for j, line := range u.lines {
-					l.Line(u.ref, u.offs[j], line)
+				for j, line := range u.Lines {
+					l.Line(u.Ref, u.Offs[j], line)
 				}
 			}
-			l.Done(u.ref, int64(len(u.lines)), "fp")
-			refs = append(refs, indexer.SessionRef{UnitRef: u.ref, ID: u.ref.Unit, Type: "main", Project: "/p/" + u.ref.Source})
+			l.Done(u.Ref, int64(len(u.Lines)), "fp")
+			refs = append(refs, indexer.SessionRef{UnitRef: u.Ref, ID: u.Ref.Unit, Type: "main", Project: "/p/" + u.Ref.Source})
 			if i%15 == 14 {
 				if err := l.Sync(refs); err != nil {
 					t.Fatal(err)
@@ -96,50 +96,15 @@ func TestLinesPreparedMatchesLine(t *testing.T) {
 }
 
 // unitLines is one generated transcript's JSON lines, as a unit.
-type unitLines struct {
-	ref   indexer.UnitRef
-	offs  []int64
-	lines [][]byte
-}
+type unitLines = gen.LineUnit
 
 // genLineUnits generates a small store of every line layout (3 projects, 10
 // sessions each, with subagents) and returns its transcripts' lines, source by source.
 func genLineUnits(t *testing.T) []unitLines {
 	t.Helper()
-	home := t.TempDir()
-	var units []unitLines
-	for i, layout := range []string{"wave", "claude", "codex", "gemini", "llxprt"} {
-		root := filepath.Join(home, layout)
-		st, err := gen.Plan(root, gen.Spec{Layout: layout, Projects: 3, Sessions: 10, Lines: 30, LineSize: 400, Subagents: 0.2, Seed: int64(i + 1), Home: home})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := st.Write(); err != nil {
-			t.Fatal(err)
-		}
-		for j, s := range st.Sessions {
-			p := st.Path(s)
-			data, err := os.ReadFile(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rel, _ := filepath.Rel(root, p)
-			u := unitLines{ref: indexer.UnitRef{Source: layout, Layout: layout, Unit: filepath.ToSlash(rel), Path: p, Dev: 1, Ino: uint64(i*1000 + j)}}
-			off := int64(0)
-			for {
-				k := bytes.IndexByte(data, '\n')
-				if k < 0 {
-					break
-				}
-				if line := bytes.TrimSpace(data[:k]); len(line) > 0 && line[0] == '{' {
-					u.offs = append(u.offs, off)
-					u.lines = append(u.lines, line)
-				}
-				off += int64(k + 1)
-				data = data[k+1:]
-			}
-			units = append(units, u)
-		}
+	units, err := gen.LineUnits(t.TempDir(), gen.Spec{Projects: 3, Sessions: 10, Lines: 30, LineSize: 400, Subagents: 0.2})
+	if err != nil {
+		t.Fatal(err)
 	}
 	return units
 }
