@@ -337,11 +337,16 @@ func TestOpenDetectsCrashBetweenFiles(t *testing.T) {
 	}
 }
 
-// sortedSummary orders a summary's S rows (batches append them in another order
-// than a rewritten base holds them).
+// sortedSummary orders a summary's S and B rows (batches append them in another
+// order than a rewritten base holds them).
 func sortedSummary(s *Summary) *Summary {
 	c := *s
 	c.Sessions = append([]SessionRow(nil), s.Sessions...)
 	sort.Slice(c.Sessions, func(i, j int) bool { return sessKeyOf(&c.Sessions[i]).less(sessKeyOf(&c.Sessions[j])) })
+	c.Rows = append([]Row(nil), s.Rows...)
+	sort.Slice(c.Rows, func(i, j int) bool {
+		a, b := c.Rows[i], c.Rows[j]
+		return rowKey{a.Q, a.Source, a.Project, a.Model}.less(rowKey{b.Q, b.Source, b.Project, b.Model})
+	})
 	return &c
 }

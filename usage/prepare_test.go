@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"sort"
 	"testing"
 
 	"github.com/sessionwatch/sessionwatch/cmd/sessionload/gen"
@@ -57,14 +56,7 @@ func TestLinesPreparedMatchesLine(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sum, err = ReadSummary(state, Want{})
-		if err != nil || len(sum.Sessions) == 0 {
-			t.Fatalf("summary: err %v: the corpus must carry usage", err)
-		}
-		sort.Slice(sum.Sessions, func(i, j int) bool {
-			a, b := sum.Sessions[i], sum.Sessions[j]
-			return a.Source+a.Session+a.Model < b.Source+b.Session+b.Model
-		})
+		sum = readSummary(t, state)
 		// What the ledger holds of each unit beside the files: the parser's
 		// state and the dedupe window go on with the next append.
 		recs = map[ukey]unitRec{}
