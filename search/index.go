@@ -67,13 +67,18 @@ type Index struct {
 	man     manifest
 	segs    []*segment // committed, oldest first
 	spilled []*segment // written since the last commit, not yet in the manifest
-	units   map[uint32]*unitRec
-	live    map[liveKey]uint32 // id of each unit's live record
-	dirty   map[uint32]bool    // unit records changed since the last commit
-	buf     *memBuf
-	termBuf []byte
-	msgs    []Message
-	stats   Stats
+	u       *units     // the live units' ids and positions, the ended ids' states (units.go)
+	// Since the last commit: the ids whose record changed (the slot of a live
+	// one, -1 for one that ended), the records not yet in a segment or whose
+	// projects changed (their fields but the positions, which are in u), and
+	// the units that ended.
+	dirty    map[uint32]int32
+	pending  map[uint32]*unitRec
+	endedNow map[uint32]endedHot
+	buf      *memBuf
+	termBuf  []byte
+	msgs     []Message
+	stats    Stats
 
 	merging   int            // background merges running (0 or 1)
 	mergeHeld int            // segs[:mergeHeld] may be inputs of the background merge
@@ -126,58 +131,59 @@ func Open(opt Options) (*Index, error) {
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
-	x := &Index{opt: opt, log: opt.Logger, units: map[uint32]*unitRec{}, live: map[liveKey]uint32{}, dirty: map[uint32]bool{}, buf: newMemBuf()}
+	x := &Index{opt: opt, log: opt.Logger, buf: newMemBuf()}
+	x.resetChanges()
 	if x.log == nil {
 		x.log = slog.New(slog.DiscardHandler)
 	}
 	if err := os.MkdirAll(opt.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("create search dir: %w", err)
 	}
-	man, segs, units, err := load(opt.Dir)
+	man, segs, t, err := load(opt.Dir)
 	if err != nil {
 		// A damaged index is rebuilt from the transcripts, like a catalog.
 		x.log.Warn("search index unreadable, rebuilding", "dir", opt.Dir, "err", err)
-		man, segs, units = manifest{Version: manifestVersion}, nil, map[uint32]*unitRec{}
+		man, segs, t = manifest{Version: manifestVersion}, nil, newUnits()
 	}
 	if man.ToolOutput != opt.ToolOutput && len(man.Segments) > 0 {
 		x.log.Info("search.tool_output changed, rebuilding the search index", "tool_output", opt.ToolOutput)
 		for _, s := range segs {
 			s.close()
 		}
-		man, segs, units = manifest{Version: manifestVersion, NextSeg: man.NextSeg, NextUnit: man.NextUnit}, nil, map[uint32]*unitRec{}
+		man, segs, t = manifest{Version: manifestVersion, NextSeg: man.NextSeg, NextUnit: man.NextUnit}, nil, newUnits()
 	}
 	man.ToolOutput = opt.ToolOutput
-	x.man, x.segs, x.units = man, segs, units
-	for id, u := range units {
-		if u.State == unitLive {
-			x.live[liveKey{u.Source, u.Rel}] = id
-		}
-	}
+	x.man, x.segs, x.u = man, segs, t
 	x.removeStray()
 	return x, nil
 }
 
+// resetChanges empties what the index keeps between two commits (maps that grew
+// large, as in a first pass over a store, are let go rather than cleared).
+func (x *Index) resetChanges() {
+	if x.dirty == nil || len(x.dirty) > 1024 {
+		x.dirty, x.pending, x.endedNow = map[uint32]int32{}, map[uint32]*unitRec{}, map[uint32]endedHot{}
+		return
+	}
+	clear(x.dirty)
+	clear(x.pending)
+	clear(x.endedNow)
+}
+
 // load reads the manifest and opens its segments, folding their unit records.
-func load(dir string) (manifest, []*segment, map[uint32]*unitRec, error) {
+func load(dir string) (manifest, []*segment, *units, error) {
 	man, segs, err := openSegments(dir, false)
 	if err != nil {
 		return man, nil, nil, err
 	}
-	units := map[uint32]*unitRec{}
-	in := newInterner()
-	for _, s := range segs {
-		us, err := s.readUnits(in)
-		if err != nil {
-			for _, o := range segs {
-				o.close()
-			}
-			return man, nil, nil, err
+	t, err := loadUnits(man.NextUnit, segs)
+	if err != nil {
+		for _, o := range segs {
+			o.close()
 		}
-		for _, u := range us {
-			units[u.ID] = u
-		}
+		return man, nil, nil, err
 	}
-	return man, segs, units, nil
+	return man, segs, t, nil
 }
 
 // openSegments reads the manifest and opens the segments it names (mapped for a
@@ -241,54 +247,19 @@ func (x *Index) Stats() Stats {
 	return x.stats
 }
 
-// liveKey names a unit: its source and its path relative to the source's root
-// (strings shared with the unit's record, not joined into a new one).
-type liveKey struct{ source, unit string }
-
-func key(u indexer.UnitRef) liveKey { return liveKey{u.Source, u.Unit} }
-
-// liveLocked returns the live record of u, creating one (a new id) if there is none.
-func (x *Index) liveLocked(u indexer.UnitRef) *unitRec {
-	if id, ok := x.live[key(u)]; ok {
-		return x.units[id]
-	}
-	id := x.man.NextUnit
-	x.man.NextUnit++
-	r := &unitRec{ID: id, State: unitLive, Dev: u.Dev, Ino: u.Ino, Source: u.Source, Layout: u.Layout, Rel: u.Unit, Path: u.Path}
-	x.units[id] = r
-	x.live[key(u)] = id
-	x.dirty[id] = true
-	return r
-}
-
-// endLocked ends the live record of u with state (dead or removed).
-func (x *Index) endLocked(u indexer.UnitRef, state byte) {
-	id, ok := x.live[key(u)]
-	if !ok {
-		return
-	}
-	r := x.units[id]
-	r.State = state
-	if state == unitRemoved {
-		r.RemovedAt = x.opt.Now().Unix()
-	}
-	delete(x.live, key(u))
-	x.dirty[id] = true
-}
-
 // Resume implements indexer.Consumer.
 func (x *Index) Resume(u indexer.UnitRef) (int64, string, bool) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	id, ok := x.live[key(u)]
+	at, ok := x.u.findRef(u)
 	if !ok {
 		return 0, "", false
 	}
-	r := x.units[id]
-	if r.Dev != u.Dev || r.Ino != u.Ino {
+	h := &x.u.recs[at]
+	if x.u.devs[h.dev] != u.Dev || h.ino != u.Ino {
 		return 0, "", false
 	}
-	return r.Offset, r.Fp, true
+	return h.offset, x.u.fpOf(h), true
 }
 
 // Reset implements indexer.Consumer: the unit's docs are tombstoned by ending its id.
@@ -302,10 +273,10 @@ func (x *Index) Reset(u indexer.UnitRef) {
 func (x *Index) Line(u indexer.UnitRef, off int64, line []byte) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	r := x.liveLocked(u)
+	id := x.u.recs[x.liveLocked(u)].id
 	x.msgs = ExtractLine(x.msgs[:0], u.Layout, off, line, x.opt.ToolOutput)
 	for i := range x.msgs {
-		x.addLocked(r.ID, 0, &x.msgs[i])
+		x.addLocked(id, 0, &x.msgs[i])
 	}
 	x.maybeSpillLocked()
 }
@@ -314,10 +285,12 @@ func (x *Index) Line(u indexer.UnitRef, off int64, line []byte) {
 func (x *Index) Done(u indexer.UnitRef, off int64, fp string) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	r := x.liveLocked(u)
-	if r.Offset != off || r.Fp != fp || r.Dev != u.Dev || r.Ino != u.Ino {
-		r.Offset, r.Fp, r.Dev, r.Ino = off, fp, u.Dev, u.Ino
-		x.dirty[r.ID] = true
+	at := x.liveLocked(u)
+	h := &x.u.recs[at]
+	if dev := x.u.devIndex(u.Dev); h.offset != off || !x.u.sameFp(h, fp) || h.dev != dev || h.ino != u.Ino {
+		h.offset, h.dev, h.ino = off, dev, u.Ino
+		x.u.setFp(h, fp)
+		x.dirty[h.id] = int32(at)
 	}
 }
 
@@ -326,7 +299,8 @@ func (x *Index) Document(u indexer.UnitRef, data []byte, sessions []*indexer.Ses
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.endLocked(u, unitDead)
-	r := x.liveLocked(u)
+	at := x.liveLocked(u)
+	r := x.pending[x.u.recs[at].id] // a new id's record
 	sess := map[string]int{}
 	for _, s := range sessions {
 		if _, ok := sess[s.ID]; !ok && len(r.Sids) < 1<<16 {
@@ -345,6 +319,9 @@ func (x *Index) Document(u indexer.UnitRef, data []byte, sessions []*indexer.Ses
 			si = 0 // one session per document (Mogzi): its id may be the directory's
 		}
 		x.addLocked(r.ID, uint16(si), m)
+	}
+	if len(r.Sids) > 0 {
+		x.u.recs[at].flags |= flagColdProjs
 	}
 	x.maybeSpillLocked()
 }
@@ -434,41 +411,10 @@ func (x *Index) writeBufLocked(units []*unitRec) (*segment, error) {
 func (x *Index) Sync(sessions []indexer.SessionRef) error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	x.setProjectsLocked(sessions)
-	return x.commitLocked()
-}
-
-// setProjectsLocked records the project of each session in its unit's record: a
-// hint that lets a search over every project read only the catalogs of its
-// results. It may lag (a session that takes its project from a sibling later is
-// not handed over again), so a reader checks it against the catalogs; it is not
-// part of the rebuild check.
-func (x *Index) setProjectsLocked(sessions []indexer.SessionRef) {
-	for _, s := range sessions {
-		id, ok := x.live[key(s.UnitRef)]
-		if !ok {
-			continue
-		}
-		r := x.units[id]
-		i, n := 0, 1
-		if len(r.Sids) > 0 {
-			n = len(r.Sids)
-			if i = slices.Index(r.Sids, s.ID); i < 0 {
-				if len(r.Sids) != 1 {
-					continue
-				}
-				i = 0 // one session per document (Mogzi): its id may be the directory's
-			}
-		}
-		if len(r.Projs) == n && r.Projs[i] == s.Project {
-			continue
-		}
-		projs := make([]string, n)
-		copy(projs, r.Projs)
-		projs[i] = s.Project
-		r.Projs = projs
-		x.dirty[id] = true
+	if err := x.setProjectsLocked(sessions); err != nil {
+		return fmt.Errorf("commit search index: %w", err)
 	}
+	return x.commitLocked()
 }
 
 func (x *Index) commitLocked() error {
@@ -482,8 +428,11 @@ func (x *Index) commitLocked() error {
 	slices.Sort(ids)
 	units := make([]*unitRec, len(ids))
 	for i, id := range ids {
-		u := *x.units[id]
-		units[i] = &u
+		r, err := x.recordLocked(id, x.dirty[id])
+		if err != nil {
+			return fmt.Errorf("commit search index: %w", err)
+		}
+		units[i] = r
 	}
 	s, err := x.writeBufLocked(units)
 	if err != nil {
@@ -496,7 +445,12 @@ func (x *Index) commitLocked() error {
 		return err
 	}
 	x.segs, x.spilled = segs, nil
-	clear(x.dirty)
+	for id, at := range x.dirty {
+		if at < 0 {
+			x.u.ended[id] = ended{state: x.u.ended[id].state, committed: true}
+		}
+	}
+	x.resetChanges()
 	x.stats.Commits++
 	if err := x.maybeMergeLocked(); err != nil {
 		// The commit stands; a failed merge leaves more segments, not wrong ones.

@@ -226,8 +226,7 @@ func TestCheckReportsDifferences(t *testing.T) {
 	}
 	ref := indexer.UnitRef{Source: "wave", Layout: "wave", Unit: "p/" + uuid1 + ".jsonl"}
 	x.mu.Lock()
-	r := x.liveLocked(ref)
-	x.addLocked(r.ID, 0, &Message{Offset: 999, Role: RoleUser, Text: "phantom"})
+	x.addLocked(x.u.recs[x.liveLocked(ref)].id, 0, &Message{Offset: 999, Role: RoleUser, Text: "phantom"})
 	x.commitLocked()
 	x.mu.Unlock()
 	x.Close()

@@ -2,6 +2,7 @@ package search
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -79,7 +80,7 @@ func (x *Index) mergeCandidateLocked() (int, bool) {
 // mergeInBackgroundLocked merges segs[from:] on a goroutine and installs the
 // result under the lock; commits go on meanwhile, appending newer segments.
 func (x *Index) mergeInBackgroundLocked(from int) {
-	job := x.planMergeLocked(from)
+	job := x.planMergeLocked(from, true)
 	x.merging++
 	x.mergeHeld = len(x.segs)
 	x.mergeWG.Add(1)
@@ -106,55 +107,130 @@ func (x *Index) mergeInBackgroundLocked(from int) {
 // removed units); it commits first what was handed over.
 func (x *Index) Compact() error {
 	x.mu.Lock()
-	err := x.commitLocked()
-	for err == nil && x.merging > 0 {
+	defer x.mu.Unlock()
+	// A merge decides on committed states only: commit again after waiting for
+	// a merge, since calls may have come in meanwhile.
+	for {
+		if err := x.commitLocked(); err != nil {
+			return err
+		}
+		if x.merging == 0 {
+			break
+		}
 		x.mu.Unlock()
 		x.mergeWG.Wait() // a merge the commit started
 		x.mu.Lock()
 	}
-	defer x.mu.Unlock()
-	if err != nil || len(x.segs) <= 1 && x.garbageLocked() == 0 {
-		return err
+	if len(x.segs) <= 1 && x.garbageLocked() == 0 {
+		return nil
 	}
 	return x.mergeLocked(0)
 }
 
-// garbageLocked counts unit records whose docs are garbage.
+// garbageLocked counts the ids whose docs a merge would drop.
 func (x *Index) garbageLocked() int {
 	n := 0
-	for _, u := range x.units {
-		if u.State == unitDead || u.State == unitRemoved && !x.keepLocked(u) {
+	for id := range x.u.ended {
+		if x.dropLocked(id) {
 			n++
 		}
 	}
 	return n
 }
 
-func (x *Index) keepLocked(u *unitRec) bool {
-	return u.State == unitLive || u.State == unitRemoved && x.opt.KeepRemoved != nil && x.opt.KeepRemoved(u.Source, u.Path)
+// dropLocked reports whether a merge drops the docs of id: its unit ended, a
+// commit has written that, and (a removed unit) no archive of it is kept. Ends
+// are final (a unit that comes back gets a new id), so a verdict taken at any
+// time between a merge's plan and its install holds at the install.
+func (x *Index) dropLocked(id uint32) bool {
+	e, ok := x.u.ended[id]
+	if !ok || !e.committed {
+		return false
+	}
+	return e.state == unitDead || !x.keepRemovedLocked(id)
 }
 
-// mergeJob is a merge planned under the lock and built without it: its inputs are
-// immutable files, and keep is the verdict on each unit when it was planned.
+// keepRemovedLocked reports whether the docs of removed unit id are kept (its
+// session was archived). Its source and path are read from its record.
+func (x *Index) keepRemovedLocked(id uint32) bool {
+	if x.opt.KeepRemoved == nil {
+		return false
+	}
+	r, err := x.diskRecordLocked(id)
+	if err != nil {
+		x.log.Warn("read search unit record", "unit", id, "err", err)
+		return true // kept when in doubt
+	}
+	return x.opt.KeepRemoved(r.Source, r.Path)
+}
+
+// mergeJob is a merge planned under the lock and built without it (a background
+// merge) or with it: its inputs are immutable files.
 type mergeJob struct {
+	x    *Index
 	in   []*segment
 	full bool // the inputs are every segment: records of dropped units go too
-	keep map[uint32]bool
 	path string
+	bg   bool // built without the lock: ended ids from snap, removed ones asked under the lock
+	snap []endedID
+	// verdict caches drop verdicts on ended ids; dropped lists the ids whose
+	// records a full merge left out.
+	verdict map[uint32]bool
+	dropped []uint32
 }
 
-func (x *Index) planMergeLocked(from int) *mergeJob {
-	keep := make(map[uint32]bool, len(x.units))
-	for id, u := range x.units {
-		keep[id] = x.keepLocked(u)
+// endedID is an id whose unit's end was committed when a background merge was planned.
+type endedID struct {
+	id    uint32
+	state uint8
+}
+
+func (x *Index) planMergeLocked(from int, bg bool) *mergeJob {
+	job := &mergeJob{x: x, in: slices.Clone(x.segs[from:]), full: from == 0, bg: bg, verdict: map[uint32]bool{},
+		path: filepath.Join(x.opt.Dir, x.newSegName())}
+	if bg {
+		for id, e := range x.u.ended {
+			if e.committed {
+				job.snap = append(job.snap, endedID{id, e.state})
+			}
+		}
+		slices.SortFunc(job.snap, func(a, b endedID) int { return cmp.Compare(a.id, b.id) })
 	}
-	return &mergeJob{in: slices.Clone(x.segs[from:]), full: from == 0, keep: keep, path: filepath.Join(x.opt.Dir, x.newSegName())}
+	return job
+}
+
+// drop reports whether the merge drops the docs (and, in a full merge, the
+// record) of id.
+func (job *mergeJob) drop(id uint32) bool {
+	if v, ok := job.verdict[id]; ok {
+		return v
+	}
+	var v bool
+	if job.bg {
+		i, ok := slices.BinarySearchFunc(job.snap, id, func(e endedID, id uint32) int { return cmp.Compare(e.id, id) })
+		if !ok {
+			return false // live when planned
+		}
+		v = job.snap[i].state == unitDead
+		if !v {
+			job.x.mu.Lock()
+			v = !job.x.keepRemovedLocked(id)
+			job.x.mu.Unlock()
+		}
+	} else {
+		if _, ok := job.x.u.ended[id]; !ok {
+			return false
+		}
+		v = job.x.dropLocked(id)
+	}
+	job.verdict[id] = v
+	return v
 }
 
 // mergeLocked replaces segs[from:] by one segment holding their live docs, then
 // commits the new manifest.
 func (x *Index) mergeLocked(from int) error {
-	job := x.planMergeLocked(from)
+	job := x.planMergeLocked(from, false)
 	s, err := job.build()
 	if err != nil {
 		return err
@@ -184,10 +260,8 @@ func (x *Index) installMergeLocked(job *mergeJob, s *segment) error {
 	}
 	x.segs = segs
 	if job.full && at == 0 {
-		for id, k := range job.keep {
-			if u := x.units[id]; !k && u != nil && !x.keepLocked(u) {
-				delete(x.units, id)
-			}
+		for _, id := range job.dropped {
+			delete(x.u.ended, id) // no record of it is left
 		}
 	}
 	x.stats.Merges++
@@ -195,31 +269,11 @@ func (x *Index) installMergeLocked(job *mergeJob, s *segment) error {
 }
 
 // build writes the merged segment. Docs are renumbered in order, so postings
-// stay sorted.
+// stay sorted. Everything is streamed: unit records are copied one at a time
+// (a k-way merge of the inputs' unit tables), docs in chunks, terms one at a
+// time (a k-way merge of the dictionaries).
 func (job *mergeJob) build() (*segment, error) {
-	in, keep := job.in, job.keep
-	// Unit records of the inputs, folded (later wins); a full merge drops the
-	// records nothing refers to any more.
-	folded := map[uint32]*unitRec{}
-	shared := newInterner() // a full merge holds every unit's record at once
-	for _, s := range in {
-		us, err := s.readUnits(shared)
-		if err != nil {
-			return nil, err
-		}
-		for _, u := range us {
-			folded[u.ID] = u
-		}
-	}
-	var units []*unitRec
-	for id, u := range folded {
-		if job.full && !keep[id] {
-			continue
-		}
-		units = append(units, u)
-	}
-	sort.Slice(units, func(i, j int) bool { return units[i].ID < units[j].ID })
-
+	in := job.in
 	path := job.path
 	w, err := newSegWriter(path)
 	if err != nil {
@@ -229,7 +283,17 @@ func (job *mergeJob) build() (*segment, error) {
 		w.abort()
 		return nil, fmt.Errorf("merge search segments: %w", err)
 	}
-	w.units(units)
+	if err := job.copyUnits(w); err != nil {
+		return fail(err)
+	}
+	var lastID uint32
+	lastDrop, haveLast := false, false
+	drop := func(id uint32) bool { // docs come in runs of one unit
+		if !haveLast || id != lastID {
+			lastID, lastDrop, haveLast = id, job.drop(id), true
+		}
+		return lastDrop
+	}
 	// Docs: copied in chunks; dropped[i] lists input i's dropped doc numbers, so a
 	// doc's new number is its old one minus the drops before it plus the base.
 	dropped := make([][]uint32, len(in))
@@ -253,7 +317,7 @@ func (job *mergeJob) build() (*segment, error) {
 			}
 			for j := uint64(0); j < cnt; j++ {
 				rec := getDoc(b[j*docSize:])
-				if !keep[rec.Unit] {
+				if drop(rec.Unit) {
 					dropped[i] = append(dropped[i], uint32(d+j))
 					continue
 				}
@@ -319,6 +383,78 @@ func (job *mergeJob) build() (*segment, error) {
 		return nil, err
 	}
 	return openSegment(path, false)
+}
+
+// copyUnits writes the unit records of the merged segment: for each id, the
+// newest input's record (a later segment's overrides), as it is; a full merge
+// leaves out those of dropped ids.
+func (job *mergeJob) copyUnits(w *segWriter) error {
+	type cursor struct {
+		s   *segment
+		i   int
+		pos uint64 // where r is in the units section
+		r   *bufio.Reader
+	}
+	cs := make([]cursor, len(job.in))
+	for k, s := range job.in {
+		cs[k] = cursor{s: s, r: bufio.NewReaderSize(io.NewSectionReader(s.f, int64(s.ft.unitsOff), int64(s.ft.unitsLen)), 32<<10)}
+	}
+	w.beginUnits()
+	var rec []byte
+	for {
+		var id uint32
+		have, win := false, -1
+		for k := range cs {
+			c := &cs[k]
+			if c.i < int(c.s.ft.nunits) {
+				if t := c.s.tabID(c.i); !have || t < id {
+					id, have = t, true
+				}
+			}
+		}
+		if !have {
+			break
+		}
+		for k := range cs {
+			if c := &cs[k]; c.i < int(c.s.ft.nunits) && c.s.tabID(c.i) == id {
+				win = k
+			}
+		}
+		keep := !job.full || !job.drop(id)
+		if !keep {
+			job.dropped = append(job.dropped, id)
+		}
+		for k := range cs {
+			c := &cs[k]
+			if c.i >= int(c.s.ft.nunits) || c.s.tabID(c.i) != id {
+				continue
+			}
+			off, end, err := c.s.recSpan(c.i)
+			if err != nil || off < c.pos {
+				return errCorrupt
+			}
+			if _, err := c.r.Discard(int(off - c.pos)); err != nil {
+				return err
+			}
+			n := int(end - off)
+			if k == win && keep {
+				rec = slices.Grow(rec[:0], n)[:n]
+				if _, err := io.ReadFull(c.r, rec); err != nil {
+					return err
+				}
+				if got, m := binary.Uvarint(rec); m <= 0 || got != uint64(id) {
+					return errCorrupt
+				}
+				w.unit(id, rec)
+			} else if _, err := c.r.Discard(n); err != nil {
+				return err
+			}
+			c.pos = end
+			c.i++
+		}
+	}
+	w.endUnits()
+	return nil
 }
 
 // dictIter reads a segment's dictionary in order.

@@ -83,7 +83,7 @@ func (x *Index) LinesPrepared(u indexer.UnitRef, prep indexer.Prepared) {
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	r := x.liveLocked(u)
+	id := x.u.recs[x.liveLocked(u)].id
 	d, at := 0, 0
 	for _, end := range p.lineEnds {
 		for ; d < int(end); d++ {
@@ -97,7 +97,7 @@ func (x *Index) LinesPrepared(u indexer.UnitRef, prep indexer.Prepared) {
 				b.count(t, doc)
 			}
 			rec := pd.rec
-			rec.Unit = r.ID
+			rec.Unit = id
 			b.docs = append(b.docs, rec)
 			b.tokens += uint64(pd.n)
 			b.bytes += docSize

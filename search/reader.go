@@ -82,7 +82,7 @@ func (r *Reader) unit(id uint32) (*unitRec, error) {
 func (r *Reader) allUnits() (map[uint32]*unitRec, error) {
 	out := map[uint32]*unitRec{}
 	for _, s := range r.segs {
-		us, err := s.readUnits(nil)
+		us, err := s.readUnits()
 		if err != nil {
 			return nil, err
 		}

@@ -26,44 +26,6 @@ const (
 
 var errCorrupt = errors.New("corrupt search segment")
 
-// Unit states in a unit record.
-const (
-	unitLive    = 0
-	unitRemoved = 1 // the file left the store; its docs count only for --archived
-	unitDead    = 2 // replaced (reset or rewritten): its docs are garbage
-)
-
-// unitRec is what the index knows of one unit under one id. A unit that is reset
-// gets a new id; its old id turns dead, which tombstones all its docs at once.
-type unitRec struct {
-	ID        uint32
-	State     byte
-	RemovedAt int64 // Unix seconds
-	Dev, Ino  uint64
-	Offset    int64
-	Fp        string
-	Source    string
-	Layout    string
-	Rel       string
-	Path      string
-	Sids      []string // document units: session ids, indexed by a doc's sess
-	// Projs are the projects the catalogs file the unit's sessions under: one for a
-	// line unit, one per Sids entry for a document ("" unknown). A search is scoped
-	// by them without reading the catalogs.
-	Projs []string
-}
-
-// project is the project of the unit's session sess.
-func (u *unitRec) project(sess uint16) string {
-	if int(sess) < len(u.Projs) {
-		return u.Projs[sess]
-	}
-	if len(u.Projs) == 1 {
-		return u.Projs[0]
-	}
-	return ""
-}
-
 // docRec is one indexed message.
 type docRec struct {
 	Unit   uint32
@@ -207,6 +169,7 @@ type segWriter struct {
 	dict   bytes.Buffer
 	blocks []byte // u64 dictionary offset of each block
 	prev   string
+	tab    []byte // the unit table, while the records are written
 	sum    sumWriter
 	err    error
 }
@@ -261,40 +224,36 @@ func (s *segWriter) write(b []byte) {
 	s.off += uint64(len(b))
 }
 
-func appendStr(b []byte, s string) []byte {
-	b = binary.AppendUvarint(b, uint64(len(s)))
-	return append(b, s...)
-}
-
 // units writes the unit records (ascending ids) and their offset table.
 func (s *segWriter) units(us []*unitRec) {
-	s.ft.unitsOff = s.off
-	var b, tab []byte
+	s.beginUnits()
+	var b []byte
 	for _, u := range us {
-		tab = binary.LittleEndian.AppendUint32(tab, u.ID)
-		tab = binary.LittleEndian.AppendUint32(tab, uint32(len(b)))
-		b = binary.AppendUvarint(b, uint64(u.ID))
-		b = append(b, u.State)
-		b = binary.AppendVarint(b, u.RemovedAt)
-		b = binary.AppendUvarint(b, u.Dev)
-		b = binary.AppendUvarint(b, u.Ino)
-		b = binary.AppendUvarint(b, uint64(u.Offset))
-		for _, str := range []string{u.Fp, u.Source, u.Layout, u.Rel, u.Path} {
-			b = appendStr(b, str)
-		}
-		b = binary.AppendUvarint(b, uint64(len(u.Sids)))
-		for _, id := range u.Sids {
-			b = appendStr(b, id)
-		}
-		b = binary.AppendUvarint(b, uint64(len(u.Projs)))
-		for _, p := range u.Projs {
-			b = appendStr(b, p)
-		}
+		b = appendUnit(b[:0], u)
+		s.unit(u.ID, b)
 	}
-	s.write(b)
+	s.endUnits()
+}
+
+func (s *segWriter) beginUnits() { s.ft.unitsOff = s.off }
+
+// unit appends one encoded record (ids ascending): a merge copies records as
+// they are, one at a time.
+func (s *segWriter) unit(id uint32, rec []byte) {
+	s.tab = binary.LittleEndian.AppendUint32(s.tab, id)
+	s.tab = binary.LittleEndian.AppendUint32(s.tab, uint32(s.off-s.ft.unitsOff))
+	s.write(rec)
+	if s.off-s.ft.unitsOff > 1<<32-1 && s.err == nil {
+		s.err = fmt.Errorf("unit records over 4 GiB")
+	}
+}
+
+// endUnits ends the records and writes their table.
+func (s *segWriter) endUnits() {
 	s.ft.unitsLen = s.off - s.ft.unitsOff
-	s.ft.unitTabOff, s.ft.nunits = s.off, uint64(len(us))
-	s.write(tab)
+	s.ft.unitTabOff, s.ft.nunits = s.off, uint64(len(s.tab)/unitTabRec)
+	s.write(s.tab)
+	s.tab = nil
 }
 
 // docs writes the doc table; call once, after units.
@@ -404,6 +363,7 @@ type segment struct {
 	ft    footer
 	data  []byte // the mapped file, or nil
 	unmap func()
+	tab   []byte // the unit table: in memory (8 bytes a record) for the writer, mapped for a reader
 }
 
 // dictEntry is one term of a segment's dictionary.
@@ -463,7 +423,11 @@ func (s *segment) load(mapped bool) error {
 			return errCorrupt
 		}
 	}
-	return nil
+	if s.ft.nunits > 1<<32-1 || s.ft.unitsLen > 1<<32-1 {
+		return errCorrupt
+	}
+	s.tab, err = s.read(s.ft.unitTabOff, s.ft.nunits*unitTabRec)
+	return err
 }
 
 func (s *segment) close() {
@@ -495,166 +459,6 @@ func readStr(b []byte) (string, int) {
 		return "", -1
 	}
 	return string(b[n : n+int(l)]), n + int(l)
-}
-
-// readUnits decodes the segment's unit records. With in (the writer's, which
-// keeps every record in memory), what units share is shared (interner).
-func (s *segment) readUnits(in *interner) ([]*unitRec, error) {
-	b, err := s.read(s.ft.unitsOff, s.ft.unitsLen)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]*unitRec, 0, s.ft.nunits)
-	for i := uint64(0); i < s.ft.nunits; i++ {
-		u := &unitRec{}
-		n := decodeUnitInto(u, b, in)
-		if n <= 0 {
-			return nil, errCorrupt
-		}
-		b = b[n:]
-		out = append(out, u)
-	}
-	return out, nil
-}
-
-// interner shares the strings unit records repeat (source, layout, project) and
-// the one-project lists of line units, read-only once shared: setProjectsLocked
-// copies a list before changing it.
-type interner struct {
-	strs  map[string]string
-	projs map[string][]string
-}
-
-func newInterner() *interner {
-	return &interner{strs: map[string]string{}, projs: map[string][]string{}}
-}
-
-// str returns b as a string, shared with earlier equal ones.
-func (in *interner) str(b []byte) string {
-	if s, ok := in.strs[string(b)]; ok {
-		return s
-	}
-	s := string(b)
-	in.strs[s] = s
-	return s
-}
-
-// one returns the one-element list of project p, shared.
-func (in *interner) one(p []byte) []string {
-	if l, ok := in.projs[string(p)]; ok {
-		return l
-	}
-	l := []string{in.str(p)}
-	in.projs[l[0]] = l
-	return l
-}
-
-// unit finds the record of id in the segment through the unit table (nil if the
-// segment has none).
-func (s *segment) unit(id uint32) (*unitRec, error) {
-	tab, err := s.read(s.ft.unitTabOff, s.ft.nunits*unitTabRec)
-	if err != nil {
-		return nil, err
-	}
-	n := int(s.ft.nunits)
-	i := sort.Search(n, func(i int) bool { return binary.LittleEndian.Uint32(tab[i*unitTabRec:]) >= id })
-	if i == n || binary.LittleEndian.Uint32(tab[i*unitTabRec:]) != id {
-		return nil, nil
-	}
-	off := uint64(binary.LittleEndian.Uint32(tab[i*unitTabRec+4:]))
-	if off >= s.ft.unitsLen {
-		return nil, errCorrupt
-	}
-	end := s.ft.unitsLen
-	if i+1 < n {
-		end = uint64(binary.LittleEndian.Uint32(tab[(i+1)*unitTabRec+4:]))
-	}
-	if end < off || end > s.ft.unitsLen {
-		return nil, errCorrupt
-	}
-	b, err := s.read(s.ft.unitsOff+off, end-off)
-	if err != nil {
-		return nil, err
-	}
-	u := &unitRec{}
-	m := decodeUnitInto(u, b, nil)
-	if m <= 0 || u.ID != id {
-		return nil, errCorrupt
-	}
-	return u, nil
-}
-
-// decodeUnitInto decodes one unit record at the start of b into u and returns
-// its length (<= 0 if damaged). With in, the source, layout and projects are
-// shared with other records', and the unit's path relative to its root is a
-// part of its absolute path's string.
-func decodeUnitInto(u *unitRec, b []byte, in *interner) int {
-	total := len(b)
-	bad := false
-	uv := func() uint64 {
-		v, n := binary.Uvarint(b)
-		if n <= 0 {
-			bad = true
-			return 0
-		}
-		b = b[n:]
-		return v
-	}
-	raw := func() []byte {
-		l, n := binary.Uvarint(b)
-		if n <= 0 || uint64(len(b)-n) < l {
-			bad = true
-			return nil
-		}
-		v := b[n : n+int(l)]
-		b = b[n+int(l):]
-		return v
-	}
-	str := func() string { return string(raw()) }
-	shared := func() string {
-		if in == nil {
-			return str()
-		}
-		return in.str(raw())
-	}
-	u.ID = uint32(uv())
-	if bad || len(b) == 0 {
-		return -1
-	}
-	u.State = b[0]
-	b = b[1:]
-	ra, n := binary.Varint(b)
-	if n <= 0 {
-		return -1
-	}
-	b = b[n:]
-	u.RemovedAt = ra
-	u.Dev, u.Ino, u.Offset = uv(), uv(), int64(uv())
-	u.Fp, u.Source, u.Layout = str(), shared(), shared()
-	rel := raw()
-	u.Path = str()
-	if in != nil && len(u.Path) >= len(rel) && u.Path[len(u.Path)-len(rel):] == string(rel) {
-		u.Rel = u.Path[len(u.Path)-len(rel):]
-	} else {
-		u.Rel = string(rel)
-	}
-	ns := uv()
-	for j := uint64(0); j < ns && !bad; j++ {
-		u.Sids = append(u.Sids, str())
-	}
-	np := uv()
-	switch {
-	case np == 1 && in != nil && !bad:
-		u.Projs = in.one(raw())
-	default:
-		for j := uint64(0); j < np && !bad; j++ {
-			u.Projs = append(u.Projs, shared())
-		}
-	}
-	if bad {
-		return -1
-	}
-	return total - len(b)
 }
 
 // doc reads one doc record.
