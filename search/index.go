@@ -419,6 +419,7 @@ func (x *Index) Sync(sessions []indexer.SessionRef) error {
 
 func (x *Index) commitLocked() error {
 	if len(x.dirty) == 0 && len(x.buf.docs) == 0 && len(x.spilled) == 0 {
+		clear(x.pending) // records read back for a document whose projects held
 		return nil
 	}
 	ids := make([]uint32, 0, len(x.dirty))

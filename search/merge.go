@@ -306,6 +306,12 @@ func (job *mergeJob) build() (*segment, error) {
 	for _, s := range in {
 		most = max(most, s.ft.ndocs)
 	}
+	var ndocs, nsess uint64
+	for _, s := range in {
+		ndocs += s.ft.ndocs
+		nsess += s.ft.nsess
+	}
+	w.sum.reserve(int(ndocs), int(nsess))
 	buf := make([]byte, min(chunk, most)*docSize)
 	for i, s := range in {
 		base[i] = next
@@ -400,6 +406,11 @@ func (job *mergeJob) copyUnits(w *segWriter) error {
 		cs[k] = cursor{s: s, r: bufio.NewReaderSize(io.NewSectionReader(s.f, int64(s.ft.unitsOff), int64(s.ft.unitsLen)), 32<<10)}
 	}
 	w.beginUnits()
+	var nunits int
+	for _, s := range job.in {
+		nunits += int(s.ft.nunits)
+	}
+	w.tab = slices.Grow(w.tab, nunits*unitTabRec)
 	var rec []byte
 	for {
 		var id uint32

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
 	"syscall"
 	"testing"
 	"time"
@@ -131,5 +133,61 @@ func copyDir(b *testing.B, from, to string) {
 		}
 		src.Close()
 		dst.Close()
+	}
+}
+
+// BenchmarkMergeHeap measures a full merge of the index of BenchmarkOpenHeap
+// (Compact after Open): the most heap it holds beyond what the open index holds
+// (MiB-peak, sampled every millisecond with the collector at GOGC 5, so that
+// the heap stays close to what is live), what it allocates (MiB-alloc) and its
+// CPU time.
+func BenchmarkMergeHeap(b *testing.B) {
+	src := os.Getenv("SESSIONWATCH_SEARCH_INDEX")
+	if src == "" {
+		src = genIndex(b, 100000)
+	}
+	for range b.N {
+		dir := filepath.Join(b.TempDir(), DirName)
+		copyDir(b, src, dir)
+		x, err := Open(Options{Dir: dir})
+		if err != nil {
+			b.Fatal(err)
+		}
+		old := debug.SetGCPercent(5)
+		runtime.GC()
+		sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+		metrics.Read(sample)
+		base := sample[0].Value.Uint64()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		stop, done := make(chan struct{}), make(chan uint64)
+		go func() {
+			peak := base
+			tick := time.NewTicker(time.Millisecond)
+			defer tick.Stop()
+			for {
+				select {
+				case <-stop:
+					done <- peak
+					return
+				case <-tick.C:
+					metrics.Read(sample)
+					peak = max(peak, sample[0].Value.Uint64())
+				}
+			}
+		}()
+		cpu0 := cpuNow()
+		if err := x.Compact(); err != nil {
+			b.Fatal(err)
+		}
+		cpu := cpuNow() - cpu0
+		close(stop)
+		peak := <-done
+		runtime.ReadMemStats(&after)
+		debug.SetGCPercent(old)
+		b.ReportMetric(float64(peak-base)/(1<<20), "MiB-peak")
+		b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/(1<<20), "MiB-alloc")
+		b.ReportMetric(float64(cpu.Microseconds())/1000, "cpu-ms")
+		x.Close()
 	}
 }

@@ -30,11 +30,12 @@ const sessRec = 6
 // sumWriter is what a segment writer keeps to summarize postings: each doc's
 // session (as runs of docs of one session), length and time.
 type sumWriter struct {
-	sessions []sessKey          // by ordinal, in order of first doc
-	ord      map[sessKey]uint32 // session → ordinal
-	runs     []sumRun           // ascending first doc
-	lens     []uint16           // per doc
-	times    []uint32           // per doc
+	sessions  []sessKey          // by ordinal, in order of first doc (until table)
+	ord       map[sessKey]uint32 // session → ordinal (until table)
+	nsessions int                // len(sessions), once table is made
+	runs      []sumRun           // ascending first doc
+	lens      []uint16           // per doc
+	times     []uint32           // per doc
 	// Per term, reused: the state of each session seen (at[ordinal] is its index
 	// in state plus one; reset after each term).
 	at    []int32
@@ -73,13 +74,27 @@ func (w *sumWriter) doc(d *docRec) {
 	w.times = append(w.times, d.Time)
 }
 
-// table is the session table: per ordinal, unit u32 and session index u16.
+// reserve makes room for up to docs docs of up to sessions sessions (a merge
+// knows its inputs' counts), so that the per-doc slices are not grown by
+// copying.
+func (w *sumWriter) reserve(docs, sessions int) {
+	w.lens = slices.Grow(w.lens, docs)
+	w.times = slices.Grow(w.times, docs)
+	w.sessions = slices.Grow(w.sessions, sessions)
+	if w.ord == nil {
+		w.ord = make(map[sessKey]uint32, sessions)
+	}
+}
+
+// table is the session table: per ordinal, unit u32 and session index u16. It
+// ends the docs: what only they needed is let go.
 func (w *sumWriter) table() []byte {
 	b := make([]byte, 0, len(w.sessions)*sessRec)
 	for _, k := range w.sessions {
 		b = binary.LittleEndian.AppendUint32(b, k.unit)
 		b = binary.LittleEndian.AppendUint16(b, k.sess)
 	}
+	w.nsessions, w.ord, w.sessions = len(w.sessions), nil, nil
 	return b
 }
 
@@ -89,8 +104,8 @@ func (w *sumWriter) table() []byte {
 // (delta), last doc - first doc, newest time (signed delta), n, n× (tf, length)
 // (deltas after the first)`.
 func (w *sumWriter) summarize(post []byte, df uint32) ([]byte, error) {
-	if len(w.at) < len(w.sessions) {
-		w.at = make([]int32, len(w.sessions))
+	if len(w.at) < w.nsessions {
+		w.at = make([]int32, w.nsessions)
 	}
 	w.state = w.state[:0]
 	defer func() {
