@@ -65,6 +65,7 @@ func (w *sumWriter) doc(d *docRec) {
 		o = uint32(len(w.sessions))
 		w.ord[k] = o
 		w.sessions = append(w.sessions, k)
+		w.nsessions++
 	}
 	n := uint32(len(w.lens))
 	if len(w.runs) == 0 || w.runs[len(w.runs)-1].ord != o {
@@ -94,7 +95,7 @@ func (w *sumWriter) table() []byte {
 		b = binary.LittleEndian.AppendUint32(b, k.unit)
 		b = binary.LittleEndian.AppendUint16(b, k.sess)
 	}
-	w.nsessions, w.ord, w.sessions = len(w.sessions), nil, nil
+	w.ord, w.sessions = nil, nil
 	return b
 }
 
