@@ -350,6 +350,7 @@ func (job *mergeJob) build() (*segment, error) {
 		}
 	}
 	var tl termList
+	var pbuf []byte // the postings being read, reused
 	for {
 		term := ""
 		have := false
@@ -366,10 +367,11 @@ func (job *mergeJob) build() (*segment, error) {
 			if !it.ok || it.e.term != term {
 				continue
 			}
-			post, err := in[i].postings(it.e)
+			post, err := in[i].postingsInto(it.e, pbuf)
 			if err != nil {
 				return fail(err)
 			}
+			pbuf = post
 			if err := decodePostings(post, func(doc, tf uint32) {
 				if nd, ok := remap(i, doc); ok {
 					tl.add(nd, tf)

@@ -9,6 +9,7 @@ import (
 	"hash/crc32"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -577,8 +578,21 @@ func (s *segment) lookup(term string, prefix bool) ([]dictEntry, error) {
 
 // postings reads one term's encoded postings.
 func (s *segment) postings(e dictEntry) ([]byte, error) {
+	return s.postingsInto(e, nil)
+}
+
+// postingsInto is postings reading into buf (reused) when the segment is not
+// mapped: a merge reads every term's postings once, one term at a time.
+func (s *segment) postingsInto(e dictEntry, buf []byte) ([]byte, error) {
 	if e.off > s.ft.postLen || e.len > s.ft.postLen-e.off {
 		return nil, errCorrupt
 	}
-	return s.read(s.ft.postOff+e.off, e.len)
+	if s.data != nil {
+		return s.read(s.ft.postOff+e.off, e.len)
+	}
+	b := slices.Grow(buf[:0], int(e.len))[:e.len]
+	if _, err := s.f.ReadAt(b, int64(s.ft.postOff+e.off)); err != nil {
+		return nil, err
+	}
+	return b, nil
 }

@@ -32,7 +32,7 @@ const sessRec = 6
 type sumWriter struct {
 	sessions  []sessKey          // by ordinal, in order of first doc (until table)
 	ord       map[sessKey]uint32 // session → ordinal (until table)
-	nsessions int                // len(sessions), once table is made
+	nsessions int                // sessions seen (sessions is let go at table)
 	runs      []sumRun           // ascending first doc
 	lens      []uint16           // per doc
 	times     []uint32           // per doc
@@ -40,6 +40,7 @@ type sumWriter struct {
 	// in state plus one; reset after each term).
 	at    []int32
 	state []sumState
+	out   []byte // the last summary's bytes, reused
 }
 
 // sumRun: docs from first on belong to session ord (until the next run).
@@ -109,6 +110,11 @@ func (w *sumWriter) summarize(post []byte, df uint32) ([]byte, error) {
 		w.at = make([]int32, w.nsessions)
 	}
 	w.state = w.state[:0]
+	if n := min(int(df), w.nsessions); cap(w.state) < n {
+		// At most one state per session holding the term: grown once to that,
+		// not by appends (a large slice grows by a quarter at a time).
+		w.state = make([]sumState, 0, n)
+	}
 	defer func() {
 		for i := range w.state {
 			w.at[w.state[i].ord] = 0
@@ -169,7 +175,8 @@ func (w *sumWriter) summarize(post []byte, df uint32) ([]byte, error) {
 		// no shorter to walk than the postings, and several times their size.
 		return nil, nil
 	}
-	var b []byte
+	b := w.out[:0] // the caller writes it out before the next term
+	defer func() { w.out = b[:0] }()
 	var prevOrd int64
 	var prevFirst uint32
 	var prevOff uint64
