@@ -2,7 +2,6 @@ package search
 
 import (
 	"encoding/binary"
-	"slices"
 	"sort"
 )
 
@@ -186,9 +185,27 @@ func addFrontier(f []sumPair, p sumPair) []sumPair {
 			return f
 		}
 	}
-	f = slices.DeleteFunc(f, func(q sumPair) bool { return p.tf >= q.tf && p.len <= q.len })
-	i := sort.Search(len(f), func(i int) bool { return f[i].tf > p.tf })
-	return slices.Insert(f, i, p)
+	// Drop the pairs p beats and insert p before the first of higher tf: in
+	// place, without a call per pair (this runs for every posting written).
+	j, i := 0, -1
+	for _, q := range f {
+		if p.tf >= q.tf && p.len <= q.len {
+			continue
+		}
+		if i < 0 && q.tf > p.tf {
+			i = j
+		}
+		f[j] = q
+		j++
+	}
+	f = f[:j]
+	if i < 0 {
+		return append(f, p)
+	}
+	f = append(f, sumPair{})
+	copy(f[i+1:], f[i:])
+	f[i] = p
+	return f
 }
 
 // sumEntry is one session of a term's summary in a segment.
