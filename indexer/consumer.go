@@ -79,6 +79,12 @@ type Prepared interface {
 	Size() int64
 }
 
+// MembersPrepared is a Prepared that can take a line from its members scanned
+// once (Members) by the read worker, as Line would take m.Line().
+type MembersPrepared interface {
+	LineMembers(off int64, m *Members)
+}
+
 // UnitRef identifies a unit to a consumer.
 type UnitRef struct {
 	Source string // source name

@@ -375,3 +375,44 @@ func TrimJSONSpace(b []byte) []byte {
 	}
 	return b
 }
+
+// Members is a line's top-level members from one validating scan, shared by the
+// readers of the line: on a cold pass's read workers (prefetch.go) each line is
+// scanned once for the layout's fold and every consumer's Prepared, not once by
+// each (see MembersLiner, MembersPrepared).
+type Members struct {
+	line []byte
+	mem  []member
+	err  error
+	add  func(key, val []byte) // bound once
+}
+
+type member struct{ key, val []byte }
+
+// Scan validates line as ObjectFields does and records the members it gives fn.
+func (m *Members) Scan(line []byte) {
+	if m.add == nil {
+		m.add = func(key, val []byte) { m.mem = append(m.mem, member{key, val}) }
+	}
+	clear(m.mem)
+	m.line, m.mem = line, m.mem[:0]
+	m.err = ObjectFields(line, m.add)
+}
+
+// Line is the line last scanned.
+func (m *Members) Line() []byte { return m.line }
+
+// ObjectFields is ObjectFields(line, fn): the same calls of fn, in order, and the
+// same error (fn is called with the members read before a syntax error, as
+// ObjectFields calls it while it validates). When m is the scan of this very line
+// (the same bytes in place), the members are handed over from the scan; otherwise
+// (m nil, another line) the line is scanned.
+func (m *Members) ObjectFields(line []byte, fn func(key, val []byte)) error {
+	if m == nil || len(line) != len(m.line) || len(line) == 0 || &line[0] != &m.line[0] {
+		return ObjectFields(line, fn)
+	}
+	for _, e := range m.mem {
+		fn(e.key, e.val)
+	}
+	return m.err
+}

@@ -1,8 +1,10 @@
 package indexer
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -120,6 +122,42 @@ func FuzzCatalogLines(f *testing.F) {
 		}
 		if !reflect.DeepEqual(fast, full) {
 			t.Fatalf("fast %+v != full %+v for %q", fast, full, data)
+		}
+	})
+}
+
+// FuzzMembers: a line's Members hand over exactly what ObjectFields gives (the
+// same members in order, the same error, the members before a syntax error too),
+// and a Members of another line (or none) scans the line itself.
+func FuzzMembers(f *testing.F) {
+	for _, s := range []string{`{"a":1,"b":[1,2,{"c":"d"}],"e":"f\"g"}`, `{}`, ` {"x":null} `, `{"a":1,"b":`, `{"a":1}{`,
+		`{"k\u00e9y":"v","k\\"2":true}`, `[1,2]`, `"s"`, ``, `{"a":"\x01"}`, `{"a":1,"a":2}`, `{"t":"user","m":{"c":[{"x":"y"}]}}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		line := []byte(s)
+		render := func(m *Members, line []byte) string {
+			var b strings.Builder
+			err := m.ObjectFields(line, func(k, v []byte) { fmt.Fprintf(&b, "%q=%q,", k, v) })
+			fmt.Fprintf(&b, "err=%v", err != nil)
+			return b.String()
+		}
+		want := render(nil, line)
+		var m Members
+		m.Scan([]byte(`{"other":"line"}`))
+		m.Scan(line)
+		if got := render(&m, line); got != want {
+			t.Fatalf("members of %q: %s, want %s", s, got, want)
+		}
+		if got := render(&m, line); got != want {
+			t.Fatalf("members of %q handed over twice: %s, want %s", s, got, want)
+		}
+		if string(m.Line()) != s {
+			t.Fatalf("Line() = %q, want %q", m.Line(), s)
+		}
+		other := bytes.Clone(line)
+		if got := render(&m, other); got != want {
+			t.Fatalf("a copy of %q: %s, want %s", s, got, want)
 		}
 	})
 }

@@ -1,6 +1,10 @@
 package search
 
-import "github.com/sessionwatch/sessionwatch/indexer"
+import (
+	"hash/maphash"
+
+	"github.com/sessionwatch/sessionwatch/indexer"
+)
 
 // The index is an indexer.Preparer: on a cold pass the indexer's read workers
 // extract each line's messages, cut them into terms and count each message's
@@ -14,11 +18,9 @@ type preparedLines struct {
 	msgs    []Message // scratch
 	scratch []byte    // scratch: one message's terms, each after its length byte
 
-	dict      map[string]uint32 // the unit's distinct terms, to their local ids
-	names     []string          // by local id: the term
-	mark      []uint32          // by local id: 1 + the doc it last occurred in
-	slot      []uint32          // by local id: its entry in pairs for that doc
-	nameBytes int
+	dict termDict // the unit's distinct terms, by local id
+	mark []uint32 // by local id: 1 + the doc it last occurred in
+	slot []uint32 // by local id: its entry in pairs for that doc
 
 	docs     []preparedDoc
 	pairs    []termTF // each doc's distinct terms in order of first occurrence
@@ -45,8 +47,13 @@ func (x *Index) Prepare(u indexer.UnitRef) indexer.Prepared {
 }
 
 // Line implements indexer.Prepared: what Index.Line does before it takes the lock.
-func (p *preparedLines) Line(off int64, line []byte) {
-	p.msgs = p.x.extract(p.msgs[:0], off, line)
+func (p *preparedLines) Line(off int64, line []byte) { p.line(off, line, nil) }
+
+// LineMembers implements indexer.MembersPrepared.
+func (p *preparedLines) LineMembers(off int64, m *indexer.Members) { p.line(off, m.Line(), m) }
+
+func (p *preparedLines) line(off int64, line []byte, m *indexer.Members) {
+	p.msgs = p.x.extract(p.msgs[:0], off, line, m)
 	for i := range p.msgs {
 		m := &p.msgs[i]
 		var n int
@@ -54,23 +61,14 @@ func (p *preparedLines) Line(off int64, line []byte) {
 		if n == 0 {
 			continue
 		}
-		if p.dict == nil {
-			p.dict = map[string]uint32{}
-		}
 		doc := uint32(len(p.docs)) + 1
 		for b := p.scratch; len(b) > 0; {
 			k := int(b[0])
-			t := b[1 : 1+k]
+			id, added := p.dict.id(b[1 : 1+k])
 			b = b[1+k:]
-			id, ok := p.dict[string(t)]
-			if !ok {
-				id = uint32(len(p.names))
-				name := string(t)
-				p.names = append(p.names, name)
-				p.dict[name] = id
+			if added {
 				p.mark = append(p.mark, 0)
 				p.slot = append(p.slot, 0)
-				p.nameBytes += len(name)
 			}
 			if p.mark[id] == doc {
 				p.pairs[p.slot[id]].tf++
@@ -95,7 +93,7 @@ func (p *preparedLines) Line(off int64, line []byte) {
 // Size implements indexer.Prepared.
 func (p *preparedLines) Size() int64 {
 	return int64(cap(p.pairs)*8 + cap(p.docs)*40 + cap(p.lineEnds)*4 + cap(p.scratch) +
-		p.nameBytes + len(p.names)*(16+8+8+24)) // a name's header, mark and slot, its map entry
+		cap(p.dict.arena) + cap(p.dict.table)*4 + cap(p.dict.ends)*8 + cap(p.mark)*8)
 }
 
 // countTF counts tf occurrences of the term in doc at once, as that many count
@@ -123,10 +121,11 @@ func (x *Index) LinesPrepared(u indexer.UnitRef, prep indexer.Prepared) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	r := x.liveLocked(u)
-	if cap(p.lists) < len(p.names) {
-		p.lists = make([]*termList, len(p.names))
+	n := len(p.dict.ends)
+	if cap(p.lists) < n {
+		p.lists = make([]*termList, n)
 	}
-	lists := p.lists[:len(p.names)]
+	lists := p.lists[:n]
 	clear(lists)
 	b := x.buf
 	d, at := 0, 0
@@ -142,10 +141,10 @@ func (x *Index) LinesPrepared(u indexer.UnitRef, prep indexer.Prepared) {
 				e := p.pairs[at]
 				tl := lists[e.id]
 				if tl == nil {
-					name := p.names[e.id]
-					if tl = b.terms[name]; tl == nil {
+					name := p.dict.name(e.id)
+					if tl = b.terms[string(name)]; tl == nil {
 						tl = &termList{}
-						b.terms[name] = tl
+						b.terms[string(name)] = tl
 						b.bytes += len(name) + 64
 					}
 					lists[e.id] = tl
@@ -160,5 +159,66 @@ func (x *Index) LinesPrepared(u indexer.UnitRef, prep indexer.Prepared) {
 			x.stats.Docs++
 		}
 		x.maybeSpillLocked()
+	}
+}
+
+var dictSeed = maphash.MakeSeed()
+
+// termDict numbers the distinct terms of a unit in order of first occurrence: an
+// open-addressing table over one arena of names, no string per term.
+type termDict struct {
+	table []uint32 // by slot: 1 + id, 0 empty; a power of two, at most half full
+	arena []byte   // the names back to back
+	ends  []uint32 // by id: where its name ends in arena
+	hash  []uint32 // by id: the high half of its hash
+}
+
+// name returns term id's bytes.
+func (d *termDict) name(id uint32) []byte {
+	start := uint32(0)
+	if id > 0 {
+		start = d.ends[id-1]
+	}
+	return d.arena[start:d.ends[id]]
+}
+
+// id returns the id of term t, added (true) if it is new.
+func (d *termDict) id(t []byte) (uint32, bool) {
+	if d.table == nil {
+		d.table = make([]uint32, 256)
+	}
+	h := maphash.Bytes(dictSeed, t)
+	mask := uint64(len(d.table) - 1)
+	hi := uint32(h >> 32)
+	for i := h & mask; ; i = (i + 1) & mask {
+		e := d.table[i]
+		if e == 0 {
+			id := uint32(len(d.ends))
+			d.arena = append(d.arena, t...)
+			d.ends = append(d.ends, uint32(len(d.arena)))
+			d.hash = append(d.hash, hi)
+			d.table[i] = id + 1
+			if 2*len(d.ends) > len(d.table) {
+				d.grow()
+			}
+			return id, true
+		}
+		if id := e - 1; d.hash[id] == hi && string(d.name(id)) == string(t) {
+			return id, false
+		}
+	}
+}
+
+// grow doubles the table, placing every id again.
+func (d *termDict) grow() {
+	d.table = make([]uint32, 2*len(d.table))
+	mask := uint64(len(d.table) - 1)
+	for id := range d.ends {
+		h := maphash.Bytes(dictSeed, d.name(uint32(id)))
+		i := h & mask
+		for d.table[i] != 0 {
+			i = (i + 1) & mask
+		}
+		d.table[i] = uint32(id) + 1
 	}
 }
