@@ -511,11 +511,8 @@ func geminiText(raw json.RawMessage) string {
 				b.WriteString(jsStr(part["text"]))
 			}
 		case '[':
-			var parts []json.RawMessage
-			if !nested && json.Unmarshal(raw, &parts) == nil {
-				for _, p := range parts {
-					add(p, true)
-				}
+			if !nested {
+				arrayElems(raw, func(p []byte) { add(p, true) })
 			}
 		}
 	}

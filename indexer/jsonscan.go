@@ -416,3 +416,27 @@ func (m *Members) ObjectFields(line []byte, fn func(key, val []byte)) error {
 	}
 	return m.err
 }
+
+// arrayElems calls fn with each element of the JSON array raw (JSON whitespace
+// around it allowed), as json.Unmarshal into []json.RawMessage would give them;
+// false, having called nothing, if raw is not a valid JSON array.
+func arrayElems(raw []byte, fn func(elem []byte)) bool {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '[' {
+		return false
+	}
+	end, err := scanValue(raw, i, 0)
+	if err != nil || skipSpace(raw, end) != len(raw) {
+		return false
+	}
+	j := skipSpace(raw, i+1)
+	for raw[j] != ']' {
+		e, _ := scanValue(raw, j, 1) // valid: scanned whole above
+		fn(raw[j:e])
+		j = skipSpace(raw, e)
+		if raw[j] == ',' {
+			j = skipSpace(raw, j+1)
+		}
+	}
+	return true
+}

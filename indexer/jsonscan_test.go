@@ -161,3 +161,40 @@ func FuzzMembers(f *testing.F) {
 		}
 	})
 }
+
+// FuzzArrayElems: arrayElems gives the elements json.Unmarshal into
+// []json.RawMessage gives, and fails where it fails, for anything that starts
+// as an array.
+func FuzzArrayElems(f *testing.F) {
+	for _, s := range []string{`[]`, ` [ ] `, `[1, "a" ,{"b":[2]}, [3,[4]], null,true]`, `["x\"y", "\u00e9"]`, `[1,]`, `[1 2]`, `[`, `[1]x`,
+		`[{"text":"hi"},"there"]`, "[\"\xff\"]", `[1.5e3,-0]`, `[[],{}]`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		raw := []byte(s)
+		if t := bytes.TrimLeft(raw, " \t\r\n"); len(t) == 0 || t[0] != '[' {
+			return
+		}
+		var got [][]byte
+		ok := arrayElems(raw, func(e []byte) { got = append(got, e) })
+		var want []json.RawMessage
+		wantOK := json.Unmarshal(raw, &want) == nil
+		if ok != wantOK {
+			t.Fatalf("arrayElems(%q) ok = %v, json.Unmarshal %v", s, ok, wantOK)
+		}
+		if !ok {
+			if len(got) > 0 {
+				t.Fatalf("arrayElems(%q) failed after %d elements", s, len(got))
+			}
+			return
+		}
+		if len(got) != len(want) {
+			t.Fatalf("arrayElems(%q) = %q, want %q", s, got, want)
+		}
+		for i := range got {
+			if !bytes.Equal(got[i], want[i]) {
+				t.Fatalf("arrayElems(%q) = %q, want %q", s, got, want)
+			}
+		}
+	})
+}

@@ -61,12 +61,10 @@ var asciiWord = func() (t [utf8.RuneSelf]byte) {
 	return t
 }()
 
-// wordByte marks the ASCII letters and digits (no byte of a multi-byte
+// asciiFold is asciiWord over every byte value (0 for a byte of a multi-byte
 // character).
-var wordByte = func() (t [256]bool) {
-	for c := range asciiWord {
-		t[c] = asciiWord[c] != 0
-	}
+var asciiFold = func() (t [256]byte) {
+	copy(t[:], asciiWord[:])
 	return t
 }()
 
@@ -258,7 +256,7 @@ func appendTerms(dst []byte, text string) ([]byte, int) {
 			continue
 		}
 		if c < utf8.RuneSelf {
-			// A run of ASCII letters and digits at once: copied, then folded in place.
+			// A run of ASCII letters and digits at once, folded as it is copied.
 			prevCJK = false
 			if !inWord {
 				dst = endRun(dst) // a CJK run's last character comes before the word
@@ -266,22 +264,20 @@ func appendTerms(dst []byte, text string) ([]byte, int) {
 				dst = append(dst, 0)
 				inWord = true
 			}
-			j := i + 1
-			for j < len(text) && wordByte[text[j]] {
-				j++
-			}
+			j := i
 			if !full {
 				room := MaxTermBytes - (len(dst) - w - 1)
-				if j-i > room {
-					full = true
-				}
-				k := len(dst)
-				dst = append(dst, text[i:i+min(j-i, room)]...)
-				for x := k; x < len(dst); x++ {
-					if c := dst[x]; 'A' <= c && c <= 'Z' {
-						dst[x] = c + 'a' - 'A'
+				for ; j < len(text) && asciiFold[text[j]] != 0; j++ {
+					if room == 0 {
+						full = true // the rest of the word is ignored
+						break
 					}
+					dst = append(dst, asciiFold[text[j]])
+					room--
 				}
+			}
+			for j < len(text) && asciiFold[text[j]] != 0 {
+				j++
 			}
 			i = j
 			continue

@@ -78,8 +78,12 @@ func unquote(raw []byte) string {
 		case c == '"' || c < 0x20:
 			return ""
 		case c < utf8.RuneSelf:
-			out = append(out, c)
-			i++
+			j := i + 1 // a run of plain ASCII at once
+			for j < len(in) && plainASCII[in[j]] {
+				j++
+			}
+			out = append(out, in[i:j]...)
+			i = j
 		default:
 			r, n := utf8.DecodeRune(in[i:])
 			if r == utf8.RuneError && n == 1 {
@@ -92,6 +96,15 @@ func unquote(raw []byte) string {
 	}
 	return string(out)
 }
+
+// plainASCII marks the bytes unquote copies as they are: ASCII but for the quote,
+// the backslash and the control bytes.
+var plainASCII = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 // hex4 decodes the four hex digits at the start of b.
 func hex4(b []byte) (rune, bool) {
