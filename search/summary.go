@@ -180,6 +180,11 @@ func (w *sumWriter) summarize(post []byte, df uint32) ([]byte, error) {
 // in ascending tf: p is dropped if a pair has as high a tf and as low a length,
 // and drops the pairs it beats so.
 func addFrontier(f []sumPair, p sumPair) []sumPair {
+	// The frontier ascends in length as in tf: its first pair, if of as high a
+	// tf, is the shortest of those (a posting of tf 1 is mostly dropped here).
+	if len(f) > 0 && f[0].tf >= p.tf && f[0].len <= p.len {
+		return f
+	}
 	for _, q := range f {
 		if q.tf >= p.tf && q.len <= p.len {
 			return f
