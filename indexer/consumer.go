@@ -64,7 +64,8 @@ type Preparer interface {
 	// are handed over by Line as usual.
 	Prepare(u UnitRef) Prepared
 	// LinesPrepared hands over, under the indexer's lock and right after Reset(u),
-	// every line p was given, as that many Line calls in order would.
+	// every line p was given, as that many Line calls in order would. p is not
+	// used after it returns (the consumer may use its buffers again).
 	LinesPrepared(u UnitRef, p Prepared)
 }
 

@@ -2,6 +2,7 @@ package search
 
 import (
 	"hash/maphash"
+	"sync"
 
 	"github.com/sessionwatch/sessionwatch/indexer"
 )
@@ -15,6 +16,7 @@ import (
 // preparedLines is one unit's lines, extracted and tokenized on a read worker.
 type preparedLines struct {
 	x       *lineExtractor
+	layout  string
 	msgs    []Message // scratch
 	scratch []byte    // scratch: one message's terms, each after its length byte
 
@@ -43,7 +45,26 @@ type preparedDoc struct {
 // Prepare implements indexer.Preparer. It reads nothing of the index but its
 // options, fixed since Open.
 func (x *Index) Prepare(u indexer.UnitRef) indexer.Prepared {
-	return &preparedLines{x: newLineExtractor(u.Layout, x.opt.ToolOutput)}
+	p := preparedPool.Get().(*preparedLines)
+	if p.x == nil || p.layout != u.Layout || p.x.tools != x.opt.ToolOutput {
+		p.x, p.layout = newLineExtractor(u.Layout, x.opt.ToolOutput), u.Layout
+	}
+	return p
+}
+
+// preparedPool keeps the buffers of the units LinesPrepared is done with for the
+// next units the workers read (most of what a cold pass's search work allocated).
+var preparedPool = sync.Pool{New: func() any { return new(preparedLines) }}
+
+// release empties p and puts it back in the pool.
+func (p *preparedLines) release() {
+	clear(p.msgs[:cap(p.msgs)]) // they point into the unit's lines
+	p.msgs = p.msgs[:0]
+	p.dict.reset()
+	p.mark, p.slot = p.mark[:0], p.slot[:0]
+	p.docs, p.pairs, p.lineEnds = p.docs[:0], p.pairs[:0], p.lineEnds[:0]
+	clear(p.lists[:cap(p.lists)])
+	preparedPool.Put(p)
 }
 
 // Line implements indexer.Prepared: what Index.Line does before it takes the lock.
@@ -115,6 +136,7 @@ func (t *termList) countTF(doc, tf uint32) int {
 // the buffer's lists and its size do not tell apart.
 func (x *Index) LinesPrepared(u indexer.UnitRef, prep indexer.Prepared) {
 	p := prep.(*preparedLines)
+	defer p.release()
 	if len(p.lineEnds) == 0 {
 		return
 	}
@@ -171,6 +193,12 @@ type termDict struct {
 	arena []byte   // the names back to back
 	ends  []uint32 // by id: where its name ends in arena
 	hash  []uint32 // by id: the high half of its hash
+}
+
+// reset empties the dict, keeping its buffers.
+func (d *termDict) reset() {
+	clear(d.table)
+	d.arena, d.ends, d.hash = d.arena[:0], d.ends[:0], d.hash[:0]
 }
 
 // name returns term id's bytes.
