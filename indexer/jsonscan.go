@@ -290,11 +290,7 @@ func JSONString(raw []byte) (string, bool) {
 	if plain && utf8.Valid(inner) {
 		return string(inner), true
 	}
-	var s string
-	if json.Unmarshal(raw, &s) != nil {
-		return "", false
-	}
-	return s, true
+	return DecodeJSONString(raw) // what json.Unmarshal gives (FuzzJSONString)
 }
 
 // JSONInt decodes a raw JSON number as an integer (truncating a fraction); 0 for

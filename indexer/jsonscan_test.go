@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // FuzzObjectFields checks ObjectFields against encoding/json: it accepts exactly
@@ -195,6 +196,40 @@ func FuzzArrayElems(f *testing.F) {
 			if !bytes.Equal(got[i], want[i]) {
 				t.Fatalf("arrayElems(%q) = %q, want %q", s, got, want)
 			}
+		}
+	})
+}
+
+// refJSONString is JSONString as first written: strings with an escape or a byte
+// that is not UTF-8 decoded by encoding/json.
+func refJSONString(raw []byte) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' {
+		return "", false
+	}
+	inner := raw[1 : len(raw)-1]
+	if !bytes.Contains(inner, []byte{'\\'}) && utf8.Valid(inner) {
+		return string(inner), true
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return "", false
+	}
+	return s, true
+}
+
+// FuzzJSONString: JSONString (DecodeJSONString for escaped strings) gives what
+// encoding/json gives, and fails where it fails.
+func FuzzJSONString(f *testing.F) {
+	for _, s := range []string{`"plain"`, `"a\nb\tc\"d\\e\/f\b\f\r"`, `"caf\u00e9 \u6771\u4eac"`, `"\ud83d\ude00 emoji"`,
+		`"lone \ud83d surrogate"`, `"reversed \ude00\ud83d"`, "\"bad \xff byte\"", `"\u0000"`, `"x\q"`, `"unterminated`,
+		"\"ctl\x01\"", `""`, `"\u12"`, `"\ud83d\u0041"`, `"a\n" `, `"a" "b"`, `"\"`, `"\\"`, `"a\u00e9\n` + "\xe6\x9d\xb1" + `"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		got, gotOK := JSONString(raw)
+		want, wantOK := refJSONString(raw)
+		if got != want || gotOK != wantOK {
+			t.Fatalf("JSONString(%q) = %q, %v; want %q, %v", raw, got, gotOK, want, wantOK)
 		}
 	})
 }
