@@ -238,9 +238,14 @@ func decodeTolerant(data []byte, v any) error {
 // Line folds one transcript line. It validates the whole line first (ObjectFields)
 // and only then changes the state; message content is decoded only until the first
 // prompt is found.
-func (a *claudeAcc) Line(line []byte) error {
+func (a *claudeAcc) Line(line []byte) error { return a.line(line, nil) }
+
+// LineMembers implements MembersLiner.
+func (a *claudeAcc) LineMembers(m *Members) error { return a.line(m.Line(), m) }
+
+func (a *claudeAcc) line(line []byte, m *Members) error {
 	var l claudeLine
-	err := ObjectFields(line, func(k, v []byte) {
+	err := m.ObjectFields(line, func(k, v []byte) {
 		str := func(dst *string) { *dst, _ = JSONString(v) }
 		switch string(k) {
 		case "type":

@@ -103,9 +103,14 @@ func codexStr(raw []byte) string {
 }
 
 // Line folds one rollout line. Unknown line types are valid and ignored.
-func (a *codexAcc) Line(line []byte) error {
+func (a *codexAcc) Line(line []byte) error { return a.line(line, nil) }
+
+// LineMembers implements MembersLiner.
+func (a *codexAcc) LineMembers(m *Members) error { return a.line(m.Line(), m) }
+
+func (a *codexAcc) line(line []byte, m *Members) error {
 	var l codexLine
-	err := ObjectFields(line, func(k, v []byte) {
+	err := m.ObjectFields(line, func(k, v []byte) {
 		switch string(k) {
 		case "timestamp":
 			l.timestamp = codexStr(v)

@@ -64,7 +64,8 @@ type Preparer interface {
 	// are handed over by Line as usual.
 	Prepare(u UnitRef) Prepared
 	// LinesPrepared hands over, under the indexer's lock and right after Reset(u),
-	// every line p was given, as that many Line calls in order would.
+	// every line p was given, as that many Line calls in order would. p is not
+	// used after it returns (the consumer may use its buffers again).
 	LinesPrepared(u UnitRef, p Prepared)
 }
 
@@ -77,6 +78,12 @@ type Prepared interface {
 	// Size is about how many bytes the result holds, counted against the bound on
 	// what the read workers hold for the walk.
 	Size() int64
+}
+
+// MembersPrepared is a Prepared that can take a line from its members scanned
+// once (Members) by the read worker, as Line would take m.Line().
+type MembersPrepared interface {
+	LineMembers(off int64, m *Members)
 }
 
 // UnitRef identifies a unit to a consumer.

@@ -201,8 +201,13 @@ func (a *geminiAcc) UnmarshalJSON(data []byte) error {
 // in place), a $set update, or a header/partial metadata record (string sessionId
 // and projectHash), tested in that order as Gemini's own loader does. Other objects
 // are ignored; only invalid JSON is rejected.
-func (a *geminiAcc) Line(line []byte) error {
-	rec, err := jsObject(line)
+func (a *geminiAcc) Line(line []byte) error { return a.line(line, nil) }
+
+// LineMembers implements MembersLiner.
+func (a *geminiAcc) LineMembers(m *Members) error { return a.line(m.Line(), m) }
+
+func (a *geminiAcc) line(line []byte, m *Members) error {
+	rec, err := jsObjectOf(line, m)
 	if err != nil {
 		return err
 	}
@@ -506,11 +511,8 @@ func geminiText(raw json.RawMessage) string {
 				b.WriteString(jsStr(part["text"]))
 			}
 		case '[':
-			var parts []json.RawMessage
-			if !nested && json.Unmarshal(raw, &parts) == nil {
-				for _, p := range parts {
-					add(p, true)
-				}
+			if !nested {
+				arrayElems(raw, func(p []byte) { add(p, true) })
 			}
 		}
 	}
@@ -556,9 +558,12 @@ func parseGeminiDocument(data []byte) (*geminiAcc, bool) {
 
 // jsObject splits raw, which must be a JSON object, into its members (null and
 // other values are errors). The values alias raw: use them before raw changes.
-func jsObject(raw []byte) (map[string]json.RawMessage, error) {
+func jsObject(raw []byte) (map[string]json.RawMessage, error) { return jsObjectOf(raw, nil) }
+
+// jsObjectOf is jsObject with the members of raw from mem when it is raw's scan.
+func jsObjectOf(raw []byte, mem *Members) (map[string]json.RawMessage, error) {
 	m := map[string]json.RawMessage{}
-	if err := ObjectFields(raw, func(k, v []byte) { m[string(k)] = v }); err != nil {
+	if err := mem.ObjectFields(raw, func(k, v []byte) { m[string(k)] = v }); err != nil {
 		if t := bytes.TrimSpace(raw); len(t) > 0 && t[0] != '{' {
 			return nil, errJSNotObject
 		}

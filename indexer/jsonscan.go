@@ -290,11 +290,7 @@ func JSONString(raw []byte) (string, bool) {
 	if plain && utf8.Valid(inner) {
 		return string(inner), true
 	}
-	var s string
-	if json.Unmarshal(raw, &s) != nil {
-		return "", false
-	}
-	return s, true
+	return DecodeJSONString(raw) // what json.Unmarshal gives (FuzzJSONString)
 }
 
 // JSONInt decodes a raw JSON number as an integer (truncating a fraction); 0 for
@@ -374,4 +370,69 @@ func TrimJSONSpace(b []byte) []byte {
 		b = b[:len(b)-1]
 	}
 	return b
+}
+
+// Members is a line's top-level members from one validating scan, shared by the
+// readers of the line: on a cold pass's read workers (prefetch.go) each line is
+// scanned once for the layout's fold and every consumer's Prepared, not once by
+// each (see MembersLiner, MembersPrepared).
+type Members struct {
+	line []byte
+	mem  []member
+	err  error
+	add  func(key, val []byte) // bound once
+}
+
+type member struct{ key, val []byte }
+
+// Scan validates line as ObjectFields does and records the members it gives fn.
+func (m *Members) Scan(line []byte) {
+	if m.add == nil {
+		m.add = func(key, val []byte) { m.mem = append(m.mem, member{key, val}) }
+	}
+	clear(m.mem)
+	m.line, m.mem = line, m.mem[:0]
+	m.err = ObjectFields(line, m.add)
+}
+
+// Line is the line last scanned.
+func (m *Members) Line() []byte { return m.line }
+
+// ObjectFields is ObjectFields(line, fn): the same calls of fn, in order, and the
+// same error (fn is called with the members read before a syntax error, as
+// ObjectFields calls it while it validates). When m is the scan of this very line
+// (the same bytes in place), the members are handed over from the scan; otherwise
+// (m nil, another line) the line is scanned.
+func (m *Members) ObjectFields(line []byte, fn func(key, val []byte)) error {
+	if m == nil || len(line) != len(m.line) || len(line) == 0 || &line[0] != &m.line[0] {
+		return ObjectFields(line, fn)
+	}
+	for _, e := range m.mem {
+		fn(e.key, e.val)
+	}
+	return m.err
+}
+
+// arrayElems calls fn with each element of the JSON array raw (JSON whitespace
+// around it allowed), as json.Unmarshal into []json.RawMessage would give them;
+// false, having called nothing, if raw is not a valid JSON array.
+func arrayElems(raw []byte, fn func(elem []byte)) bool {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '[' {
+		return false
+	}
+	end, err := scanValue(raw, i, 0)
+	if err != nil || skipSpace(raw, end) != len(raw) {
+		return false
+	}
+	j := skipSpace(raw, i+1)
+	for raw[j] != ']' {
+		e, _ := scanValue(raw, j, 1) // valid: scanned whole above
+		fn(raw[j:e])
+		j = skipSpace(raw, e)
+		if raw[j] == ',' {
+			j = skipSpace(raw, j+1)
+		}
+	}
+	return true
 }

@@ -1,13 +1,16 @@
 package indexer
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // FuzzObjectFields checks ObjectFields against encoding/json: it accepts exactly
@@ -120,6 +123,113 @@ func FuzzCatalogLines(f *testing.F) {
 		}
 		if !reflect.DeepEqual(fast, full) {
 			t.Fatalf("fast %+v != full %+v for %q", fast, full, data)
+		}
+	})
+}
+
+// FuzzMembers: a line's Members hand over exactly what ObjectFields gives (the
+// same members in order, the same error, the members before a syntax error too),
+// and a Members of another line (or none) scans the line itself.
+func FuzzMembers(f *testing.F) {
+	for _, s := range []string{`{"a":1,"b":[1,2,{"c":"d"}],"e":"f\"g"}`, `{}`, ` {"x":null} `, `{"a":1,"b":`, `{"a":1}{`,
+		`{"k\u00e9y":"v","k\\"2":true}`, `[1,2]`, `"s"`, ``, `{"a":"\x01"}`, `{"a":1,"a":2}`, `{"t":"user","m":{"c":[{"x":"y"}]}}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		line := []byte(s)
+		render := func(m *Members, line []byte) string {
+			var b strings.Builder
+			err := m.ObjectFields(line, func(k, v []byte) { fmt.Fprintf(&b, "%q=%q,", k, v) })
+			fmt.Fprintf(&b, "err=%v", err != nil)
+			return b.String()
+		}
+		want := render(nil, line)
+		var m Members
+		m.Scan([]byte(`{"other":"line"}`))
+		m.Scan(line)
+		if got := render(&m, line); got != want {
+			t.Fatalf("members of %q: %s, want %s", s, got, want)
+		}
+		if got := render(&m, line); got != want {
+			t.Fatalf("members of %q handed over twice: %s, want %s", s, got, want)
+		}
+		if string(m.Line()) != s {
+			t.Fatalf("Line() = %q, want %q", m.Line(), s)
+		}
+		other := bytes.Clone(line)
+		if got := render(&m, other); got != want {
+			t.Fatalf("a copy of %q: %s, want %s", s, got, want)
+		}
+	})
+}
+
+// FuzzArrayElems: arrayElems gives the elements json.Unmarshal into
+// []json.RawMessage gives, and fails where it fails, for anything that starts
+// as an array.
+func FuzzArrayElems(f *testing.F) {
+	for _, s := range []string{`[]`, ` [ ] `, `[1, "a" ,{"b":[2]}, [3,[4]], null,true]`, `["x\"y", "\u00e9"]`, `[1,]`, `[1 2]`, `[`, `[1]x`,
+		`[{"text":"hi"},"there"]`, "[\"\xff\"]", `[1.5e3,-0]`, `[[],{}]`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		raw := []byte(s)
+		if t := bytes.TrimLeft(raw, " \t\r\n"); len(t) == 0 || t[0] != '[' {
+			return
+		}
+		var got [][]byte
+		ok := arrayElems(raw, func(e []byte) { got = append(got, e) })
+		var want []json.RawMessage
+		wantOK := json.Unmarshal(raw, &want) == nil
+		if ok != wantOK {
+			t.Fatalf("arrayElems(%q) ok = %v, json.Unmarshal %v", s, ok, wantOK)
+		}
+		if !ok {
+			if len(got) > 0 {
+				t.Fatalf("arrayElems(%q) failed after %d elements", s, len(got))
+			}
+			return
+		}
+		if len(got) != len(want) {
+			t.Fatalf("arrayElems(%q) = %q, want %q", s, got, want)
+		}
+		for i := range got {
+			if !bytes.Equal(got[i], want[i]) {
+				t.Fatalf("arrayElems(%q) = %q, want %q", s, got, want)
+			}
+		}
+	})
+}
+
+// refJSONString is JSONString as first written: strings with an escape or a byte
+// that is not UTF-8 decoded by encoding/json.
+func refJSONString(raw []byte) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' {
+		return "", false
+	}
+	inner := raw[1 : len(raw)-1]
+	if !bytes.Contains(inner, []byte{'\\'}) && utf8.Valid(inner) {
+		return string(inner), true
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return "", false
+	}
+	return s, true
+}
+
+// FuzzJSONString: JSONString (DecodeJSONString for escaped strings) gives what
+// encoding/json gives, and fails where it fails.
+func FuzzJSONString(f *testing.F) {
+	for _, s := range []string{`"plain"`, `"a\nb\tc\"d\\e\/f\b\f\r"`, `"caf\u00e9 \u6771\u4eac"`, `"\ud83d\ude00 emoji"`,
+		`"lone \ud83d surrogate"`, `"reversed \ude00\ud83d"`, "\"bad \xff byte\"", `"\u0000"`, `"x\q"`, `"unterminated`,
+		"\"ctl\x01\"", `""`, `"\u12"`, `"\ud83d\u0041"`, `"a\n" `, `"a" "b"`, `"\"`, `"\\"`, `"a\u00e9\n` + "\xe6\x9d\xb1" + `"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		got, gotOK := JSONString(raw)
+		want, wantOK := refJSONString(raw)
+		if got != want || gotOK != wantOK {
+			t.Fatalf("JSONString(%q) = %q, %v; want %q, %v", raw, got, gotOK, want, wantOK)
 		}
 	})
 }

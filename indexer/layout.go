@@ -152,3 +152,9 @@ type Companioner interface {
 type DependencyStamper interface {
 	DepStamp(root, unit string) string
 }
+
+// MembersLiner is an Accumulator that can fold a line from its members scanned
+// once (Members), as Line would fold m.Line().
+type MembersLiner interface {
+	LineMembers(m *Members) error
+}

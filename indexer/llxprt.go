@@ -165,8 +165,13 @@ type llxprtLine struct {
 // Line folds one event. An envelope whose type or ts is not a string, or a known
 // event whose payload is not an object, is rejected; unknown types only advance
 // the activity time.
-func (a *llxprtAcc) Line(line []byte) error {
-	rec, err := jsObject(line)
+func (a *llxprtAcc) Line(line []byte) error { return a.line(line, nil) }
+
+// LineMembers implements MembersLiner.
+func (a *llxprtAcc) LineMembers(m *Members) error { return a.line(m.Line(), m) }
+
+func (a *llxprtAcc) line(line []byte, m *Members) error {
+	rec, err := jsObjectOf(line, m)
 	if err != nil {
 		return err
 	}

@@ -286,6 +286,23 @@ func (pf *prefetcher) read(urel string, r *fetched) {
 		r.data = make([]byte, 0, fi.Size())
 	}
 	acc := r.acc
+	// Each line is scanned once for the fold and the Prepareds that take its
+	// members (Members), when two or more of them do.
+	accM, _ := acc.(MembersLiner)
+	prepM := make([]MembersPrepared, len(prepared))
+	users := 0
+	if accM != nil {
+		users++
+	}
+	for i, p := range prepared {
+		if prepM[i], _ = p.(MembersPrepared); prepM[i] != nil {
+			users++
+		}
+	}
+	var mem *Members
+	if users >= 2 {
+		mem = &Members{}
+	}
 	var head headCollector
 	st, err := readLines(f, &r.tail, func(off int64, line []byte) {
 		head.line(line)
@@ -297,11 +314,24 @@ func (pf *prefetcher) read(urel string, r *fetched) {
 			r.skipped++
 			return
 		}
-		if acc.Line(line) != nil {
+		if mem != nil {
+			mem.Scan(line)
+		}
+		var err error
+		if mem != nil && accM != nil {
+			err = accM.LineMembers(mem)
+		} else {
+			err = acc.Line(line)
+		}
+		if err != nil {
 			r.skipped++
 		}
-		for _, p := range prepared {
-			if p != nil {
+		for i, p := range prepared {
+			switch {
+			case p == nil:
+			case mem != nil && prepM[i] != nil:
+				prepM[i].LineMembers(off, mem)
+			default:
 				p.Line(off, line)
 			}
 		}

@@ -1,6 +1,7 @@
 package indexer
 
 import (
+	"bytes"
 	"fmt"
 	"io/fs"
 	"os"
@@ -60,6 +61,25 @@ func (p *prepLines) Line(off int64, line []byte) {
 	p.lines = append(p.lines, fmt.Sprintf("line %s %d %s", p.ref.Unit, off, line))
 }
 func (p *prepLines) Size() int64 { return int64(len(p.lines)) }
+
+// LineMembers makes prepLines a MembersPrepared, so that a parallel pass scans
+// each line once for the fold and for it (Members): it logs what Line logs, and
+// a mismatch if the members handed over are not what ObjectFields gives.
+func (p *prepLines) LineMembers(off int64, m *Members) {
+	line := m.Line()
+	p.Line(off, line)
+	if got, want := membersOf(m, line), membersOf(nil, bytes.Clone(line)); got != want {
+		p.lines = append(p.lines, fmt.Sprintf("members of %s %d: %q, want %q", p.ref.Unit, off, got, want))
+	}
+}
+
+// membersOf renders what m.ObjectFields(line) hands over.
+func membersOf(m *Members, line []byte) string {
+	var b strings.Builder
+	err := m.ObjectFields(line, func(k, v []byte) { fmt.Fprintf(&b, "%q=%q,", k, v) })
+	fmt.Fprintf(&b, "err=%v", err)
+	return b.String()
+}
 
 func (c *prepLog) Prepare(u UnitRef) Prepared { return &prepLines{ref: u} }
 func (c *prepLog) LinesPrepared(u UnitRef, p Prepared) {

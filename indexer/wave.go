@@ -68,9 +68,14 @@ type waveBlock struct {
 
 // Line folds one line. It validates the whole line first (ObjectFields) and only
 // then changes the state, decoding the blocks only for the first message.
-func (a *waveAcc) Line(line []byte) error {
+func (a *waveAcc) Line(line []byte) error { return a.line(line, nil) }
+
+// LineMembers implements MembersLiner.
+func (a *waveAcc) LineMembers(m *Members) error { return a.line(m.Line(), m) }
+
+func (a *waveAcc) line(line []byte, m *Members) error {
 	var l waveLine
-	err := ObjectFields(line, func(k, v []byte) {
+	err := m.ObjectFields(line, func(k, v []byte) {
 		str := func(dst *string) {
 			if s, ok := JSONString(v); ok {
 				*dst = s

@@ -32,7 +32,7 @@ type Message struct {
 }
 
 // lineExtractors are the layouts whose transcripts are JSON lines.
-var lineExtractors = map[string]func(line []byte, tools bool, emit func(role string, ms int64, text, tool string)) error{
+var lineExtractors = map[string]func(line []byte, m *indexer.Members, tools bool, emit func(role string, ms int64, text, tool string)) error{
 	"wave":   waveLine,
 	"claude": claudeLine,
 	"codex":  codexLine,
@@ -52,13 +52,13 @@ func Indexes(layout string) bool {
 // adds nothing.
 func ExtractLine(dst []Message, layout string, off int64, line []byte, tools bool) []Message {
 	x := newLineExtractor(layout, tools)
-	return x.extract(dst, off, line)
+	return x.extract(dst, off, line, nil)
 }
 
 // lineExtractor is ExtractLine for one layout, line after line, without a new
 // closure per line (a read worker's; see preparedLines).
 type lineExtractor struct {
-	fn    func(line []byte, tools bool, emit func(role string, ms int64, text, tool string)) error
+	fn    func(line []byte, m *indexer.Members, tools bool, emit func(role string, ms int64, text, tool string)) error
 	tools bool
 	emit  func(role string, ms int64, text, tool string) // add, bound once
 	dst   []Message
@@ -71,13 +71,14 @@ func newLineExtractor(layout string, tools bool) *lineExtractor {
 	return x
 }
 
-// extract appends the messages of the line at off to dst (ExtractLine).
-func (x *lineExtractor) extract(dst []Message, off int64, line []byte) []Message {
+// extract appends the messages of the line at off to dst (ExtractLine); m, if
+// not nil, is the line's members (indexer.Members.ObjectFields).
+func (x *lineExtractor) extract(dst []Message, off int64, line []byte, m *indexer.Members) []Message {
 	if x.fn == nil {
 		return dst
 	}
 	x.dst, x.off = dst, off
-	x.fn(line, x.tools, x.emit)
+	x.fn(line, m, x.tools, x.emit)
 	dst = x.dst
 	x.dst = nil
 	return dst

@@ -13,11 +13,11 @@ import (
 // waveLine: {"timestamp","role","blocks":[{type:text|compact,content}, {type:tool,
 // name,parameters,result}, {type:bang,command,output}…]}; the metadata header and
 // isMeta messages hold no conversation.
-func waveLine(line []byte, tools bool, emit func(string, int64, string, string)) error {
+func waveLine(line []byte, m *indexer.Members, tools bool, emit func(string, int64, string, string)) error {
 	var typ, role, ts string
 	var blocks []byte
 	meta := false
-	err := indexer.ObjectFields(line, func(k, v []byte) {
+	err := m.ObjectFields(line, func(k, v []byte) {
 		switch string(k) {
 		case "type":
 			typ = jword(v)
@@ -46,11 +46,11 @@ func waveLine(line []byte, tools bool, emit func(string, int64, string, string))
 
 // claudeLine: {"type":"user"|"assistant","timestamp","message":{"role","content":
 // string | [{type:text,text}, {type:tool_use,name,input}, {type:tool_result,content}]}}.
-func claudeLine(line []byte, tools bool, emit func(string, int64, string, string)) error {
+func claudeLine(line []byte, m *indexer.Members, tools bool, emit func(string, int64, string, string)) error {
 	var typ, ts string
 	var message []byte
 	meta := false
-	err := indexer.ObjectFields(line, func(k, v []byte) {
+	err := m.ObjectFields(line, func(k, v []byte) {
 		switch string(k) {
 		case "type":
 			typ = jword(v)
@@ -85,8 +85,8 @@ func claudeLine(line []byte, tools bool, emit func(string, int64, string, string
 // agent_message carry the conversation (the response_item messages repeat it and
 // are not indexed twice); response_item function_call / function_call_output /
 // custom_tool_call(_output) are tool text.
-func codexLine(line []byte, tools bool, emit func(string, int64, string, string)) error {
-	typ, ts, payload, err := envelope(line, "timestamp")
+func codexLine(line []byte, m *indexer.Members, tools bool, emit func(string, int64, string, string)) error {
+	typ, ts, payload, err := envelope(line, m, "timestamp")
 	if err != nil || (typ != "event_msg" && typ != "response_item") {
 		return err
 	}
@@ -124,11 +124,11 @@ func codexLine(line []byte, tools bool, emit func(string, int64, string, string)
 // geminiLine: message records {"id","timestamp","type":"user"|"gemini","content":
 // string | [parts], "toolCalls":[{name,args,result}]}; headers, $set and
 // $rewindTo lines hold no new text.
-func geminiLine(line []byte, tools bool, emit func(string, int64, string, string)) error {
+func geminiLine(line []byte, m *indexer.Members, tools bool, emit func(string, int64, string, string)) error {
 	var typ, ts string
 	var content, calls []byte
 	hasID := false
-	err := indexer.ObjectFields(line, func(k, v []byte) {
+	err := m.ObjectFields(line, func(k, v []byte) {
 		switch string(k) {
 		case "type":
 			typ = jword(v)
@@ -168,8 +168,8 @@ func geminiLine(line []byte, tools bool, emit func(string, int64, string, string
 // llxprtLine: {"ts","type":"content","payload":{"content":{"speaker":"human"|"ai"|
 // "tool","blocks":[{type:text,text}, {type:code,code}, {type:tool_call,name,
 // parameters}, {type:tool_response,toolName,result}]}}}.
-func llxprtLine(line []byte, tools bool, emit func(string, int64, string, string)) error {
-	typ, ts, payload, err := envelope(line, "ts")
+func llxprtLine(line []byte, m *indexer.Members, tools bool, emit func(string, int64, string, string)) error {
+	typ, ts, payload, err := envelope(line, m, "ts")
 	if err != nil || typ != "content" {
 		return err
 	}
@@ -230,8 +230,8 @@ func llxprtLine(line []byte, tools bool, emit func(string, int64, string, string
 
 // envelope reads the {"type", <timeKey>, "payload"} wrapper Codex and llxprt put
 // around every line.
-func envelope(line []byte, timeKey string) (typ, ts string, payload []byte, err error) {
-	err = indexer.ObjectFields(line, func(k, v []byte) {
+func envelope(line []byte, m *indexer.Members, timeKey string) (typ, ts string, payload []byte, err error) {
+	err = m.ObjectFields(line, func(k, v []byte) {
 		switch string(k) {
 		case "type":
 			typ = jword(v)

@@ -1,54 +1,102 @@
 package search
 
-import "github.com/sessionwatch/sessionwatch/indexer"
+import (
+	"hash/maphash"
+	"sync"
+
+	"github.com/sessionwatch/sessionwatch/indexer"
+)
 
 // The index is an indexer.Preparer: on a cold pass the indexer's read workers
-// extract each line's messages and cut them into terms (the bulk of the work,
-// on every core), and only the counting of the terms into the buffer's posting
-// lists is left to LinesPrepared, under the index's lock.
+// extract each line's messages, cut them into terms and count each message's
+// distinct terms (the bulk of the work, on every core), and only the counting of
+// those into the buffer's posting lists is left to LinesPrepared, under the
+// index's lock: one map lookup per distinct term of the unit, not one per term.
 
 // preparedLines is one unit's lines, extracted and tokenized on a read worker.
 type preparedLines struct {
 	x       *lineExtractor
+	layout  string
 	msgs    []Message // scratch
-	termBuf []byte    // scratch
-	n       int       // terms of the message being cut
-	addTerm func(t []byte)
+	scratch []byte    // scratch: one message's terms, each after its length byte
+
+	dict termDict // the unit's distinct terms, by local id
+	mark []uint32 // by local id: 1 + the doc it last occurred in
+	slot []uint32 // by local id: its entry in pairs for that doc
 
 	docs     []preparedDoc
-	terms    []byte  // every doc's terms in order, with repeats, each after its length byte
-	lineEnds []int32 // for each line handed over: len(docs) after it
+	pairs    []termTF // each doc's distinct terms in order of first occurrence
+	lineEnds []int32  // for each line handed over: len(docs) after it
+
+	lists []*termList // LinesPrepared's: by local id, the buffer's list (nil: not looked up)
 }
+
+// termTF is one distinct term of a doc and how often it occurs there.
+type termTF struct{ id, tf uint32 }
 
 // preparedDoc is a message as addLocked would record it, less its unit and doc
 // number (known only under the lock).
 type preparedDoc struct {
 	rec      docRec
 	n        int // terms, with repeats
-	termsEnd int // where its terms end in terms
+	pairsEnd int // where its terms end in pairs
 }
 
 // Prepare implements indexer.Preparer. It reads nothing of the index but its
 // options, fixed since Open.
 func (x *Index) Prepare(u indexer.UnitRef) indexer.Prepared {
-	return &preparedLines{x: newLineExtractor(u.Layout, x.opt.ToolOutput)}
+	p := preparedPool.Get().(*preparedLines)
+	if p.x == nil || p.layout != u.Layout || p.x.tools != x.opt.ToolOutput {
+		p.x, p.layout = newLineExtractor(u.Layout, x.opt.ToolOutput), u.Layout
+	}
+	return p
+}
+
+// preparedPool keeps the buffers of the units LinesPrepared is done with for the
+// next units the workers read (most of what a cold pass's search work allocated).
+var preparedPool = sync.Pool{New: func() any { return new(preparedLines) }}
+
+// release empties p and puts it back in the pool.
+func (p *preparedLines) release() {
+	clear(p.msgs[:cap(p.msgs)]) // they point into the unit's lines
+	p.msgs = p.msgs[:0]
+	p.dict.reset()
+	p.mark, p.slot = p.mark[:0], p.slot[:0]
+	p.docs, p.pairs, p.lineEnds = p.docs[:0], p.pairs[:0], p.lineEnds[:0]
+	clear(p.lists[:cap(p.lists)])
+	preparedPool.Put(p)
 }
 
 // Line implements indexer.Prepared: what Index.Line does before it takes the lock.
-func (p *preparedLines) Line(off int64, line []byte) {
-	p.msgs = p.x.extract(p.msgs[:0], off, line)
+func (p *preparedLines) Line(off int64, line []byte) { p.line(off, line, nil) }
+
+// LineMembers implements indexer.MembersPrepared.
+func (p *preparedLines) LineMembers(off int64, m *indexer.Members) { p.line(off, m.Line(), m) }
+
+func (p *preparedLines) line(off int64, line []byte, m *indexer.Members) {
+	p.msgs = p.x.extract(p.msgs[:0], off, line, m)
 	for i := range p.msgs {
 		m := &p.msgs[i]
-		start := len(p.terms)
-		p.n = 0
-		if p.addTerm == nil {
-			p.addTerm = p.add // bound once: no closure per message
-		}
-		p.termBuf = Terms(m.Text, p.termBuf, p.addTerm)
-		n := p.n
+		var n int
+		p.scratch, n = appendTerms(p.scratch[:0], m.Text)
 		if n == 0 {
-			p.terms = p.terms[:start]
 			continue
+		}
+		doc := uint32(len(p.docs)) + 1
+		for b := p.scratch; len(b) > 0; {
+			k := int(b[0])
+			id, added := p.dict.id(b[1 : 1+k])
+			b = b[1+k:]
+			if added {
+				p.mark = append(p.mark, 0)
+				p.slot = append(p.slot, 0)
+			}
+			if p.mark[id] == doc {
+				p.pairs[p.slot[id]].tf++
+				continue
+			}
+			p.mark[id], p.slot[id] = doc, uint32(len(p.pairs))
+			p.pairs = append(p.pairs, termTF{id, 1})
 		}
 		t := m.Time / 1000
 		if t < 0 || t > 1<<32-1 {
@@ -57,44 +105,73 @@ func (p *preparedLines) Line(off int64, line []byte) {
 		p.docs = append(p.docs, preparedDoc{
 			rec:      docRec{Part: m.Part, Role: roleCode(m.Role), Offset: m.Offset, Time: uint32(t), Len: uint16(min(n, 1<<16-1))},
 			n:        n,
-			termsEnd: len(p.terms),
+			pairsEnd: len(p.pairs),
 		})
 	}
 	p.lineEnds = append(p.lineEnds, int32(len(p.docs)))
 }
 
-func (p *preparedLines) add(t []byte) {
-	p.terms = append(append(p.terms, byte(len(t))), t...) // len(t) <= MaxTermBytes
-	p.n++
-}
-
 // Size implements indexer.Prepared.
 func (p *preparedLines) Size() int64 {
-	return int64(cap(p.terms) + cap(p.docs)*40 + cap(p.lineEnds)*4 + cap(p.termBuf))
+	return int64(cap(p.pairs)*8 + cap(p.docs)*40 + cap(p.lineEnds)*4 + cap(p.scratch) +
+		cap(p.dict.arena) + cap(p.dict.table)*4 + cap(p.dict.ends)*8 + cap(p.mark)*8)
+}
+
+// countTF counts tf occurrences of the term in doc at once, as that many count
+// calls in a row would (the same bytes, the same return in all).
+func (t *termList) countTF(doc, tf uint32) int {
+	if t.curTF > 0 && t.cur == doc {
+		t.curTF += tf
+		return 0
+	}
+	before := len(t.buf)
+	t.flush()
+	t.cur, t.curTF = doc, tf
+	return len(t.buf) - before + 2 // + the pending entry, about
 }
 
 // LinesPrepared implements indexer.Preparer: the prepared lines are counted into
 // the buffer exactly as Line would count them one by one (the same docs, terms and
-// spills).
+// spills): a doc's terms in another order, each term's occurrences at once, which
+// the buffer's lists and its size do not tell apart.
 func (x *Index) LinesPrepared(u indexer.UnitRef, prep indexer.Prepared) {
 	p := prep.(*preparedLines)
+	defer p.release()
 	if len(p.lineEnds) == 0 {
 		return
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	id := x.u.recs[x.liveLocked(u)].id
+	n := len(p.dict.ends)
+	if cap(p.lists) < n {
+		p.lists = make([]*termList, n)
+	}
+	lists := p.lists[:n]
+	clear(lists)
+	b := x.buf
 	d, at := 0, 0
 	for _, end := range p.lineEnds {
 		for ; d < int(end); d++ {
+			if x.buf != b { // a spill replaced the buffer: its lists are written
+				b = x.buf
+				clear(lists)
+			}
 			pd := &p.docs[d]
-			b := x.buf // a spill replaces it
 			doc := uint32(len(b.docs))
-			for at < pd.termsEnd {
-				n := int(p.terms[at])
-				t := p.terms[at+1 : at+1+n]
-				at += 1 + n
-				b.count(t, doc)
+			for ; at < pd.pairsEnd; at++ {
+				e := p.pairs[at]
+				tl := lists[e.id]
+				if tl == nil {
+					name := p.dict.name(e.id)
+					if tl = b.terms[string(name)]; tl == nil {
+						tl = &termList{}
+						b.terms[string(name)] = tl
+						b.bytes += len(name) + 64
+					}
+					lists[e.id] = tl
+				}
+				b.bytes += tl.countTF(doc, e.tf)
 			}
 			rec := pd.rec
 			rec.Unit = id
@@ -104,5 +181,72 @@ func (x *Index) LinesPrepared(u indexer.UnitRef, prep indexer.Prepared) {
 			x.stats.Docs++
 		}
 		x.maybeSpillLocked()
+	}
+}
+
+var dictSeed = maphash.MakeSeed()
+
+// termDict numbers the distinct terms of a unit in order of first occurrence: an
+// open-addressing table over one arena of names, no string per term.
+type termDict struct {
+	table []uint32 // by slot: 1 + id, 0 empty; a power of two, at most half full
+	arena []byte   // the names back to back
+	ends  []uint32 // by id: where its name ends in arena
+	hash  []uint32 // by id: the high half of its hash
+}
+
+// reset empties the dict, keeping its buffers.
+func (d *termDict) reset() {
+	clear(d.table)
+	d.arena, d.ends, d.hash = d.arena[:0], d.ends[:0], d.hash[:0]
+}
+
+// name returns term id's bytes.
+func (d *termDict) name(id uint32) []byte {
+	start := uint32(0)
+	if id > 0 {
+		start = d.ends[id-1]
+	}
+	return d.arena[start:d.ends[id]]
+}
+
+// id returns the id of term t, added (true) if it is new.
+func (d *termDict) id(t []byte) (uint32, bool) {
+	if d.table == nil {
+		d.table = make([]uint32, 256)
+	}
+	h := maphash.Bytes(dictSeed, t)
+	mask := uint64(len(d.table) - 1)
+	hi := uint32(h >> 32)
+	for i := h & mask; ; i = (i + 1) & mask {
+		e := d.table[i]
+		if e == 0 {
+			id := uint32(len(d.ends))
+			d.arena = append(d.arena, t...)
+			d.ends = append(d.ends, uint32(len(d.arena)))
+			d.hash = append(d.hash, hi)
+			d.table[i] = id + 1
+			if 2*len(d.ends) > len(d.table) {
+				d.grow()
+			}
+			return id, true
+		}
+		if id := e - 1; d.hash[id] == hi && string(d.name(id)) == string(t) {
+			return id, false
+		}
+	}
+}
+
+// grow doubles the table, placing every id again.
+func (d *termDict) grow() {
+	d.table = make([]uint32, 2*len(d.table))
+	mask := uint64(len(d.table) - 1)
+	for id := range d.ends {
+		h := maphash.Bytes(dictSeed, d.name(uint32(id)))
+		i := h & mask
+		for d.table[i] != 0 {
+			i = (i + 1) & mask
+		}
+		d.table[i] = uint32(id) + 1
 	}
 }

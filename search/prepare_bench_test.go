@@ -27,3 +27,26 @@ func BenchmarkPrepareLines(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkAppendTerms: the read workers' tokenizer over the message texts of a
+// generated store of every line layout.
+func BenchmarkAppendTerms(b *testing.B) {
+	var texts []string
+	var n int64
+	for _, u := range genUnits(b) {
+		for j, l := range u.Lines {
+			for _, m := range ExtractLine(nil, u.Ref.Layout, u.Offs[j], l, false) {
+				texts = append(texts, m.Text)
+				n += int64(len(m.Text))
+			}
+		}
+	}
+	b.SetBytes(n)
+	b.ReportAllocs()
+	var dst []byte
+	for b.Loop() {
+		for _, t := range texts {
+			dst, _ = appendTerms(dst[:0], t)
+		}
+	}
+}

@@ -43,14 +43,15 @@ func genUnits(t testing.TB) []unitLines {
 }
 
 // TestLinesPreparedMatchesLine: a unit's lines handed over prepared (extracted and
-// tokenized on a read worker, counted under the lock) build the same segment
-// files, byte for byte, as the same lines handed over by Line one at a time,
-// with spills and tool output too.
+// tokenized on a read worker, counted under the lock; each line given whole or as
+// its members scanned once, indexer.Members) build the same segment files, byte
+// for byte, as the same lines handed over by Line one at a time, with spills and
+// tool output too.
 func TestLinesPreparedMatchesLine(t *testing.T) {
 	units := genUnits(t)
 	for _, tools := range []bool{false, true} {
 		t.Run(fmt.Sprintf("tools=%v", tools), func(t *testing.T) {
-			build := func(prepared bool) (map[string][]byte, Stats) {
+			build := func(prepared, members bool) (map[string][]byte, Stats) {
 				dir := filepath.Join(t.TempDir(), DirName)
 				x, err := Open(Options{Dir: dir, ToolOutput: tools, SpillBytes: 64 << 10, Now: func() time.Time { return time.Unix(1_800_000_000, 0) }})
 				if err != nil {
@@ -61,8 +62,14 @@ func TestLinesPreparedMatchesLine(t *testing.T) {
 					x.Reset(u.Ref)
 					if prepared {
 						p := x.Prepare(u.Ref)
+						var m indexer.Members
 						for j, line := range u.Lines {
-							p.Line(u.Offs[j], line)
+							if members {
+								m.Scan(line)
+								p.(indexer.MembersPrepared).LineMembers(u.Offs[j], &m)
+							} else {
+								p.Line(u.Offs[j], line)
+							}
 						}
 						x.LinesPrepared(u.Ref, p)
 					} else {
@@ -91,22 +98,57 @@ func TestLinesPreparedMatchesLine(t *testing.T) {
 				}
 				return files, x.Stats()
 			}
-			want, wantStats := build(false)
-			got, gotStats := build(true)
+			want, wantStats := build(false, false)
 			if wantStats.Spills == 0 || wantStats.Docs == 0 {
 				t.Fatalf("stats %+v: the corpus must spill", wantStats)
 			}
-			if gotStats != wantStats {
-				t.Errorf("stats prepared = %+v, want %+v", gotStats, wantStats)
-			}
-			if len(got) != len(want) {
-				t.Errorf("%d files prepared, want %d", len(got), len(want))
-			}
-			for name, w := range want {
-				if !bytes.Equal(got[name], w) {
-					t.Errorf("file %s differs (%d bytes prepared, %d by Line)", name, len(got[name]), len(w))
-				}
+			for _, members := range []bool{false, true} {
+				t.Run(fmt.Sprintf("members=%v", members), func(t *testing.T) {
+					got, gotStats := build(true, members)
+					if gotStats != wantStats {
+						t.Errorf("stats prepared = %+v, want %+v", gotStats, wantStats)
+					}
+					if len(got) != len(want) {
+						t.Errorf("%d files prepared, want %d", len(got), len(want))
+					}
+					for name, w := range want {
+						if !bytes.Equal(got[name], w) {
+							t.Errorf("file %s differs (%d bytes prepared, %d by Line)", name, len(got[name]), len(w))
+						}
+					}
+				})
 			}
 		})
+	}
+}
+
+// TestTermDict: the dict numbers terms in order of first occurrence, like a map,
+// through several growths, and gives each id its bytes back.
+func TestTermDict(t *testing.T) {
+	var d termDict
+	ref := map[string]uint32{}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range 20000 {
+		w := fmt.Sprintf("w%d", rng.IntN(3000))
+		if i%7 == 0 {
+			w = strings.Repeat("x", rng.IntN(64)+1) // shared prefixes, one byte apart
+		}
+		id, added := d.id([]byte(w))
+		want, ok := ref[w]
+		if !ok {
+			want = uint32(len(ref))
+			ref[w] = want
+		}
+		if id != want || added == ok {
+			t.Fatalf("id(%q) = %d, %v; want %d, %v", w, id, added, want, !ok)
+		}
+	}
+	for w, id := range ref {
+		if got := string(d.name(id)); got != w {
+			t.Fatalf("name(%d) = %q, want %q", id, got, w)
+		}
+	}
+	if len(d.table) < 2*len(ref) {
+		t.Fatalf("table of %d slots for %d terms", len(d.table), len(ref))
 	}
 }

@@ -204,14 +204,37 @@ func (w *sumWriter) summarize(post []byte, df uint32) ([]byte, error) {
 // in ascending tf: p is dropped if a pair has as high a tf and as low a length,
 // and drops the pairs it beats so.
 func addFrontier(f []sumPair, p sumPair) []sumPair {
+	// The frontier ascends in length as in tf: its first pair, if of as high a
+	// tf, is the shortest of those (a posting of tf 1 is mostly dropped here).
+	if len(f) > 0 && f[0].tf >= p.tf && f[0].len <= p.len {
+		return f
+	}
 	for _, q := range f {
 		if q.tf >= p.tf && q.len <= p.len {
 			return f
 		}
 	}
-	f = slices.DeleteFunc(f, func(q sumPair) bool { return p.tf >= q.tf && p.len <= q.len })
-	i := sort.Search(len(f), func(i int) bool { return f[i].tf > p.tf })
-	return slices.Insert(f, i, p)
+	// Drop the pairs p beats and insert p before the first of higher tf: in
+	// place, without a call per pair (this runs for every posting written).
+	j, i := 0, -1
+	for _, q := range f {
+		if p.tf >= q.tf && p.len <= q.len {
+			continue
+		}
+		if i < 0 && q.tf > p.tf {
+			i = j
+		}
+		f[j] = q
+		j++
+	}
+	f = f[:j]
+	if i < 0 {
+		return append(f, p)
+	}
+	f = append(f, sumPair{})
+	copy(f[i+1:], f[i:])
+	f[i] = p
+	return f
 }
 
 // sumEntry is one session of a term's summary in a segment.

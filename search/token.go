@@ -61,6 +61,13 @@ var asciiWord = func() (t [utf8.RuneSelf]byte) {
 	return t
 }()
 
+// asciiFold is asciiWord over every byte value (0 for a byte of a multi-byte
+// character).
+var asciiFold = func() (t [256]byte) {
+	copy(t[:], asciiWord[:])
+	return t
+}()
+
 // runeClass: 0 separator, 1 word rune, 2 CJK, 3 combining mark (dropped: accents of
 // decomposed text; it never starts or ends a word).
 func runeClass(r rune) int {
@@ -213,4 +220,118 @@ outer:
 		return true
 	}
 	return false
+}
+
+// appendTerms appends the terms of text to dst, each as its length byte and its
+// bytes, in the order Terms gives them, and returns how many it appended. It is
+// Terms without a call per term: a read worker's tokenizer (preparedLines), words
+// written in place, ASCII runs folded by table.
+func appendTerms(dst []byte, text string) ([]byte, int) {
+	n := 0
+	inWord, full, prevCJK := false, false, false
+	w := 0 // where the current word's length byte is in dst
+	var prev rune
+	have := false // prev is a CJK character whose run has not ended
+	endRun := func(dst []byte) []byte {
+		if have {
+			dst = append(dst, 0)
+			k := len(dst)
+			dst = utf8.AppendRune(dst, prev)
+			dst[k-1] = byte(len(dst) - k)
+			n++
+			have = false
+		}
+		return dst
+	}
+	for i := 0; i < len(text); {
+		c := text[i]
+		if c < utf8.RuneSelf && asciiWord[c] == 0 {
+			if inWord {
+				dst[w] = byte(len(dst) - w - 1)
+				n++
+				inWord, full = false, false
+			}
+			prevCJK = false
+			i++
+			continue
+		}
+		if c < utf8.RuneSelf {
+			// A run of ASCII letters and digits at once, folded as it is copied.
+			prevCJK = false
+			if !inWord {
+				dst = endRun(dst) // a CJK run's last character comes before the word
+				w = len(dst)
+				dst = append(dst, 0)
+				inWord = true
+			}
+			j := i
+			if !full {
+				room := MaxTermBytes - (len(dst) - w - 1)
+				for ; j < len(text) && asciiFold[text[j]] != 0; j++ {
+					if room == 0 {
+						full = true // the rest of the word is ignored
+						break
+					}
+					dst = append(dst, asciiFold[text[j]])
+					room--
+				}
+			}
+			for j < len(text) && asciiFold[text[j]] != 0 {
+				j++
+			}
+			i = j
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(text[i:])
+		i += size
+		switch runeClass(r) {
+		case 1:
+			prevCJK = false
+			if !inWord {
+				dst = endRun(dst)
+				w = len(dst)
+				dst = append(dst, 0)
+				inWord = true
+			}
+			if !full {
+				k := len(dst)
+				dst = appendFolded(dst, r)
+				if len(dst)-w-1 > MaxTermBytes {
+					dst, full = dst[:k], true // the rest of the word is ignored
+				}
+			}
+		case 2:
+			if inWord {
+				dst[w] = byte(len(dst) - w - 1)
+				n++
+				inWord, full = false, false
+			}
+			if !prevCJK {
+				dst = endRun(dst)
+			} else if have {
+				dst = append(dst, 0)
+				k := len(dst)
+				dst = utf8.AppendRune(utf8.AppendRune(dst, prev), r)
+				dst[k-1] = byte(len(dst) - k)
+				n++
+			}
+			prev, have = r, true
+			prevCJK = true
+		case 3:
+			// An accent belongs to the character before it: keep the word going.
+		default:
+			if inWord {
+				dst[w] = byte(len(dst) - w - 1)
+				n++
+				inWord, full = false, false
+			}
+			prevCJK = false
+		}
+	}
+	if inWord {
+		dst[w] = byte(len(dst) - w - 1)
+		n++
+	}
+	dst = endRun(dst)
+	return dst, n
 }

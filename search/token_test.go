@@ -159,3 +159,31 @@ func FuzzNormalizeFastPath(f *testing.F) {
 		}
 	})
 }
+
+// FuzzAppendTerms: appendTerms gives the terms Terms gives, in the same order.
+func FuzzAppendTerms(f *testing.F) {
+	for _, s := range []string{"", "Hello, World", "Café naïve", "東京都に行く", "e\u0301\u0301", "\xff\xfe",
+		strings.Repeat("a", 63) + "é", strings.Repeat("A", 70) + "ß x", strings.Repeat("ß", 40), "x1_y2-Z3",
+		"東京 abc 京都x", "a東b", "東\u0301京", "\u0301abc", "ＡＢＣ", "İstanbul ΣΊΣΥΦΟΣ", strings.Repeat("é", 40) + "ab"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		want := termsOf(s)
+		dst, n := appendTerms([]byte("prefix"), s)
+		if string(dst[:6]) != "prefix" {
+			t.Fatalf("appendTerms(%q) changed what dst held", s)
+		}
+		var got []string
+		for b := dst[6:]; len(b) > 0; {
+			k := int(b[0])
+			if k == 0 || k+1 > len(b) {
+				t.Fatalf("appendTerms(%q) = %q: bad length byte", s, dst[6:])
+			}
+			got = append(got, string(b[1:1+k]))
+			b = b[1+k:]
+		}
+		if n != len(got) || !slices.Equal(got, want) {
+			t.Fatalf("appendTerms(%q) = %q (n %d), Terms gives %q", s, got, n, want)
+		}
+	})
+}

@@ -1,11 +1,6 @@
 package search
 
-import (
-	"unicode/utf16"
-	"unicode/utf8"
-
-	"github.com/sessionwatch/sessionwatch/indexer"
-)
+import "github.com/sessionwatch/sessionwatch/indexer"
 
 // unquote decodes a raw JSON string (quotes included) as encoding/json does,
 // without its reflection and validation passes: the escapes of RFC 8259, a lone
@@ -13,104 +8,6 @@ import (
 // that is not a string, or a malformed escape, gives "" (the line was validated
 // as a whole before, so that does not happen on indexed lines).
 func unquote(raw []byte) string {
-	raw = indexer.TrimJSONSpace(raw)
-	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
-		return ""
-	}
-	in := raw[1 : len(raw)-1]
-	i := 0
-	for i < len(in) {
-		c := in[i]
-		if c == '\\' || c == '"' || c < 0x20 || c >= utf8.RuneSelf {
-			break
-		}
-		i++
-	}
-	if i == len(in) {
-		return string(in)
-	}
-	out := make([]byte, 0, len(in)+8)
-	out = append(out, in[:i]...)
-	for i < len(in) {
-		c := in[i]
-		switch {
-		case c == '\\':
-			if i+1 >= len(in) {
-				return ""
-			}
-			switch e := in[i+1]; e {
-			case '"', '\\', '/':
-				out = append(out, e)
-			case 'b':
-				out = append(out, '\b')
-			case 'f':
-				out = append(out, '\f')
-			case 'n':
-				out = append(out, '\n')
-			case 'r':
-				out = append(out, '\r')
-			case 't':
-				out = append(out, '\t')
-			case 'u':
-				r, ok := hex4(in[i+2:]) // i+1 < len(in): in[i+2:] is at most empty
-				if !ok {
-					return ""
-				}
-				i += 6
-				if utf16.IsSurrogate(r) {
-					if i+1 < len(in) && in[i] == '\\' && in[i+1] == 'u' {
-						if r2, ok := hex4(in[i+2:]); ok {
-							if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
-								out = utf8.AppendRune(out, d)
-								i += 6
-								continue
-							}
-						}
-					}
-					r = utf8.RuneError
-				}
-				out = utf8.AppendRune(out, r)
-				continue
-			default:
-				return ""
-			}
-			i += 2
-		case c == '"' || c < 0x20:
-			return ""
-		case c < utf8.RuneSelf:
-			out = append(out, c)
-			i++
-		default:
-			r, n := utf8.DecodeRune(in[i:])
-			if r == utf8.RuneError && n == 1 {
-				out = utf8.AppendRune(out, utf8.RuneError)
-			} else {
-				out = append(out, in[i:i+n]...)
-			}
-			i += n
-		}
-	}
-	return string(out)
-}
-
-// hex4 decodes the four hex digits at the start of b.
-func hex4(b []byte) (rune, bool) {
-	if len(b) < 4 {
-		return 0, false
-	}
-	var r rune
-	for _, c := range b[:4] {
-		switch {
-		case '0' <= c && c <= '9':
-			c -= '0'
-		case 'a' <= c && c <= 'f':
-			c = c - 'a' + 10
-		case 'A' <= c && c <= 'F':
-			c = c - 'A' + 10
-		default:
-			return 0, false
-		}
-		r = r<<4 | rune(c)
-	}
-	return r, true
+	s, _ := indexer.DecodeJSONString(raw)
+	return s
 }

@@ -79,7 +79,17 @@ type ParseState struct {
 // false for a line that carries no usage (or is not valid); st is updated with
 // what later lines need (the current model, Codex's running totals).
 func ParseLine(layout string, st *ParseState, line []byte) (ev Event, ok bool) {
+	return parseLine(layout, st, line, nil)
+}
+
+// ParseLineMembers is ParseLine of m.Line(), its members taken from m.
+func ParseLineMembers(layout string, st *ParseState, m *indexer.Members) (ev Event, ok bool) {
+	return parseLine(layout, st, m.Line(), m)
+}
+
+func parseLine(layout string, st *ParseState, line []byte, m *indexer.Members) (ev Event, ok bool) {
 	sc := scanners.Get().(*scanner)
+	sc.mem = m
 	defer func() {
 		sc.reset()
 		scanners.Put(sc)

@@ -27,20 +27,25 @@ func (sc *scanner) fields(raw []byte) object {
 		sc.buf = make([]field, 0, 64)
 	}
 	start := len(sc.buf)
-	if indexer.ObjectFields(raw, func(k, v []byte) { sc.buf = append(sc.buf, field{k, v}) }) != nil {
+	if sc.mem.ObjectFields(raw, func(k, v []byte) { sc.buf = append(sc.buf, field{k, v}) }) != nil {
 		sc.buf = sc.buf[:start]
 		return nil
 	}
 	return sc.buf[start:len(sc.buf):len(sc.buf)]
 }
 
-// scanner holds the members of the objects of the line being parsed.
-type scanner struct{ buf []field }
+// scanner holds the members of the objects of the line being parsed, and the
+// line's members if they were scanned already (nil: fields scans).
+type scanner struct {
+	buf []field
+	mem *indexer.Members
+}
 
 // reset forgets the line's objects (and the line: nothing of it is kept).
 func (sc *scanner) reset() {
 	clear(sc.buf)
 	sc.buf = sc.buf[:0]
+	sc.mem = nil
 }
 
 var scanners = sync.Pool{New: func() any { return new(scanner) }}

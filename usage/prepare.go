@@ -29,14 +29,23 @@ func (l *Ledger) Prepare(u indexer.UnitRef) indexer.Prepared {
 // Line implements indexer.Prepared: what Ledger.Line does before it takes the lock.
 func (p *preparedLines) Line(off int64, line []byte) {
 	p.last = off
-	ev, ok := ParseLine(p.layout, &p.st, line)
+	p.took(ParseLine(p.layout, &p.st, line))
+}
+
+// LineMembers implements indexer.MembersPrepared.
+func (p *preparedLines) LineMembers(off int64, m *indexer.Members) {
+	p.last = off
+	p.took(ParseLineMembers(p.layout, &p.st, m))
+}
+
+func (p *preparedLines) took(ev Event, ok bool) {
 	if !ok {
 		if p.st.Model != "" || p.st.Prev != nil {
 			p.touched = true
 		}
 		return
 	}
-	p.events = append(p.events, preparedEvent{off, ev})
+	p.events = append(p.events, preparedEvent{p.last, ev})
 	p.touched = true
 }
 

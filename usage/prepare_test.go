@@ -15,12 +15,13 @@ import (
 // read worker, credited under the lock) leave the same ledger files, byte for
 // byte, as the same lines handed over by Line one at a time, for every line
 // layout (Codex's running totals and llxprt's model carried from line to line,
-// Claude's streamed copies deduplicated).
+// Claude's streamed copies deduplicated), each line given whole or as its members
+// scanned once (indexer.Members).
 func TestLinesPreparedMatchesLine(t *testing.T) {
 	units := genLineUnits(t)
 	// The units file is written in key order; the summary's appended batches in
 	// map order, so it is compared as what it reads back as.
-	build := func(prepared bool) (unitsFile []byte, sum *Summary, recs map[ukey]unitRec) {
+	build := func(prepared, members bool) (unitsFile []byte, sum *Summary, recs map[ukey]unitRec) {
 		state := t.TempDir()
 		l, err := Open(state)
 		if err != nil {
@@ -31,8 +32,14 @@ func TestLinesPreparedMatchesLine(t *testing.T) {
 			l.Reset(u.Ref)
 			if prepared {
 				p := l.Prepare(u.Ref)
+				var m indexer.Members
 				for j, line := range u.Lines {
-					p.Line(u.Offs[j], line)
+					if members {
+						m.Scan(line)
+						p.(indexer.MembersPrepared).LineMembers(u.Offs[j], &m)
+					} else {
+						p.Line(u.Offs[j], line)
+					}
 				}
 				l.LinesPrepared(u.Ref, p)
 			} else {
@@ -69,20 +76,23 @@ func TestLinesPreparedMatchesLine(t *testing.T) {
 		}
 		return unitsFile, sum, recs
 	}
-	wantUnits, wantSum, wantRecs := build(false)
-	gotUnits, gotSum, gotRecs := build(true)
-	if !bytes.Equal(gotUnits, wantUnits) {
-		t.Errorf("%s differs (%d bytes prepared, %d by Line)", UnitsName, len(gotUnits), len(wantUnits))
-	}
-	if !reflect.DeepEqual(gotSum, wantSum) {
-		t.Errorf("summary differs:\n%d session rows, %d rows prepared\n%d, %d by Line", len(gotSum.Sessions), len(gotSum.Rows), len(wantSum.Sessions), len(wantSum.Rows))
-	}
-	if len(gotRecs) != len(wantRecs) {
-		t.Errorf("%d units prepared, want %d", len(gotRecs), len(wantRecs))
-	}
-	for k, w := range wantRecs {
-		if g := gotRecs[k]; !reflect.DeepEqual(g, w) {
-			t.Errorf("unit %v prepared = %+v, want %+v", k, g, w)
+	wantUnits, wantSum, wantRecs := build(false, false)
+	for _, members := range []bool{false, true} {
+		gotUnits, gotSum, gotRecs := build(true, members)
+		t.Logf("members=%v", members)
+		if !bytes.Equal(gotUnits, wantUnits) {
+			t.Errorf("%s differs (%d bytes prepared, %d by Line)", UnitsName, len(gotUnits), len(wantUnits))
+		}
+		if !reflect.DeepEqual(gotSum, wantSum) {
+			t.Errorf("summary differs:\n%d session rows, %d rows prepared\n%d, %d by Line", len(gotSum.Sessions), len(gotSum.Rows), len(wantSum.Sessions), len(wantSum.Rows))
+		}
+		if len(gotRecs) != len(wantRecs) {
+			t.Errorf("%d units prepared, want %d", len(gotRecs), len(wantRecs))
+		}
+		for k, w := range wantRecs {
+			if g := gotRecs[k]; !reflect.DeepEqual(g, w) {
+				t.Errorf("unit %v prepared = %+v, want %+v", k, g, w)
+			}
 		}
 	}
 }
