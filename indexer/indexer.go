@@ -79,6 +79,8 @@ type Indexer struct {
 	outputs       map[string]output // files this indexer wrote, by absolute path
 	baseKeys      map[string]string // ProjectKey of each project, until the next Reconcile
 	keys          map[string]string // project → catalog key last written
+	owners        map[string]string // catalog key → its project (keys reversed; setKeysLocked)
+	rereads       map[string]string // units whose parked sessions were lost → their project (parksessions.go)
 	dirtyDirs     map[string]bool
 	dirtyProjects map[string]bool
 	writes        writePool             // the current flush's writes, in flight
@@ -128,8 +130,8 @@ const (
 )
 
 // unit is what the indexer holds of one file it reads; a daemon holds one per
-// file. The fields are ordered to fit 256 bytes: parked sits beside probed
-// (before lazyKey, its padding made the unit take a 288-byte slot).
+// file, and (its sessions parked) little else: 288 bytes, with parked beside
+// probed.
 type unit struct {
 	rel   string
 	kind  UnitKind
@@ -138,9 +140,17 @@ type unit struct {
 	state json.RawMessage // acc's state from a catalog, not decoded yet
 	// lazyKey (parked units only): the state is not in memory either, but in
 	// the resume file of this catalog key, where the last flush left it.
-	lazyKey  string
-	skipped  int
+	lazyKey string
+	// skey: the unit's sessions are not in memory (sessions is nil) but in the
+	// catalog of this key, filed under its project (ix.owners[skey]), where the
+	// last flush or Load left them; nsess, sbytes and sskip are their count,
+	// their sizes' and skipped lines' sums (parksessions.go).
+	skey     string
 	sessions []*Session
+	sbytes   int64
+	skipped  int
+	sskip    int32
+	nsess    int32
 	probed   uint32 // the last Unchanged walk that found it (probe.go)
 	// parked: acc is not in memory; state (nil: a new accumulator's) is all of it,
 	// decoded when the unit is next read or projected (startup.go).
@@ -287,36 +297,29 @@ func (ix *Indexer) loadLocked() error {
 		}
 		ix.restored = make([]*Session, 0, n)
 	}
-	shared := map[string]string{}
+	var from map[*unit]string // the catalog key each unit's sessions came from ("": several)
+	if lr == nil {
+		from = make(map[*unit]string, n)
+	}
 	for _, l := range cats {
 		ix.keys[l.c.Project] = l.key
 		for _, s := range l.c.Sessions {
-			if lr == nil {
-				shareStringsOf(s, shared)
+			u := ix.restoreLocked(s, l.key, slab)
+			if u != nil && from != nil {
+				if k, ok := from[u]; ok && k != l.key {
+					from[u] = ""
+				} else {
+					from[u] = l.key
+				}
 			}
-			ix.restoreLocked(s, l.key, slab)
 		}
+	}
+	ix.setKeysLocked(ix.keys)
+	// The sessions just read are what their catalog holds: parked again.
+	for u, k := range from {
+		ix.parkSessionsLocked(u, k)
 	}
 	return nil
-}
-
-// shareStringsOf makes the strings a restored session repeats from its siblings
-// (its type, provider, model and branch; the project its tail names, mostly
-// its own) the same strings as theirs: a daemon keeps every session it loads.
-func shareStringsOf(s *Session, shared map[string]string) {
-	for _, p := range [...]*string{&s.Type, &s.Provider, &s.Model, &s.GitBranch} {
-		if *p == "" {
-			continue
-		}
-		if v, ok := shared[*p]; ok {
-			*p = v
-		} else {
-			shared[*p] = *p
-		}
-	}
-	if t := s.Tail; t != nil && t.OwnProject == s.Project {
-		t.OwnProject = s.Project
-	}
 }
 
 // unitSlab holds the units (and their first session slots) that restoreLocked
@@ -327,23 +330,28 @@ type unitSlab struct {
 }
 
 // restoreLocked adds a catalog session to its unit, made if new (from slab
-// when one is given).
-func (ix *Indexer) restoreLocked(s *Session, key string, slab *unitSlab) {
+// when one is given); it returns the unit, nil when the session has none.
+func (ix *Indexer) restoreLocked(s *Session, key string, slab *unitSlab) *unit {
 	if s.Tail == nil {
 		ix.unrestored++
-		return
+		return nil
 	}
 	rel, ok := ix.relOf(s.File)
 	if !ok {
 		ix.unrestored++
-		return
+		return nil
 	}
 	urel, kind := ix.layout.Classify(rel)
 	if kind == UnitNone {
 		ix.unrestored++
-		return
+		return nil
 	}
 	u := ix.units[urel]
+	if u != nil && u.skey != "" {
+		// Already restored from another catalog and parked there: the unit
+		// keeps its sessions in memory.
+		ix.unparkKeysLocked(map[string]bool{u.skey: true})
+	}
 	if u == nil {
 		if slab != nil && len(slab.units) > 0 {
 			u, slab.units = &slab.units[0], slab.units[1:]
@@ -358,7 +366,7 @@ func (ix *Indexer) restoreLocked(s *Session, key string, slab *unitSlab) {
 	}
 	if kind == UnitLines && !ix.lite {
 		if _, ok := ix.layout.(LineLayout); !ok {
-			return
+			return nil
 		}
 		// The accumulator is made and its state decoded when first needed (an
 		// append, a native index): a restart over 100k unchanged sessions makes none.
@@ -371,6 +379,7 @@ func (ix *Indexer) restoreLocked(s *Session, key string, slab *unitSlab) {
 		ix.restored = append(ix.restored, s)
 	}
 	ix.lazyLocked(u, key, true)
+	return u
 }
 
 // readMtime is the mtime to remember with a file read to end, stat'ed as fi
@@ -690,6 +699,12 @@ func (ix *Indexer) setSessionsLocked(u *unit, ss []*Session) {
 		ix.dirtyDirs[s.Dir] = true
 		ix.dirtyProjects[s.Project] = true
 	}
+	if u.skey != "" {
+		// Parked: they leave the catalog they are in.
+		ix.dirtyDirs[ix.layout.ProjectDir(u.rel)] = true
+		ix.dirtyProjects[ix.parkedProject(u)] = true
+		u.skey, u.nsess, u.sbytes, u.sskip = "", 0, 0, 0
+	}
 	for _, s := range ss {
 		ix.dirtyDirs[s.Dir] = true
 	}
@@ -942,6 +957,8 @@ func (ix *Indexer) summarizeLinesLocked(u *unit, path string) {
 	s.acc = u.acc
 	if len(u.sessions) == 1 {
 		s.Project = u.sessions[0].Project
+	} else if u.skey != "" && u.nsess == 1 {
+		s.Project = ix.parkedProject(u)
 	}
 	ix.setSessionsLocked(u, []*Session{s})
 	ix.hot = append(ix.hot, u)
@@ -986,7 +1003,7 @@ func (ix *Indexer) updateDocumentLocked(urel, path string) (bool, error) {
 		ref := ix.unitRef(u)
 		for _, c := range ix.consumers {
 			if off, fp, ok := c.Resume(ref); !ok || off != u.tail.Offset || fp != u.tail.Fp {
-				c.Document(ref, data, u.sessions)
+				c.Document(ref, data, ix.sessionsOfLocked(u))
 				c.Done(ref, u.tail.Offset, u.tail.Fp)
 			}
 		}
@@ -1001,6 +1018,10 @@ func (ix *Indexer) updateDocumentLocked(urel, path string) (bool, error) {
 	for _, s := range u.sessions {
 		old[s.ID] = s.Project
 	}
+	parkedIn := "" // parked: every session was filed under this project
+	if u.skey != "" {
+		parkedIn = ix.parkedProject(u)
+	}
 	for _, s := range ss {
 		t := u.tail
 		if s.Tail != nil {
@@ -1014,6 +1035,9 @@ func (ix *Indexer) updateDocumentLocked(urel, path string) (bool, error) {
 			s.SizeBytes = int64(len(data))
 		}
 		s.Project = old[s.ID]
+		if parkedIn != "" {
+			s.Project = parkedIn
+		}
 		s.Dir = ix.layout.ProjectDir(urel)
 	}
 	ix.setSessionsLocked(u, ss)
@@ -1030,13 +1054,14 @@ func (ix *Indexer) updateDocumentLocked(urel, path string) (bool, error) {
 // flushLocked resolves projects for dirty project dirs and writes the catalogs and
 // native indexes whose content changed.
 func (ix *Indexer) flushLocked() error {
-	if len(ix.dirtyDirs) == 0 && len(ix.dirtyProjects) == 0 {
+	if len(ix.dirtyDirs) == 0 && len(ix.dirtyProjects) == 0 && len(ix.rereads) == 0 {
 		return nil
 	}
 	defer ix.parkLocked()
 	if ix.verifyFetched {
 		defer func() { ix.statePeak = max(ix.statePeak, ix.heldStatesLocked()) }() // before parkLocked
 	}
+	ix.unparkDirtyLocked()
 	ix.fetchDirtyLocked()
 	byDir := map[string][]*unit{}
 	for _, u := range ix.units {
@@ -1143,7 +1168,7 @@ func (ix *Indexer) scheduleRetryLocked() {
 func (ix *Indexer) Retry(now time.Time) error {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	if !ix.stats.RetryPending || now.Before(ix.retryAt) {
+	if (!ix.stats.RetryPending || now.Before(ix.retryAt)) && len(ix.rereads) == 0 {
 		return nil
 	}
 	end, err := ix.beginWriteLocked()
@@ -1197,6 +1222,47 @@ func (ix *Indexer) writeCatalogsLocked() error {
 			byProject[p] = ss[:0]
 		}
 	}()
+	projects := map[string]bool{} // every project with sessions, in memory or parked
+	for _, u := range ix.units {
+		for _, s := range u.sessions {
+			projects[s.Project] = true
+		}
+		if u.skey != "" {
+			projects[ix.parkedProject(u)] = true
+		}
+	}
+	keys := catalogKeys(projects, ix.baseKey)
+	// A project whose key changed is rewritten, and so is one that now owns
+	// a key another project had.
+	for p, old := range ix.keys {
+		if keys[p] == old {
+			continue
+		}
+		if p2 := ownerOf(keys, old); p2 != "" {
+			ix.dirtyProjects[p2] = true
+		}
+	}
+	for p, k := range keys {
+		if ix.keys[p] != k {
+			ix.dirtyProjects[p] = true
+		}
+	}
+	// The sessions of the projects to render, or whose key changes, back in
+	// memory; a project one of whose units lost them is left for the retry,
+	// once that unit is read again.
+	need := map[string]bool{}
+	for _, u := range ix.units {
+		if u.skey != "" {
+			if p := ix.parkedProject(u); ix.dirtyProjects[p] || keys[p] != u.skey {
+				need[u.skey] = true
+			}
+		}
+	}
+	skip := map[string]bool{}
+	for _, p := range ix.unparkKeysLocked(need) {
+		skip[p] = true
+		ix.failed = append(ix.failed, dirtyMark{project: p})
+	}
 	for _, u := range ix.units {
 		for _, s := range u.sessions {
 			byProject[s.Project] = append(byProject[s.Project], s)
@@ -1207,29 +1273,19 @@ func (ix *Indexer) writeCatalogsLocked() error {
 			delete(byProject, p)
 		}
 	}
-	keys := catalogKeys(byProject, ix.baseKey)
 	ix.fetchForWriteLocked(keys)
 	// A project whose key changed, or that vanished, loses its old file unless
-	// another project now owns that key (then it is rewritten below).
+	// another project now owns that key (rewritten below).
 	for p, old := range ix.keys {
-		if keys[p] == old {
-			continue
-		}
-		if p2 := ownerOf(keys, old); p2 != "" {
-			ix.dirtyProjects[p2] = true
+		if keys[p] == old || ownerOf(keys, old) != "" {
 			continue
 		}
 		ix.removeCatalogLocked(filepath.Join(CatalogDir(ix.opt.StateDir, ix.opt.Source), old))
 	}
-	for p, k := range keys {
-		if ix.keys[p] != k {
-			ix.dirtyProjects[p] = true
-		}
-	}
 	var errs []error
 	for p := range ix.dirtyProjects {
 		ss := byProject[p]
-		if len(ss) == 0 {
+		if len(ss) == 0 || skip[p] {
 			continue
 		}
 		c := &Catalog{Version: CatalogVersion, Generator: "sessionwatch", Source: ix.opt.Source, Layout: ix.layout.Name(), Project: p, Sessions: ss}
@@ -1256,16 +1312,8 @@ func (ix *Indexer) writeCatalogsLocked() error {
 			}
 		}
 	}
-	ix.keys = keys
-	ix.stats.Projects = len(byProject)
-	ix.stats.Sessions, ix.stats.Bytes, ix.stats.SkippedLines = 0, 0, 0
-	for _, ss := range byProject {
-		for _, s := range ss {
-			ix.stats.Sessions++
-			ix.stats.Bytes += s.SizeBytes
-			ix.stats.SkippedLines += s.SkippedLines
-		}
-	}
+	ix.setKeysLocked(keys)
+	ix.countLocked()
 	return errors.Join(errs...)
 }
 
@@ -1278,8 +1326,9 @@ func ownerOf(keys map[string]string, key string) string {
 	return ""
 }
 
-// catalogKeys assigns every project its catalog directory name (SPEC §1).
-func catalogKeys(byProject map[string][]*Session, baseKey func(string) string) map[string]string {
+// catalogKeys assigns every project (the keys of byProject) its catalog
+// directory name (SPEC §1).
+func catalogKeys[V any](byProject map[string]V, baseKey func(string) string) map[string]string {
 	byBase := map[string][]string{}
 	for p := range byProject {
 		b := baseKey(p)
@@ -1514,7 +1563,8 @@ func (ix *Indexer) removeDirLocked(dir string) {
 	os.Remove(dir) // only if empty
 }
 
-// Sessions returns a snapshot of every session of the source.
+// Sessions returns a snapshot of every session of the source. The parked ones
+// are read from their catalogs for it (and not kept).
 func (ix *Indexer) Sessions() []*Session {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
@@ -1525,6 +1575,7 @@ func (ix *Indexer) Sessions() []*Session {
 			out = append(out, &c)
 		}
 	}
+	ix.parkedSessionsLocked(func(s *Session) { out = append(out, s) })
 	SortSessions(out)
 	return out
 }
