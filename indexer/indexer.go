@@ -111,6 +111,7 @@ type Indexer struct {
 	prefetched    int         // units installed from read-ahead workers since start
 	prefetchPeak  int64       // most bytes of lines the workers held at once (under fetch.mu)
 	statePeak     int         // VerifyOutputs: most units holding a state at one flush (for tests)
+	sessionPeak   int         // with trackSessionPeak: most units holding sessions at one flush
 	verifyFetched bool        // the flush at hand is one of VerifyOutputs' (statePeak is kept)
 	resCache      resumeCache // the resume file fetchStatesLocked last read (startup.go)
 }
@@ -463,13 +464,17 @@ func (ix *Indexer) Refresh() error {
 func (ix *Indexer) reconcileLocked() error {
 	ix.stats.Reconciles++
 	clear(ix.baseKeys) // a full pass resolves project symlinks afresh
+	// Parked sessions (a daemon's rescan) are rendered a batch of projects at
+	// a time after the walk's own changes, as VerifyOutputs does, rather than
+	// all brought back at once.
+	batched := !ix.quick && ix.anyParkedLocked()
 	ix.startPrefetchLocked()
 	refreshing := ix.refreshing
-	ix.refreshing = refreshing || ix.quick // Start: unchanged native indexes are left alone
+	ix.refreshing = refreshing || ix.quick || batched // Start: unchanged native indexes are left alone
 	natives, err := ix.walkLocked(".")
 	ix.refreshing = refreshing
 	ix.stopPrefetchLocked()
-	if ix.quick {
+	if ix.quick || batched {
 		ix.nativePresenceLocked(natives)
 	} else {
 		ix.markAllLocked()
@@ -480,6 +485,9 @@ func (ix *Indexer) reconcileLocked() error {
 	// A rebuild's full pass writes every output: made durable in one batch.
 	ix.writes.batch = ix.batchPasses
 	ferr := ix.flushLocked()
+	if batched {
+		ferr = errors.Join(ferr, ix.renderAllLocked())
+	}
 	ix.writes.batch = false
 	if ferr != nil && err == nil {
 		err = ferr
@@ -1060,6 +1068,9 @@ func (ix *Indexer) flushLocked() error {
 	defer ix.parkLocked()
 	if ix.verifyFetched {
 		defer func() { ix.statePeak = max(ix.statePeak, ix.heldStatesLocked()) }() // before parkLocked
+	}
+	if trackSessionPeak {
+		defer func() { ix.sessionPeak = max(ix.sessionPeak, ix.heldSessionsLocked()) }() // before parkLocked
 	}
 	ix.unparkDirtyLocked()
 	ix.fetchDirtyLocked()

@@ -259,3 +259,18 @@ func (ix *Indexer) sessionsOfLocked(u *unit) []*Session {
 	}
 	return ix.readParkedLocked(u.skey, false)[u]
 }
+
+// trackSessionPeak makes every flush record in sessionPeak how many units hold
+// their sessions in memory at its end, before they are parked (for tests).
+var trackSessionPeak = false
+
+// heldSessionsLocked counts the units holding their sessions in memory.
+func (ix *Indexer) heldSessionsLocked() int {
+	n := 0
+	for _, u := range ix.units {
+		if len(u.sessions) > 0 {
+			n++
+		}
+	}
+	return n
+}

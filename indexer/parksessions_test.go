@@ -206,3 +206,42 @@ func TestParkedSessionsLostAreReadAgain(t *testing.T) {
 		})
 	}
 }
+
+// A rescan (Verify, a full pass) over parked sessions brings them back a batch
+// of projects at a time, as VerifyOutputs does, not all at once; and it still
+// puts every edited catalog right.
+func TestRescanBringsBackABatchOfSessions(t *testing.T) {
+	defer func(b int) { verifyBatch, trackSessionPeak = b, false }(verifyBatch)
+	verifyBatch, trackSessionPeak = 4, true
+	root, state, files := startStore(t, 20)
+	ix := loadedIndexer(t, root, state)
+	if err := ix.Start(); err != nil {
+		t.Fatal(err)
+	}
+	catalog := filepath.Join(state, "index", "wave", ProjectKey("/w/p7"), CatalogName)
+	want, err := os.ReadFile(catalog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(catalog, append(append([]byte{}, want...), ' '), 0o600)
+	appendFile(t, files[3], msg("2026-01-02T00:00:00Z", "more"))
+	ix.mu.Lock()
+	ix.sessionPeak = 0
+	ix.mu.Unlock()
+	if err := ix.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	ix.mu.Lock()
+	peak := ix.sessionPeak
+	ix.mu.Unlock()
+	if peak < 1 || peak > 6 { // a batch closes at the project that reaches 4: at most 3+2 units, +1 changed
+		t.Errorf("units holding sessions at once = %d, want 1..6 (of %d)", peak, len(files))
+	}
+	if got, _ := os.ReadFile(catalog); !slices.Equal(got, want) {
+		t.Errorf("the edited catalog was not put right by the rescan")
+	}
+	assertLayoutConverged(t, "wave", root, state)
+	if held, parked := inMemory(ix); held != 0 || parked != len(files) {
+		t.Errorf("after the rescan %d units hold sessions, %d parked; want 0, %d", held, parked, len(files))
+	}
+}

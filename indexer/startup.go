@@ -41,34 +41,52 @@ func (ix *Indexer) Start() error {
 func (ix *Indexer) VerifyOutputs() error {
 	return ix.write(func() error {
 		clear(ix.baseKeys)
-		var errs []error
-		dirs := map[string][]string{} // project → its sessions' directories
-		for _, u := range ix.units {
-			for _, s := range u.sessions {
-				dirs[s.Project] = append(dirs[s.Project], s.Dir)
-			}
-			if u.skey != "" {
-				p := ix.parkedProject(u)
-				dirs[p] = append(dirs[p], ix.layout.ProjectDir(u.rel))
-			}
-		}
-		for _, batch := range ix.verifyBatchesLocked() {
-			for _, p := range batch {
-				ix.dirtyProjects[p] = true
-				for _, d := range dirs[p] {
-					ix.dirtyDirs[d] = true
-				}
-			}
-			ix.verifyFetched = true
-			err := ix.flushLocked()
-			ix.verifyFetched = false
-			if err != nil {
-				errs = append(errs, err)
-			}
-		}
+		ix.verifyFetched = true
+		err := ix.renderAllLocked()
+		ix.verifyFetched = false
 		ix.sweepCatalogsLocked()
-		return errors.Join(errs...)
+		return err
 	})
+}
+
+// renderAllLocked renders every catalog and native index of the units'
+// projects, verifyBatch units' projects per flush (VerifyOutputs, and a full
+// pass over parked sessions): the states and sessions a flush brings back are
+// parked again after it.
+func (ix *Indexer) renderAllLocked() error {
+	var errs []error
+	dirs := map[string][]string{} // project → its sessions' directories
+	for _, u := range ix.units {
+		for _, s := range u.sessions {
+			dirs[s.Project] = append(dirs[s.Project], s.Dir)
+		}
+		if u.skey != "" {
+			p := ix.parkedProject(u)
+			dirs[p] = append(dirs[p], ix.layout.ProjectDir(u.rel))
+		}
+	}
+	for _, batch := range ix.verifyBatchesLocked() {
+		for _, p := range batch {
+			ix.dirtyProjects[p] = true
+			for _, d := range dirs[p] {
+				ix.dirtyDirs[d] = true
+			}
+		}
+		if err := ix.flushLocked(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// anyParkedLocked reports whether a unit's sessions are parked.
+func (ix *Indexer) anyParkedLocked() bool {
+	for _, u := range ix.units {
+		if u.skey != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // heldStatesLocked counts the units holding a state or an accumulator in memory.
