@@ -359,6 +359,9 @@ func (ix *Indexer) restoreLocked(s *Session, key string, slab *unitSlab) *unit {
 			u.sessions, slab.sessions = slab.sessions[:0:1], slab.sessions[1:]
 		} else {
 			u = &unit{}
+			// A part of the session's file name: copied, as the unit
+			// outlives the session (parked) and the rest of the name.
+			urel = strings.Clone(urel)
 		}
 		u.rel, u.kind, u.tail = urel, kind, *s.Tail
 		u.tail.State = nil

@@ -1,6 +1,7 @@
 package indexer
 
 import (
+	"os"
 	"path/filepath"
 )
 
@@ -195,7 +196,13 @@ func (ix *Indexer) unparkKeysLocked(keys map[string]bool) (stale []string) {
 // gives none.
 func (ix *Indexer) readParkedLocked(k string, verify bool) map[*unit][]*Session {
 	path := filepath.Join(CatalogDir(ix.opt.StateDir, ix.opt.Source), k, CatalogName)
-	c, _, _, err := readCatalogFiles(path, true)
+	var c *Catalog
+	var err error
+	if _, docs := ix.layout.(DocumentLayout); docs {
+		c, _, _, err = readCatalogFiles(path, true) // a document's sessions keep their states
+	} else {
+		c, err = readCatalogTails(path)
+	}
 	if err != nil || c.Source != ix.opt.Source || c.Layout != ix.layout.Name() {
 		return nil
 	}
@@ -220,8 +227,19 @@ func (ix *Indexer) readParkedLocked(k string, verify bool) map[*unit][]*Session 
 				bad[u] = true
 				continue
 			}
-			if u.kind == UnitLines && u.lazyKey == k {
-				s.Tail.State = nil // left in the resume file, as Load leaves it
+			if u.kind == UnitLines {
+				// The state as the unit holds it now.
+				switch {
+				case u.lazyKey == k:
+					s.Tail.State = nil // left in the resume file, as Load leaves it
+				case u.state != nil:
+					s.Tail.State = u.state
+				case u.acc != nil:
+					s.acc = u.acc
+					if st, err := marshalNoEscape(u.acc); err == nil && string(st) != "{}" {
+						s.Tail.State = st
+					}
+				}
 			}
 		}
 		s.Project, s.Dir = p, ix.layout.ProjectDir(urel)
@@ -231,6 +249,36 @@ func (ix *Indexer) readParkedLocked(k string, verify bool) map[*unit][]*Session 
 		delete(out, u)
 	}
 	return out
+}
+
+// readCatalogTails reads the catalog at path and gives each session its tail
+// from the resume file, without the states (a line unit's state is fetched
+// from the resume file on its own when needed: fetchStatesLocked).
+func readCatalogTails(path string) (*Catalog, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var sums []uint32
+	c, ok := decodeCatalogFast(data, true, &sums, false)
+	if !ok {
+		sums = nil
+		if c, err = DecodeCatalog(data); err != nil {
+			return nil, err
+		}
+	}
+	res, err := readResumeTails(resumePath(path), nil)
+	if err != nil {
+		return c, nil // no tails: the sessions' files are read again from the start
+	}
+	if entries, ok := decodeResume(res, c, false); ok {
+		matchResume(c, sums, entries, func(_ int, s *Session, e *resumeEntry) {
+			if t, ok := decodeTail(e.tail); ok {
+				s.Tail = t
+			}
+		})
+	}
+	return c, nil
 }
 
 // parkedSessionsLocked reads the parked sessions of every unit from their
