@@ -86,6 +86,7 @@ type Indexer struct {
 	writes        writePool             // the current flush's writes, in flight
 	batchPasses   bool                  // full passes make their outputs durable in one batch (BatchFullPasses)
 	byProject     map[string][]*Session // writeCatalogsLocked's scratch, empty between flushes
+	projects      map[string]bool       // writeCatalogsLocked's scratch too
 	pendingErr    error                 // errors of writes waited for early, reported by the flush
 	diffs         []Difference
 	stats         Stats
@@ -114,6 +115,7 @@ type Indexer struct {
 	sessionPeak   int         // with trackSessionPeak: most units holding sessions at one flush
 	verifyFetched bool        // the flush at hand is one of VerifyOutputs' (statePeak is kept)
 	resCache      resumeCache // the resume file fetchStatesLocked last read (startup.go)
+	tails         tailReader  // reads parked sessions back (parksessions.go)
 }
 
 // dirtyMark names what an output is the projection of, so a failed write can be
@@ -1236,7 +1238,12 @@ func (ix *Indexer) writeCatalogsLocked() error {
 			byProject[p] = ss[:0]
 		}
 	}()
-	projects := map[string]bool{} // every project with sessions, in memory or parked
+	projects := ix.projects // every project with sessions, in memory or parked
+	if projects == nil {
+		projects = map[string]bool{}
+		ix.projects = projects
+	}
+	clear(projects)
 	for _, u := range ix.units {
 		for _, s := range u.sessions {
 			projects[s.Project] = true

@@ -1,7 +1,7 @@
 package indexer
 
 import (
-	"os"
+	"bytes"
 	"path/filepath"
 )
 
@@ -201,7 +201,7 @@ func (ix *Indexer) readParkedLocked(k string, verify bool) map[*unit][]*Session 
 	if _, docs := ix.layout.(DocumentLayout); docs {
 		c, _, _, err = readCatalogFiles(path, true) // a document's sessions keep their states
 	} else {
-		c, err = readCatalogTails(path)
+		c, err = ix.tails.read(path)
 	}
 	if err != nil || c.Source != ix.opt.Source || c.Layout != ix.layout.Name() {
 		return nil
@@ -251,28 +251,54 @@ func (ix *Indexer) readParkedLocked(k string, verify bool) map[*unit][]*Session 
 	return out
 }
 
-// readCatalogTails reads the catalog at path and gives each session its tail
-// from the resume file, without the states (a line unit's state is fetched
-// from the resume file on its own when needed: fetchStatesLocked).
-func readCatalogTails(path string) (*Catalog, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
+// tailReader reads catalogs with their tails for parked sessions.
+type tailReader struct {
+	cat, res []byte
+	sums     []uint32
+}
+
+// read reads the catalog at path and gives each session its tail from the
+// resume file, without the states (a line unit's state is fetched from the
+// resume file on its own when needed: fetchStatesLocked).
+// The files are read into r's buffers, kept for the next read (nothing
+// decoded refers to them).
+func (r *tailReader) read(path string) (*Catalog, error) {
+	defer func() {
+		if cap(r.cat) > resumeCacheMax {
+			r.cat = nil
+		}
+		if cap(r.res) > resumeCacheMax {
+			r.res = nil
+		}
+	}()
+	var err error
+	if r.cat, err = readFileInto(r.cat, path); err != nil {
 		return nil, err
 	}
-	var sums []uint32
-	c, ok := decodeCatalogFast(data, true, &sums, false)
+	r.sums = r.sums[:0]
+	// The strings share one copy of the session lines: sessions read back
+	// live until the flush that needs them parks them again.
+	c, ok := decodeCatalogFast(r.cat, true, &r.sums, true)
 	if !ok {
-		sums = nil
-		if c, err = DecodeCatalog(data); err != nil {
+		r.sums = r.sums[:0]
+		if c, err = DecodeCatalog(r.cat); err != nil {
 			return nil, err
 		}
 	}
-	res, err := readResumeTails(resumePath(path), nil)
+	for _, s := range c.Sessions {
+		if s.Tail != nil && s.Tail.State != nil {
+			s.Tail.State = bytes.Clone(s.Tail.State) // an older catalog's, which may alias r.cat
+		}
+	}
+	res, err := readResumeTails(resumePath(path), r.res)
+	if res != nil {
+		r.res = res
+	}
 	if err != nil {
 		return c, nil // no tails: the sessions' files are read again from the start
 	}
 	if entries, ok := decodeResume(res, c, false); ok {
-		matchResume(c, sums, entries, func(_ int, s *Session, e *resumeEntry) {
+		matchResume(c, r.sums, entries, func(_ int, s *Session, e *resumeEntry) {
 			if t, ok := decodeTail(e.tail); ok {
 				s.Tail = t
 			}
