@@ -97,6 +97,7 @@ type Indexer struct {
 	unrestored    int               // catalog sessions Load could not restore as units
 	lite          bool              // loaded by LoadLite: no accumulator states, no writes
 	quick         bool              // the current full pass is Start's: only what changed is rendered
+	parkedPass    bool              // the current full pass renders parked sessions in batches after its flush
 	hot           []*unit           // line units whose accumulator is decoded, to park after a flush (startup.go)
 	rendered      map[string]string // project → catalog key rendered by the current flush
 	restored      []*Session        // LoadLite: every session restored to a unit, in catalog order
@@ -472,14 +473,14 @@ func (ix *Indexer) reconcileLocked() error {
 	// Parked sessions (a daemon's rescan) are rendered a batch of projects at
 	// a time after the walk's own changes, as VerifyOutputs does, rather than
 	// all brought back at once.
-	batched := !ix.quick && ix.anyParkedLocked()
+	ix.parkedPass = !ix.quick && ix.anyParkedLocked()
 	ix.startPrefetchLocked()
 	refreshing := ix.refreshing
-	ix.refreshing = refreshing || ix.quick || batched // Start: unchanged native indexes are left alone
+	ix.refreshing = refreshing || ix.quick || ix.parkedPass // Start: unchanged native indexes are left alone
 	natives, err := ix.walkLocked(".")
 	ix.refreshing = refreshing
 	ix.stopPrefetchLocked()
-	if ix.quick || batched {
+	if ix.quick || ix.parkedPass {
 		ix.nativePresenceLocked(natives)
 	} else {
 		ix.markAllLocked()
@@ -490,7 +491,8 @@ func (ix *Indexer) reconcileLocked() error {
 	// A rebuild's full pass writes every output: made durable in one batch.
 	ix.writes.batch = ix.batchPasses
 	ferr := ix.flushLocked()
-	if batched {
+	if ix.parkedPass {
+		ix.parkedPass = false
 		ferr = errors.Join(ferr, ix.renderAllLocked())
 	}
 	ix.writes.batch = false
