@@ -245,3 +245,97 @@ func TestRescanBringsBackABatchOfSessions(t *testing.T) {
 		t.Errorf("after the rescan %d units hold sessions, %d parked; want 0, %d", held, parked, len(files))
 	}
 }
+
+// claudeUserLine is one Claude user line of session id with the given cwd.
+func claudeUserLine(id, cwd, ts, text string, side bool) string {
+	return fmt.Sprintf(`{"parentUuid":null,"isSidechain":%v,"userType":"external","cwd":%q,"sessionId":%q,"type":"user","message":{"role":"user","content":%q},"uuid":"u%s","timestamp":%q}`+"\n",
+		side, cwd, id, text, ts, ts)
+}
+
+// Claude sessions filed under another project than their directory's (their
+// cwd), and subagents under their parent's directory, are parked in the
+// catalog they are filed in; an append to a sibling, a session that moves to
+// another project and a subagent that appears each bring back what they need,
+// and the outputs equal a rebuild's with every unit parked again.
+func TestParkedSessionsFiledElsewhere(t *testing.T) {
+	root, state := t.TempDir(), t.TempDir()
+	const (
+		a1 = "11111111-1111-4111-8111-111111111111"
+		a2 = "22222222-2222-4222-8222-222222222222"
+		b1 = "33333333-3333-4333-8333-333333333333"
+	)
+	dirA, dirB := filepath.Join(root, "-w-a"), filepath.Join(root, "-w-b")
+	os.MkdirAll(dirA, 0o700)
+	os.MkdirAll(dirB, 0o700)
+	fa1, fa2, fb1 := filepath.Join(dirA, a1+".jsonl"), filepath.Join(dirA, a2+".jsonl"), filepath.Join(dirB, b1+".jsonl")
+	sub := filepath.Join(dirA, a1, "subagents", "agent-abc.jsonl")
+	appendFile(t, fa1, claudeUserLine(a1, "/w/a", "2026-03-01T10:00:00Z", "first a", false))
+	appendFile(t, fa2, claudeUserLine(a2, "/w/b", "2026-03-01T10:00:01Z", "filed under b", false)) // in a's dir, cwd b
+	appendFile(t, fb1, claudeUserLine(b1, "/w/b", "2026-03-01T10:00:02Z", "first b", false))
+	first := newLayoutIndexer(t, "claude", root, state, false)
+	if err := first.Reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	ix := newLayoutIndexer(t, "claude", root, state, false)
+	if err := ix.Load(); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ix.mu.Lock()
+	if u := ix.units[filepath.Base(dirA)+"/"+a2+".jsonl"]; u == nil {
+		t.Error("no unit for the session filed under /w/b")
+	} else if u.skey != ProjectKey("/w/b") {
+		t.Errorf("the session filed under /w/b is parked in %q, want its catalog %q", u.skey, ProjectKey("/w/b"))
+	}
+	ix.mu.Unlock()
+	check := func(step string, wantSessions int) {
+		t.Helper()
+		assertLayoutConverged(t, "claude", root, state)
+		if got := len(ix.Sessions()); got != wantSessions {
+			t.Errorf("%s: %d sessions, want %d", step, got, wantSessions)
+		}
+		if held, parked := inMemory(ix); held != 0 || parked != wantSessions {
+			t.Errorf("%s: %d units hold sessions, %d parked; want 0, %d", step, held, parked, wantSessions)
+		}
+		if st := ix.Stats(); st.Sessions != wantSessions {
+			t.Errorf("%s: counters say %d sessions, want %d", step, st.Sessions, wantSessions)
+		}
+	}
+	check("start", 3)
+
+	appendFile(t, fa1, claudeUserLine(a1, "/w/a", "2026-03-01T11:00:00Z", "more a", false))
+	if err := ix.Update([]string{fa1}); err != nil {
+		t.Fatal(err)
+	}
+	check("append to a sibling", 3)
+
+	// The session of a's directory filed under b leaves b: a new session file
+	// without a cwd of its own takes its directory's project.
+	os.Remove(fa2)
+	appendFile(t, fa2, `{"type":"user","message":{"role":"user","content":"no cwd"},"uuid":"x","timestamp":"2026-03-01T12:00:00Z","sessionId":"`+a2+`"}`+"\n")
+	if err := ix.Update([]string{fa2}); err != nil {
+		t.Fatal(err)
+	}
+	check("moved to its directory's project", 3)
+	if c := layoutCatalog(t, state, "claude", "/w/b"); c == nil || len(c.Sessions) != 1 {
+		t.Errorf("catalog of /w/b after the move: %+v", c)
+	}
+
+	os.MkdirAll(filepath.Dir(sub), 0o700)
+	appendFile(t, sub, claudeUserLine(a1, "/w/a", "2026-03-01T13:00:00Z", "a subagent", true))
+	if err := ix.Update([]string{filepath.Dir(sub)}); err != nil {
+		t.Fatal(err)
+	}
+	check("subagent", 4)
+
+	os.Remove(fb1)
+	if err := ix.Update([]string{fb1}); err != nil {
+		t.Fatal(err)
+	}
+	check("b's last session removed", 3)
+	if c := layoutCatalog(t, state, "claude", "/w/b"); c != nil {
+		t.Errorf("catalog of /w/b still there: %+v", c)
+	}
+}
