@@ -3,11 +3,9 @@ package indexer
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/maphash"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -79,11 +77,14 @@ type Indexer struct {
 	outputs       map[string]output // files this indexer wrote, by absolute path
 	baseKeys      map[string]string // ProjectKey of each project, until the next Reconcile
 	keys          map[string]string // project → catalog key last written
+	owners        map[string]string // catalog key → its project (keys reversed; setKeysLocked)
+	rereads       map[string]string // units whose parked sessions were lost → their project (parksessions.go)
 	dirtyDirs     map[string]bool
 	dirtyProjects map[string]bool
 	writes        writePool             // the current flush's writes, in flight
 	batchPasses   bool                  // full passes make their outputs durable in one batch (BatchFullPasses)
 	byProject     map[string][]*Session // writeCatalogsLocked's scratch, empty between flushes
+	projects      map[string]bool       // writeCatalogsLocked's scratch too
 	pendingErr    error                 // errors of writes waited for early, reported by the flush
 	diffs         []Difference
 	stats         Stats
@@ -94,6 +95,7 @@ type Indexer struct {
 	unrestored    int               // catalog sessions Load could not restore as units
 	lite          bool              // loaded by LoadLite: no accumulator states, no writes
 	quick         bool              // the current full pass is Start's: only what changed is rendered
+	parkedPass    bool              // the current full pass renders parked sessions in batches after its flush
 	hot           []*unit           // line units whose accumulator is decoded, to park after a flush (startup.go)
 	rendered      map[string]string // project → catalog key rendered by the current flush
 	restored      []*Session        // LoadLite: every session restored to a unit, in catalog order
@@ -109,8 +111,10 @@ type Indexer struct {
 	prefetched    int         // units installed from read-ahead workers since start
 	prefetchPeak  int64       // most bytes of lines the workers held at once (under fetch.mu)
 	statePeak     int         // VerifyOutputs: most units holding a state at one flush (for tests)
+	sessionPeak   int         // with trackSessionPeak: most units holding sessions at one flush
 	verifyFetched bool        // the flush at hand is one of VerifyOutputs' (statePeak is kept)
 	resCache      resumeCache // the resume file fetchStatesLocked last read (startup.go)
+	tails         tailReader  // reads parked sessions back (parksessions.go)
 }
 
 // dirtyMark names what an output is the projection of, so a failed write can be
@@ -128,8 +132,8 @@ const (
 )
 
 // unit is what the indexer holds of one file it reads; a daemon holds one per
-// file. The fields are ordered to fit 256 bytes: parked sits beside probed
-// (before lazyKey, its padding made the unit take a 288-byte slot).
+// file, and (its sessions parked) little else: 288 bytes, with parked beside
+// probed.
 type unit struct {
 	rel   string
 	kind  UnitKind
@@ -138,9 +142,17 @@ type unit struct {
 	state json.RawMessage // acc's state from a catalog, not decoded yet
 	// lazyKey (parked units only): the state is not in memory either, but in
 	// the resume file of this catalog key, where the last flush left it.
-	lazyKey  string
-	skipped  int
+	lazyKey string
+	// skey: the unit's sessions are not in memory (sessions is nil) but in the
+	// catalog of this key, filed under its project (ix.owners[skey]), where the
+	// last flush or Load left them; nsess, sbytes and sskip are their count,
+	// their sizes' and skipped lines' sums (parksessions.go).
+	skey     string
 	sessions []*Session
+	sbytes   int64
+	skipped  int
+	sskip    int32
+	nsess    int32
 	probed   uint32 // the last Unchanged walk that found it (probe.go)
 	// parked: acc is not in memory; state (nil: a new accumulator's) is all of it,
 	// decoded when the unit is next read or projected (startup.go).
@@ -287,36 +299,29 @@ func (ix *Indexer) loadLocked() error {
 		}
 		ix.restored = make([]*Session, 0, n)
 	}
-	shared := map[string]string{}
+	var from map[*unit]string // the catalog key each unit's sessions came from ("": several)
+	if lr == nil {
+		from = make(map[*unit]string, n)
+	}
 	for _, l := range cats {
 		ix.keys[l.c.Project] = l.key
 		for _, s := range l.c.Sessions {
-			if lr == nil {
-				shareStringsOf(s, shared)
+			u := ix.restoreLocked(s, l.key, slab)
+			if u != nil && from != nil {
+				if k, ok := from[u]; ok && k != l.key {
+					from[u] = ""
+				} else {
+					from[u] = l.key
+				}
 			}
-			ix.restoreLocked(s, l.key, slab)
 		}
+	}
+	ix.setKeysLocked(ix.keys)
+	// The sessions just read are what their catalog holds: parked again.
+	for u, k := range from {
+		ix.parkSessionsLocked(u, k)
 	}
 	return nil
-}
-
-// shareStringsOf makes the strings a restored session repeats from its siblings
-// (its type, provider, model and branch; the project its tail names, mostly
-// its own) the same strings as theirs: a daemon keeps every session it loads.
-func shareStringsOf(s *Session, shared map[string]string) {
-	for _, p := range [...]*string{&s.Type, &s.Provider, &s.Model, &s.GitBranch} {
-		if *p == "" {
-			continue
-		}
-		if v, ok := shared[*p]; ok {
-			*p = v
-		} else {
-			shared[*p] = *p
-		}
-	}
-	if t := s.Tail; t != nil && t.OwnProject == s.Project {
-		t.OwnProject = s.Project
-	}
 }
 
 // unitSlab holds the units (and their first session slots) that restoreLocked
@@ -327,29 +332,37 @@ type unitSlab struct {
 }
 
 // restoreLocked adds a catalog session to its unit, made if new (from slab
-// when one is given).
-func (ix *Indexer) restoreLocked(s *Session, key string, slab *unitSlab) {
+// when one is given); it returns the unit, nil when the session has none.
+func (ix *Indexer) restoreLocked(s *Session, key string, slab *unitSlab) *unit {
 	if s.Tail == nil {
 		ix.unrestored++
-		return
+		return nil
 	}
 	rel, ok := ix.relOf(s.File)
 	if !ok {
 		ix.unrestored++
-		return
+		return nil
 	}
 	urel, kind := ix.layout.Classify(rel)
 	if kind == UnitNone {
 		ix.unrestored++
-		return
+		return nil
 	}
 	u := ix.units[urel]
+	if u != nil && u.skey != "" {
+		// Already restored from another catalog and parked there: the unit
+		// keeps its sessions in memory.
+		ix.unparkKeysLocked(map[string]bool{u.skey: true})
+	}
 	if u == nil {
 		if slab != nil && len(slab.units) > 0 {
 			u, slab.units = &slab.units[0], slab.units[1:]
 			u.sessions, slab.sessions = slab.sessions[:0:1], slab.sessions[1:]
 		} else {
 			u = &unit{}
+			// A part of the session's file name: copied, as the unit
+			// outlives the session (parked) and the rest of the name.
+			urel = strings.Clone(urel)
 		}
 		u.rel, u.kind, u.tail = urel, kind, *s.Tail
 		u.tail.State = nil
@@ -358,7 +371,7 @@ func (ix *Indexer) restoreLocked(s *Session, key string, slab *unitSlab) {
 	}
 	if kind == UnitLines && !ix.lite {
 		if _, ok := ix.layout.(LineLayout); !ok {
-			return
+			return nil
 		}
 		// The accumulator is made and its state decoded when first needed (an
 		// append, a native index): a restart over 100k unchanged sessions makes none.
@@ -371,6 +384,7 @@ func (ix *Indexer) restoreLocked(s *Session, key string, slab *unitSlab) {
 		ix.restored = append(ix.restored, s)
 	}
 	ix.lazyLocked(u, key, true)
+	return u
 }
 
 // readMtime is the mtime to remember with a file read to end, stat'ed as fi
@@ -454,13 +468,17 @@ func (ix *Indexer) Refresh() error {
 func (ix *Indexer) reconcileLocked() error {
 	ix.stats.Reconciles++
 	clear(ix.baseKeys) // a full pass resolves project symlinks afresh
+	// Parked sessions (a daemon's rescan) are rendered a batch of projects at
+	// a time after the walk's own changes, as VerifyOutputs does, rather than
+	// all brought back at once.
+	ix.parkedPass = !ix.quick && ix.anyParkedLocked()
 	ix.startPrefetchLocked()
 	refreshing := ix.refreshing
-	ix.refreshing = refreshing || ix.quick // Start: unchanged native indexes are left alone
+	ix.refreshing = refreshing || ix.quick || ix.parkedPass // Start: unchanged native indexes are left alone
 	natives, err := ix.walkLocked(".")
 	ix.refreshing = refreshing
 	ix.stopPrefetchLocked()
-	if ix.quick {
+	if ix.quick || ix.parkedPass {
 		ix.nativePresenceLocked(natives)
 	} else {
 		ix.markAllLocked()
@@ -471,6 +489,10 @@ func (ix *Indexer) reconcileLocked() error {
 	// A rebuild's full pass writes every output: made durable in one batch.
 	ix.writes.batch = ix.batchPasses
 	ferr := ix.flushLocked()
+	if ix.parkedPass {
+		ix.parkedPass = false
+		ferr = errors.Join(ferr, ix.renderAllLocked())
+	}
 	ix.writes.batch = false
 	if ferr != nil && err == nil {
 		err = ferr
@@ -689,6 +711,12 @@ func (ix *Indexer) setSessionsLocked(u *unit, ss []*Session) {
 	for _, s := range u.sessions {
 		ix.dirtyDirs[s.Dir] = true
 		ix.dirtyProjects[s.Project] = true
+	}
+	if u.skey != "" {
+		// Parked: they leave the catalog they are in.
+		ix.dirtyDirs[ix.layout.ProjectDir(u.rel)] = true
+		ix.dirtyProjects[ix.parkedProject(u)] = true
+		u.skey, u.nsess, u.sbytes, u.sskip = "", 0, 0, 0
 	}
 	for _, s := range ss {
 		ix.dirtyDirs[s.Dir] = true
@@ -942,6 +970,8 @@ func (ix *Indexer) summarizeLinesLocked(u *unit, path string) {
 	s.acc = u.acc
 	if len(u.sessions) == 1 {
 		s.Project = u.sessions[0].Project
+	} else if u.skey != "" && u.nsess == 1 {
+		s.Project = ix.parkedProject(u)
 	}
 	ix.setSessionsLocked(u, []*Session{s})
 	ix.hot = append(ix.hot, u)
@@ -986,7 +1016,7 @@ func (ix *Indexer) updateDocumentLocked(urel, path string) (bool, error) {
 		ref := ix.unitRef(u)
 		for _, c := range ix.consumers {
 			if off, fp, ok := c.Resume(ref); !ok || off != u.tail.Offset || fp != u.tail.Fp {
-				c.Document(ref, data, u.sessions)
+				c.Document(ref, data, ix.sessionsOfLocked(u))
 				c.Done(ref, u.tail.Offset, u.tail.Fp)
 			}
 		}
@@ -1001,6 +1031,10 @@ func (ix *Indexer) updateDocumentLocked(urel, path string) (bool, error) {
 	for _, s := range u.sessions {
 		old[s.ID] = s.Project
 	}
+	parkedIn := "" // parked: every session was filed under this project
+	if u.skey != "" {
+		parkedIn = ix.parkedProject(u)
+	}
 	for _, s := range ss {
 		t := u.tail
 		if s.Tail != nil {
@@ -1014,6 +1048,9 @@ func (ix *Indexer) updateDocumentLocked(urel, path string) (bool, error) {
 			s.SizeBytes = int64(len(data))
 		}
 		s.Project = old[s.ID]
+		if parkedIn != "" {
+			s.Project = parkedIn
+		}
 		s.Dir = ix.layout.ProjectDir(urel)
 	}
 	ix.setSessionsLocked(u, ss)
@@ -1027,494 +1064,8 @@ func (ix *Indexer) updateDocumentLocked(urel, path string) (bool, error) {
 	return true, nil
 }
 
-// flushLocked resolves projects for dirty project dirs and writes the catalogs and
-// native indexes whose content changed.
-func (ix *Indexer) flushLocked() error {
-	if len(ix.dirtyDirs) == 0 && len(ix.dirtyProjects) == 0 {
-		return nil
-	}
-	defer ix.parkLocked()
-	if ix.verifyFetched {
-		defer func() { ix.statePeak = max(ix.statePeak, ix.heldStatesLocked()) }() // before parkLocked
-	}
-	ix.fetchDirtyLocked()
-	byDir := map[string][]*unit{}
-	for _, u := range ix.units {
-		for _, s := range u.sessions {
-			if us := byDir[s.Dir]; ix.dirtyDirs[s.Dir] && (len(us) == 0 || us[len(us)-1] != u) {
-				byDir[s.Dir] = append(us, u)
-			}
-		}
-	}
-	var errs []error
-	dirSessions := map[string][]*Session{}
-	_, native := ix.layout.(NativeIndexer)
-	native = native && ix.opt.NativeIndex
-	if native {
-		ix.fetchDirsLocked(byDir)
-	}
-	for dir := range ix.dirtyDirs {
-		us := byDir[dir]
-		sort.Slice(us, func(i, j int) bool { return us[i].rel < us[j].rel })
-		for _, u := range us {
-			if native {
-				ix.decodeStateLocked(u) // native indexes project the accumulators
-			}
-		}
-		fallback := ""
-		var ss []*Session
-		for _, u := range us {
-			for _, s := range u.sessions {
-				if s.Dir != dir {
-					continue
-				}
-				ss = append(ss, s)
-				// Sessions lend their project to siblings in the same project
-				// directory; without project directories (dir "") there are none.
-				if fallback == "" && dir != "" {
-					fallback = s.Tail.OwnProject
-				}
-			}
-		}
-		if fallback == "" && dir != "" && len(ss) > 0 {
-			if r, ok := ix.layout.(ProjectResolver); ok {
-				fallback = r.DirProject(ix.rootDir, dir)
-			}
-		}
-		for _, s := range ss {
-			p := firstNonEmpty(s.Tail.OwnProject, fallback)
-			if p != s.Project {
-				ix.dirtyProjects[s.Project] = true
-				s.Project = p
-			}
-			ix.dirtyProjects[p] = true
-		}
-		dirSessions[dir] = ss
-	}
-	// Consumers are made durable before any index of this flush is written, so no
-	// catalog offset is ever ahead of what they hold.
-	if err := ix.syncConsumersLocked(); err != nil {
-		// Nothing of this flush is written: the indexes stay dirty for the next one.
-		return fmt.Errorf("sync consumers: %w", err)
-	}
-	for dir, ss := range dirSessions {
-		if err := ix.writeNativeLocked(dir, ss); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	clear(ix.dirtyDirs)
-	if len(ix.dirtyProjects) > 0 {
-		if err := ix.writeCatalogsLocked(); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	clear(ix.dirtyProjects)
-	if err := ix.commitLocked(); err != nil {
-		errs = append(errs, err)
-	}
-	ix.scheduleRetryLocked()
-	return errors.Join(errs...)
-}
-
-// scheduleRetryLocked marks the outputs whose write failed dirty again, so they
-// are retried (after a backoff, by Retry, or at the next change) rather than lost
-// until their project changes again.
-func (ix *Indexer) scheduleRetryLocked() {
-	if len(ix.failed) == 0 {
-		ix.backoff = 0
-		ix.stats.RetryPending = false
-		return
-	}
-	for _, m := range ix.failed {
-		if m.native {
-			ix.dirtyDirs[m.dir] = true
-		} else {
-			ix.dirtyProjects[m.project] = true
-		}
-	}
-	ix.failed = nil
-	ix.backoff = min(max(2*ix.backoff, retryMin), retryMax)
-	ix.retryAt = time.Now().Add(ix.backoff)
-	ix.stats.RetryPending = true
-}
-
-// Retry writes again the outputs whose write failed, once their backoff has
-// passed (the daemon calls it every second); it returns the flush's errors.
-func (ix *Indexer) Retry(now time.Time) error {
-	ix.mu.Lock()
-	defer ix.mu.Unlock()
-	if !ix.stats.RetryPending || now.Before(ix.retryAt) {
-		return nil
-	}
-	end, err := ix.beginWriteLocked()
-	if err != nil {
-		return err
-	}
-	defer end()
-	return ix.flushLocked()
-}
-
-func (ix *Indexer) writeNativeLocked(dir string, ss []*Session) error {
-	ni, ok := ix.layout.(NativeIndexer)
-	if !ok || !ix.opt.NativeIndex || dir == "" {
-		return nil
-	}
-	path := filepath.Join(ix.rootDir, filepath.FromSlash(dir), CatalogName)
-	if len(ss) == 0 {
-		if ix.removeOutputLocked(path) {
-			ix.stats.NativeWrites++
-		}
-		return nil
-	}
-	SortSessions(ss)
-	data, err := ni.NativeIndex(ix.writes.buffer(), ix.rootDir, dir, ss)
-	if err != nil {
-		return fmt.Errorf("render native index %s: %w", path, err)
-	}
-	wrote, err := ix.writeOutputLocked(path, data, dirtyMark{native: true, dir: dir}, true)
-	if wrote {
-		ix.stats.NativeWrites++
-	}
-	return err
-}
-
-// writeCatalogsLocked writes the catalog of every dirty project, assigning catalog
-// keys: the Wave encoding of the project, made unique with a hash suffix when two
-// projects encode alike.
-func (ix *Indexer) writeCatalogsLocked() error {
-	// The grouping is rebuilt each flush in the maps and slices of the last
-	// one (a flush under load rewrote them for every session: a fifth of what
-	// the daemon allocated); they are emptied again before returning, so they
-	// keep no session alive.
-	byProject := ix.byProject
-	if byProject == nil {
-		byProject = map[string][]*Session{}
-		ix.byProject = byProject
-	}
-	defer func() {
-		for p, ss := range byProject {
-			clear(ss)
-			byProject[p] = ss[:0]
-		}
-	}()
-	for _, u := range ix.units {
-		for _, s := range u.sessions {
-			byProject[s.Project] = append(byProject[s.Project], s)
-		}
-	}
-	for p, ss := range byProject {
-		if len(ss) == 0 {
-			delete(byProject, p)
-		}
-	}
-	keys := catalogKeys(byProject, ix.baseKey)
-	ix.fetchForWriteLocked(keys)
-	// A project whose key changed, or that vanished, loses its old file unless
-	// another project now owns that key (then it is rewritten below).
-	for p, old := range ix.keys {
-		if keys[p] == old {
-			continue
-		}
-		if p2 := ownerOf(keys, old); p2 != "" {
-			ix.dirtyProjects[p2] = true
-			continue
-		}
-		ix.removeCatalogLocked(filepath.Join(CatalogDir(ix.opt.StateDir, ix.opt.Source), old))
-	}
-	for p, k := range keys {
-		if ix.keys[p] != k {
-			ix.dirtyProjects[p] = true
-		}
-	}
-	var errs []error
-	for p := range ix.dirtyProjects {
-		ss := byProject[p]
-		if len(ss) == 0 {
-			continue
-		}
-		c := &Catalog{Version: CatalogVersion, Generator: "sessionwatch", Source: ix.opt.Source, Layout: ix.layout.Name(), Project: p, Sessions: ss}
-		data, resume, err := c.AppendEncoded(ix.writes.buffer(), ix.writes.buffer())
-		if err != nil {
-			errs = append(errs, fmt.Errorf("encode catalog of %q: %w", p, err))
-			continue
-		}
-		path := filepath.Join(CatalogDir(ix.opt.StateDir, ix.opt.Source), keys[p], CatalogName)
-		ix.rendered[p] = keys[p]
-		// The resume file and the catalog are written side by side; a crash
-		// between the two leaves entries whose checksum no longer matches, and
-		// their files are read again from the start (resume.go).
-		for _, out := range [...]struct {
-			path string
-			data []byte
-		}{{resumePath(path), resume}, {path, data}} {
-			wrote, err := ix.writeOutputLocked(out.path, out.data, dirtyMark{project: p}, true)
-			if wrote {
-				ix.stats.CatalogWrites++
-			}
-			if err != nil {
-				errs = append(errs, err)
-			}
-		}
-	}
-	ix.keys = keys
-	ix.stats.Projects = len(byProject)
-	ix.stats.Sessions, ix.stats.Bytes, ix.stats.SkippedLines = 0, 0, 0
-	for _, ss := range byProject {
-		for _, s := range ss {
-			ix.stats.Sessions++
-			ix.stats.Bytes += s.SizeBytes
-			ix.stats.SkippedLines += s.SkippedLines
-		}
-	}
-	return errors.Join(errs...)
-}
-
-func ownerOf(keys map[string]string, key string) string {
-	for p, k := range keys {
-		if k == key {
-			return p
-		}
-	}
-	return ""
-}
-
-// catalogKeys assigns every project its catalog directory name (SPEC §1).
-func catalogKeys(byProject map[string][]*Session, baseKey func(string) string) map[string]string {
-	byBase := map[string][]string{}
-	for p := range byProject {
-		b := baseKey(p)
-		byBase[b] = append(byBase[b], p)
-	}
-	keys := map[string]string{}
-	for b, ps := range byBase {
-		sort.Strings(ps)
-		keys[ps[0]] = b
-		for _, p := range ps[1:] {
-			keys[p] = collisionKey(b, p)
-		}
-	}
-	return keys
-}
-
-// baseKey is ProjectKey, remembered: it resolves symlinks, a few syscalls per
-// project that every flush would otherwise repeat for every project.
-func (ix *Indexer) baseKey(project string) string {
-	k, ok := ix.baseKeys[project]
-	if !ok {
-		k = ProjectKey(project)
-		ix.baseKeys[project] = k
-	}
-	return k
-}
-
-// ProjectKey is the catalog directory name of a project (and its archive
-// directory's): never empty, never "." or "..", never holding a separator, so it
-// always names a directory of its own inside its parent. An absolute project is
-// Wave-encoded, "/" (which encodes to nothing) is "-"; the empty project is "_";
-// a relative project (an agent recorded cwd "." or "..") is never resolved
-// against our own working directory: it is "_rel-" and a hash of the path.
-func ProjectKey(project string) string {
-	switch {
-	case project == "":
-		return "_"
-	case !filepath.IsAbs(project):
-		sum := sha256.Sum256([]byte(project))
-		return fmt.Sprintf("_rel-%x", sum[:6])
-	}
-	k := EncodeProject(project)
-	if k == "" {
-		return "-"
-	}
-	return k
-}
-
-// legacyKeyDirs are where versions before the ProjectKey rules above filed the
-// catalogs of "/" and "." (the source's catalog directory itself) and of ".."
-// (the index directory): adoptLegacyLocked moves them into their own key.
-func (ix *Indexer) legacyCatalogs() []string {
-	dir := CatalogDir(ix.opt.StateDir, ix.opt.Source)
-	return []string{filepath.Join(dir, CatalogName), filepath.Join(filepath.Dir(dir), CatalogName)}
-}
-
-// adoptLegacyLocked moves catalogs left in the legacy places into the directory
-// of their project's key (atomically, by rename), or removes them when that
-// directory already holds a catalog (a newer one). Catalogs of other sources are
-// left to their own indexer; a file there that is no catalog at all is ours (the
-// name is) and removed.
-func (ix *Indexer) adoptLegacyLocked() {
-	for _, old := range ix.legacyCatalogs() {
-		data, err := os.ReadFile(old)
-		if err != nil {
-			continue
-		}
-		c, err := DecodeCatalog(data)
-		if err == nil && c.Source != ix.opt.Source {
-			continue
-		}
-		if ix.opt.Check {
-			ix.diffs = append(ix.diffs, Difference{Path: old, Change: "remove"})
-			continue
-		}
-		if err == nil && c.Layout == ix.layout.Name() {
-			dst := filepath.Join(CatalogDir(ix.opt.StateDir, ix.opt.Source), ProjectKey(c.Project), CatalogName)
-			if _, err := os.Lstat(dst); errors.Is(err, fs.ErrNotExist) {
-				if err := os.MkdirAll(filepath.Dir(dst), 0o700); err == nil && os.Rename(old, dst) == nil {
-					SyncDir(filepath.Dir(dst))
-					SyncDir(filepath.Dir(old))
-					ix.log.Info("catalog adopted from a legacy place", "from", old, "to", dst)
-					continue
-				}
-			}
-		}
-		if os.Remove(old) == nil {
-			SyncDir(filepath.Dir(old))
-			ix.log.Info("legacy catalog removed", "file", old)
-		}
-	}
-}
-
-// sweepCatalogsLocked removes catalog directories that no project owns any more.
-func (ix *Indexer) sweepCatalogsLocked() {
-	dir := CatalogDir(ix.opt.StateDir, ix.opt.Source)
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return
-	}
-	owned := map[string]bool{}
-	for _, k := range ix.keys {
-		owned[k] = true
-	}
-	for _, e := range entries {
-		if !e.IsDir() || owned[e.Name()] {
-			continue
-		}
-		ix.removeCatalogLocked(filepath.Join(dir, e.Name()))
-	}
-}
-
-// removeCatalogLocked removes a catalog directory's catalog and resume file, then
-// the directory if that left it empty.
-func (ix *Indexer) removeCatalogLocked(dir string) {
-	ix.fetchBeforeRemoveLocked(filepath.Base(dir))
-	for _, name := range [...]string{CatalogName, ResumeName} {
-		if ix.removeOutputLocked(filepath.Join(dir, name)) {
-			ix.stats.CatalogWrites++
-		}
-	}
-	ix.removeDirLocked(dir)
-}
-
-// writeOutputLocked writes data to path unless the file already holds exactly that.
-// It reports whether it wrote (in check mode: whether it would have). With reuse,
-// data is a buffer from ix.writes.buffer, handed back once no longer needed.
-func (ix *Indexer) writeOutputLocked(path string, data []byte, mark dirtyMark, reuse bool) (bool, error) {
-	ix.dropResumeCacheLocked()
-	release := func() {
-		if reuse {
-			ix.writes.release(data)
-		}
-	}
-	sum := outputHash(data)
-	known := false // the file is still what we last wrote (by its stat)
-	if o, ok := ix.outputs[path]; ok {
-		if fi, err := os.Stat(path); err == nil && fi.Size() == o.size && fi.ModTime().UnixNano() == o.mtime {
-			_, ino := statIdentity(fi)
-			known = ino == o.ino
-		}
-		if known && o.sum == sum {
-			release()
-			return false, nil
-		}
-	}
-	// A file we did not write, or that changed behind our back, is compared with
-	// what we would write before it is replaced; one we know is simply replaced.
-	if !known {
-		if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, data) {
-			ix.recordOutput(path, sum)
-			release()
-			return false, nil
-		}
-	}
-	if ix.opt.Check {
-		ix.diffs = append(ix.diffs, Difference{Path: path, Change: "write", Want: data})
-		return true, nil
-	}
-	ix.writes.start(path, data, sum, mark, reuse)
-	return true, nil
-}
-
-// commitLocked waits for the flush's writes and records what was written; it
-// returns every write error since the last commit.
-func (ix *Indexer) commitLocked() error {
-	err := errors.Join(ix.pendingErr, ix.drainLocked())
-	ix.pendingErr = nil
-	return err
-}
-
-// drainLocked waits for the writes in flight and records their outcome.
-func (ix *Indexer) drainLocked() error {
-	var errs []error
-	for _, r := range ix.writes.wait() {
-		if r.err != nil {
-			delete(ix.outputs, r.path)
-			errs = append(errs, r.err)
-			ix.failed = append(ix.failed, r.mark)
-			ix.stats.WriteFailures++
-		} else {
-			ix.recordOutput(r.path, r.sum)
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// outputSeed keys outputHash; outputs are remembered only for the process's life.
-var outputSeed = maphash.MakeSeed()
-
-// outputHash identifies an output's content for change detection. A 64-bit keyed
-// hash suffices: a flush rewrites an output only when its content changed, and a
-// collision (2^-64) would at worst leave one output a flush behind until the next
-// change of that project.
-func outputHash(data []byte) uint64 { return maphash.Bytes(outputSeed, data) }
-
-func (ix *Indexer) recordOutput(path string, sum uint64) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return
-	}
-	_, ino := statIdentity(fi)
-	ix.outputs[path] = output{sum: sum, size: fi.Size(), mtime: fi.ModTime().UnixNano(), ino: ino}
-}
-
-// removeOutputLocked removes a generated file if it exists; it reports whether it did.
-func (ix *Indexer) removeOutputLocked(path string) bool {
-	ix.dropResumeCacheLocked()
-	ix.pendingErr = errors.Join(ix.pendingErr, ix.drainLocked()) // no write of it still in flight
-	delete(ix.outputs, path)
-	if _, err := os.Lstat(path); err != nil {
-		return false
-	}
-	if ix.opt.Check {
-		ix.diffs = append(ix.diffs, Difference{Path: path, Change: "remove"})
-		return true
-	}
-	if err := os.Remove(path); err != nil {
-		ix.log.Warn("remove failed", "file", path, "err", err)
-		return false
-	}
-	return true
-}
-
-func (ix *Indexer) removeDirLocked(dir string) {
-	if ix.opt.Check {
-		return
-	}
-	if ix.opt.CleanTemps {
-		cleanTempBefore(dir, processStart)
-	}
-	os.Remove(dir) // only if empty
-}
-
-// Sessions returns a snapshot of every session of the source.
+// Sessions returns a snapshot of every session of the source. The parked ones
+// are read from their catalogs for it (and not kept).
 func (ix *Indexer) Sessions() []*Session {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
@@ -1525,6 +1076,7 @@ func (ix *Indexer) Sessions() []*Session {
 			out = append(out, &c)
 		}
 	}
+	ix.parkedSessionsLocked(func(s *Session) { out = append(out, s) })
 	SortSessions(out)
 	return out
 }

@@ -192,7 +192,7 @@ func (p *prober) unit(urel string, kind UnitKind, d fs.DirEntry) bool {
 // unit can be found through several paths), ok then true; a unit without
 // sessions is not seen and not ok (a refresh would change it).
 func (p *prober) visit(u *unit) (seen, ok bool) {
-	if len(u.sessions) == 0 {
+	if !u.hasSessions() {
 		return false, false
 	}
 	if u.probed == p.gen {
@@ -224,7 +224,7 @@ func tailUnchanged(ix *Indexer, u *unit, urel string, kind UnitKind, size int64)
 // before they skip a file.
 func (ix *Indexer) unitUnchangedLocked(urel string, kind UnitKind) bool {
 	u := ix.units[urel]
-	if u == nil || len(u.sessions) == 0 {
+	if u == nil || !u.hasSessions() {
 		return false
 	}
 	fi, err := os.Lstat(ix.unitPath(urel))

@@ -52,7 +52,7 @@ func checkUnchangedSees(t *testing.T, layout, store, change string) {
 	ix.Reconcile() // a deliberately corrupt test file may report an error
 	var units []string
 	for urel, u := range ix.units {
-		if len(u.sessions) > 0 {
+		if u.hasSessions() {
 			units = append(units, urel)
 		}
 	}

@@ -182,6 +182,10 @@ func (ix *Indexer) Entries() []Entry {
 			out = append(out, Entry{Session: s, Source: ix.opt.Source, Layout: ix.layout.Name(), Project: s.Project})
 		}
 	}
+	// Parked sessions are read from their catalogs (written by the last flush).
+	ix.parkedSessionsLocked(func(s *Session) {
+		out = append(out, Entry{Session: s, Source: ix.opt.Source, Layout: ix.layout.Name(), Project: s.Project})
+	})
 	return out
 }
 

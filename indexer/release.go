@@ -14,6 +14,8 @@ func (ix *Indexer) Release() {
 	ix.outputs = map[string]output{}
 	ix.baseKeys = map[string]string{}
 	ix.keys = map[string]string{}
+	ix.owners = nil
+	ix.rereads = nil
 	ix.dirtyDirs = map[string]bool{}
 	ix.dirtyProjects = map[string]bool{}
 	ix.touched = map[string]bool{}

@@ -41,30 +41,52 @@ func (ix *Indexer) Start() error {
 func (ix *Indexer) VerifyOutputs() error {
 	return ix.write(func() error {
 		clear(ix.baseKeys)
-		var errs []error
-		dirs := map[string][]string{} // project → its sessions' directories
-		for _, u := range ix.units {
-			for _, s := range u.sessions {
-				dirs[s.Project] = append(dirs[s.Project], s.Dir)
-			}
-		}
-		for _, batch := range ix.verifyBatchesLocked() {
-			for _, p := range batch {
-				ix.dirtyProjects[p] = true
-				for _, d := range dirs[p] {
-					ix.dirtyDirs[d] = true
-				}
-			}
-			ix.verifyFetched = true
-			err := ix.flushLocked()
-			ix.verifyFetched = false
-			if err != nil {
-				errs = append(errs, err)
-			}
-		}
+		ix.verifyFetched = true
+		err := ix.renderAllLocked()
+		ix.verifyFetched = false
 		ix.sweepCatalogsLocked()
-		return errors.Join(errs...)
+		return err
 	})
+}
+
+// renderAllLocked renders every catalog and native index of the units'
+// projects, verifyBatch units' projects per flush (VerifyOutputs, and a full
+// pass over parked sessions): the states and sessions a flush brings back are
+// parked again after it.
+func (ix *Indexer) renderAllLocked() error {
+	var errs []error
+	dirs := map[string][]string{} // project → its sessions' directories
+	for _, u := range ix.units {
+		for _, s := range u.sessions {
+			dirs[s.Project] = append(dirs[s.Project], s.Dir)
+		}
+		if u.skey != "" {
+			p := ix.parkedProject(u)
+			dirs[p] = append(dirs[p], ix.layout.ProjectDir(u.rel))
+		}
+	}
+	for _, batch := range ix.verifyBatchesLocked() {
+		for _, p := range batch {
+			ix.dirtyProjects[p] = true
+			for _, d := range dirs[p] {
+				ix.dirtyDirs[d] = true
+			}
+		}
+		if err := ix.flushLocked(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// anyParkedLocked reports whether a unit's sessions are parked.
+func (ix *Indexer) anyParkedLocked() bool {
+	for _, u := range ix.units {
+		if u.skey != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // heldStatesLocked counts the units holding a state or an accumulator in memory.
@@ -86,6 +108,10 @@ func (ix *Indexer) markAllLocked() {
 			ix.dirtyDirs[s.Dir] = true
 			ix.dirtyProjects[s.Project] = true
 		}
+		if u.skey != "" {
+			ix.dirtyDirs[ix.layout.ProjectDir(u.rel)] = true
+			ix.dirtyProjects[ix.parkedProject(u)] = true
+		}
 	}
 	for p := range ix.keys {
 		ix.dirtyProjects[p] = true
@@ -102,6 +128,9 @@ func (ix *Indexer) verifyBatchesLocked() [][]string {
 	for _, u := range ix.units {
 		for _, s := range u.sessions {
 			count[s.Project]++
+		}
+		if u.skey != "" {
+			count[ix.parkedProject(u)] += int(u.nsess)
 		}
 	}
 	for p := range ix.keys {
@@ -140,6 +169,9 @@ func (ix *Indexer) nativePresenceLocked(natives map[string]bool) {
 				have[s.Dir] = true
 			}
 		}
+		if d := ix.layout.ProjectDir(u.rel); u.skey != "" && d != "" {
+			have[d] = true
+		}
 	}
 	for d := range have {
 		if !natives[d] {
@@ -164,6 +196,12 @@ func (ix *Indexer) countLocked() {
 			ix.stats.Sessions++
 			ix.stats.Bytes += s.SizeBytes
 			ix.stats.SkippedLines += s.SkippedLines
+		}
+		if u.skey != "" {
+			projects[ix.parkedProject(u)] = true
+			ix.stats.Sessions += int(u.nsess)
+			ix.stats.Bytes += u.sbytes
+			ix.stats.SkippedLines += int(u.sskip)
 		}
 	}
 	ix.stats.Projects = len(projects)
@@ -230,6 +268,7 @@ func (ix *Indexer) parkLocked() {
 	}
 	clear(ix.hot[len(keep):])
 	ix.hot = keep
+	ix.parkRenderedLocked()
 	clear(ix.rendered)
 }
 
@@ -274,6 +313,10 @@ func (ix *Indexer) fetchStatesLocked(key string, us []*unit) {
 			continue
 		}
 		u.lazyKey = ""
+		if u.skey != "" && u.nsess == 1 {
+			want = append(want, u) // its session parked in the same catalog
+			continue
+		}
 		if len(u.sessions) != 1 || u.sessions[0].Tail == nil {
 			ix.forceLocked(u.rel)
 			continue
@@ -288,6 +331,18 @@ func (ix *Indexer) fetchStatesLocked(key string, us []*unit) {
 		ix.catalogStatesLocked(key, want, states)
 	}
 	for i, u := range want {
+		if u.skey != "" {
+			// The session is not in memory: only the unit takes the state (a
+			// session read back from the catalog holds none, being lazy).
+			if st := states[i]; st != nil {
+				u.state = st
+				ix.hot = append(ix.hot, u)
+			} else {
+				ix.log.Warn("resume state not found, re-reading", "unit", u.rel, "file", path)
+				ix.forceLocked(u.rel)
+			}
+			continue
+		}
 		s := u.sessions[0]
 		nt := *s.Tail
 		if st := states[i]; st != nil {
@@ -323,7 +378,7 @@ func (ix *Indexer) catalogStatesLocked(key string, us []*unit, states [][]byte) 
 		if states[i] != nil {
 			continue
 		}
-		if t := byFile[u.sessions[0].File]; t != nil && t.State != nil && sameTail(t, &u.tail) {
+		if t := byFile[ix.unitFile(u)]; t != nil && t.State != nil && sameTail(t, &u.tail) {
 			states[i] = t.State
 		}
 	}
@@ -377,7 +432,7 @@ func (ix *Indexer) resumeStatesLocked(key, path string, us []*unit) [][]byte {
 	if len(us) > 8 {
 		byFile = make(map[string]int, len(us))
 		for i, u := range us {
-			byFile[u.sessions[0].File] = i
+			byFile[ix.unitFile(u)] = i
 		}
 	}
 	find := func(file []byte) int {
@@ -396,7 +451,7 @@ func (ix *Indexer) resumeStatesLocked(key, path string, us []*unit) [][]byte {
 			return -1
 		}
 		for i, u := range us {
-			if jsonStringIs(file, u.sessions[0].File) {
+			if jsonStringIs(file, ix.unitFile(u)) {
 				return i
 			}
 		}
@@ -457,8 +512,8 @@ func (ix *Indexer) resumeStatesLocked(key, path string, us []*unit) [][]byte {
 func (ix *Indexer) fetchForWriteLocked(keys map[string]string) {
 	need := map[string][]*unit{}
 	for _, u := range ix.units {
-		if u.lazyKey == "" {
-			continue
+		if u.lazyKey == "" || u.skey != "" {
+			continue // parked with its session: brought back with it when needed
 		}
 		if len(u.sessions) != 1 || ix.dirtyProjects[u.sessions[0].Project] || keys[u.sessions[0].Project] != u.lazyKey {
 			need[u.lazyKey] = append(need[u.lazyKey], u)
@@ -476,8 +531,8 @@ func (ix *Indexer) fetchForWriteLocked(keys map[string]string) {
 func (ix *Indexer) fetchDirtyLocked() {
 	need := map[string][]*unit{}
 	for _, u := range ix.units {
-		if u.lazyKey == "" {
-			continue
+		if u.lazyKey == "" || u.skey != "" {
+			continue // parked with its session: unparkDirtyLocked brought back those needed
 		}
 		if len(u.sessions) != 1 || ix.dirtyDirs[u.sessions[0].Dir] || ix.dirtyProjects[u.sessions[0].Project] {
 			need[u.lazyKey] = append(need[u.lazyKey], u)
@@ -512,9 +567,10 @@ func (ix *Indexer) fetchDirsLocked(byDir map[string][]*unit) {
 	}
 }
 
-// fetchBeforeRemoveLocked brings back the states left in catalog key, which is
-// about to be removed.
+// fetchBeforeRemoveLocked brings back the sessions and states left in catalog
+// key, which is about to be removed.
 func (ix *Indexer) fetchBeforeRemoveLocked(key string) {
+	ix.unparkKeysLocked(map[string]bool{key: true})
 	var us []*unit
 	for _, u := range ix.units {
 		if u.lazyKey == key {

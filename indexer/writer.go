@@ -221,6 +221,8 @@ func (ix *Indexer) resetLocked() {
 	clear(ix.outputs)
 	clear(ix.baseKeys)
 	clear(ix.keys)
+	clear(ix.owners)
+	clear(ix.rereads)
 	clear(ix.dirtyDirs)
 	clear(ix.dirtyProjects)
 	ix.failed = nil

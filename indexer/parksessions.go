@@ -1,0 +1,350 @@
+package indexer
+
+import (
+	"bytes"
+	"path/filepath"
+)
+
+// Parked sessions: what a daemon keeps of a unit between changes is the stat
+// proof and the tail (the unit), not its catalog sessions. After a flush has
+// written a project's catalog (or Load has read it), the sessions of each unit
+// filed there wholly are dropped from memory: the unit keeps the catalog key
+// (skey), how many sessions it has there and their sizes' and skipped lines'
+// sums (for the counters). They are read back from that catalog, all of a
+// catalog's units at once, when a flush renders the project or the project
+// directory (a file of it changed, VerifyOutputs, a rescan), and read (not
+// kept) for the readers of every session (Sessions, Entries). The catalog
+// read back must hold each unit's sessions at the unit's position; if it does
+// not (removed or edited behind the daemon's back), the unit is read again
+// from its file, as a unit whose state is not found is.
+//
+// A parked line unit's state is in the resume file of the same key (lazyKey
+// equal to skey) or empty: a unit whose accumulator or state is in memory
+// keeps its sessions too.
+
+// hasSessions reports whether the unit has sessions, in memory or parked.
+func (u *unit) hasSessions() bool { return len(u.sessions) > 0 || u.skey != "" }
+
+// setKeysLocked records the catalog key of every project, and the project of
+// every key (the project parked sessions are filed under).
+func (ix *Indexer) setKeysLocked(keys map[string]string) {
+	ix.keys = keys
+	if ix.owners == nil {
+		ix.owners = make(map[string]string, len(keys))
+	}
+	clear(ix.owners)
+	for p, k := range keys {
+		ix.owners[k] = p
+	}
+}
+
+// parkedProject is the project a parked unit's sessions are filed under.
+func (ix *Indexer) parkedProject(u *unit) string { return ix.owners[u.skey] }
+
+// unitFile is the file a line unit's session names: its own path when the
+// session is parked.
+func (ix *Indexer) unitFile(u *unit) string {
+	if len(u.sessions) == 1 {
+		return u.sessions[0].File
+	}
+	return ix.unitPath(u.rel)
+}
+
+// parkSessionsLocked drops u's sessions from memory when the catalog of key k
+// holds them all, as they are: the caller knows the catalog is what they
+// render (just written or checked by a flush, or just read by Load). It
+// reports whether it did.
+func (ix *Indexer) parkSessionsLocked(u *unit, k string) bool {
+	if ix.opt.Check || ix.lite || u.skey != "" || len(u.sessions) == 0 || ix.touched[u.rel] {
+		return false
+	}
+	p := u.sessions[0].Project
+	if k == "" || ix.keys[p] != k || ix.owners[k] != p {
+		return false
+	}
+	if u.kind == UnitLines {
+		// The state must be where the sessions are (or empty): a unit holding
+		// its accumulator or an encoded state keeps its sessions.
+		if u.acc != nil || !u.parked || u.state != nil || (u.lazyKey != "" && u.lazyKey != k) {
+			return false
+		}
+	}
+	var bytes, skipped int64
+	for _, s := range u.sessions {
+		if s.Project != p || s.Tail == nil {
+			return false
+		}
+		bytes += s.SizeBytes
+		skipped += int64(s.SkippedLines)
+	}
+	if len(u.sessions) > 1<<30 || skipped > 1<<30 {
+		return false
+	}
+	u.skey, u.nsess, u.sbytes, u.sskip = k, int32(len(u.sessions)), bytes, int32(skipped)
+	u.sessions = nil
+	return true
+}
+
+// parkRenderedLocked parks, after a flush, the sessions of every unit whose
+// project the flush rendered and left clean.
+func (ix *Indexer) parkRenderedLocked() {
+	if ix.opt.Check || ix.lite || len(ix.rendered) == 0 {
+		return
+	}
+	for _, u := range ix.units {
+		if u.skey != "" || len(u.sessions) == 0 {
+			continue
+		}
+		p := u.sessions[0].Project
+		if k, ok := ix.rendered[p]; ok && !ix.dirtyProjects[p] {
+			ix.parkSessionsLocked(u, k)
+		}
+	}
+}
+
+// unparkDirtyLocked brings back, before a flush renders anything, the sessions
+// of the parked units in the dirty project directories and projects (and of
+// the units whose consumers are to sync), and reads again the units whose
+// catalog no longer held them; until none is left.
+func (ix *Indexer) unparkDirtyLocked() {
+	for {
+		ix.rereadLocked()
+		keys := map[string]bool{}
+		for _, u := range ix.units {
+			if u.skey == "" || keys[u.skey] {
+				continue
+			}
+			if ix.dirtyProjects[ix.owners[u.skey]] || ix.touched[u.rel] ||
+				(len(ix.dirtyDirs) > 0 && ix.dirtyDirs[ix.layout.ProjectDir(u.rel)]) {
+				keys[u.skey] = true
+			}
+		}
+		if len(keys) == 0 {
+			return
+		}
+		ix.unparkKeysLocked(keys)
+		if len(ix.rereads) == 0 {
+			return
+		}
+	}
+}
+
+// rereadLocked reads again the units whose parked sessions were lost (their
+// catalog no longer held them), marking the project they were filed under.
+func (ix *Indexer) rereadLocked() {
+	for len(ix.rereads) > 0 {
+		for urel, p := range ix.rereads {
+			delete(ix.rereads, urel)
+			ix.dirtyProjects[p] = true
+			u := ix.units[urel]
+			if u == nil {
+				continue
+			}
+			ix.dirtyDirs[ix.layout.ProjectDir(urel)] = true
+			if _, err := ix.readUnitLocked(urel, u.kind); err != nil {
+				ix.log.Warn("index failed", "file", ix.unitPath(urel), "err", err)
+			}
+		}
+	}
+}
+
+// unparkKeysLocked brings back the sessions parked in the catalogs of keys,
+// each catalog read once. It returns the projects of the units whose sessions
+// the catalog no longer held as they were left: those units have no sessions
+// now, are queued to be read again (rereads) and their project and directory
+// are marked dirty.
+func (ix *Indexer) unparkKeysLocked(keys map[string]bool) (stale []string) {
+	if len(keys) == 0 {
+		return nil
+	}
+	byKey := map[string][]*unit{}
+	for _, u := range ix.units {
+		if u.skey != "" && keys[u.skey] {
+			byKey[u.skey] = append(byKey[u.skey], u)
+		}
+	}
+	for k, us := range byKey {
+		got := ix.readParkedLocked(k, true)
+		p := ix.owners[k]
+		for _, u := range us {
+			ss, n := got[u], int(u.nsess)
+			u.skey, u.nsess, u.sbytes, u.sskip = "", 0, 0, 0
+			if len(ss) == n {
+				u.sessions = ss
+				continue
+			}
+			ix.log.Warn("catalog no longer holds the unit's sessions, re-reading", "unit", u.rel, "key", k)
+			ix.forceLocked(u.rel)
+			if ix.rereads == nil {
+				ix.rereads = map[string]string{}
+			}
+			ix.rereads[u.rel] = p
+			ix.dirtyProjects[p] = true
+			ix.dirtyDirs[ix.layout.ProjectDir(u.rel)] = true
+			stale = append(stale, p)
+		}
+	}
+	return stale
+}
+
+// readParkedLocked reads the catalog of key k and returns, for each unit parked
+// there, its sessions in the catalog, filed under the key's project. With
+// verify, only the sessions at their unit's position are taken (a unit with
+// any other is left out), ready to be the unit's again: a lazy unit's state
+// stays in the resume file. Without, every session of a unit parked there is
+// taken as the catalog has it (a reader's copy). A catalog that cannot be read
+// gives none.
+func (ix *Indexer) readParkedLocked(k string, verify bool) map[*unit][]*Session {
+	path := filepath.Join(CatalogDir(ix.opt.StateDir, ix.opt.Source), k, CatalogName)
+	var c *Catalog
+	var err error
+	if _, docs := ix.layout.(DocumentLayout); docs {
+		c, _, _, err = readCatalogFiles(path, true) // a document's sessions keep their states
+	} else {
+		c, err = ix.tails.read(path)
+	}
+	if err != nil || c.Source != ix.opt.Source || c.Layout != ix.layout.Name() {
+		return nil
+	}
+	p := ix.owners[k]
+	out := map[*unit][]*Session{}
+	var bad map[*unit]bool
+	for _, s := range c.Sessions {
+		rel, ok := ix.relOf(s.File)
+		if !ok {
+			continue
+		}
+		urel, kind := ix.layout.Classify(rel)
+		u := ix.units[urel]
+		if u == nil || u.skey != k || kind != u.kind {
+			continue
+		}
+		if verify {
+			if s.Tail == nil || !sameTail(s.Tail, &u.tail) || s.Tail.Dep != u.tail.Dep {
+				if bad == nil {
+					bad = map[*unit]bool{}
+				}
+				bad[u] = true
+				continue
+			}
+			if u.kind == UnitLines {
+				// The state as the unit holds it now.
+				switch {
+				case u.lazyKey == k:
+					s.Tail.State = nil // left in the resume file, as Load leaves it
+				case u.state != nil:
+					s.Tail.State = u.state
+				case u.acc != nil:
+					s.acc = u.acc
+					if st, err := marshalNoEscape(u.acc); err == nil && string(st) != "{}" {
+						s.Tail.State = st
+					}
+				}
+			}
+		}
+		s.Project, s.Dir = p, ix.layout.ProjectDir(urel)
+		out[u] = append(out[u], s)
+	}
+	for u := range bad {
+		delete(out, u)
+	}
+	return out
+}
+
+// tailReader reads catalogs with their tails for parked sessions.
+type tailReader struct {
+	cat, res []byte
+	sums     []uint32
+}
+
+// read reads the catalog at path and gives each session its tail from the
+// resume file, without the states (a line unit's state is fetched from the
+// resume file on its own when needed: fetchStatesLocked).
+// The files are read into r's buffers, kept for the next read (nothing
+// decoded refers to them).
+func (r *tailReader) read(path string) (*Catalog, error) {
+	defer func() {
+		if cap(r.cat) > resumeCacheMax {
+			r.cat = nil
+		}
+		if cap(r.res) > resumeCacheMax {
+			r.res = nil
+		}
+	}()
+	var err error
+	if r.cat, err = readFileInto(r.cat, path); err != nil {
+		return nil, err
+	}
+	r.sums = r.sums[:0]
+	// The strings share one copy of the session lines: sessions read back
+	// live until the flush that needs them parks them again.
+	c, ok := decodeCatalogFast(r.cat, true, &r.sums, true)
+	if !ok {
+		r.sums = r.sums[:0]
+		if c, err = DecodeCatalog(r.cat); err != nil {
+			return nil, err
+		}
+	}
+	for _, s := range c.Sessions {
+		if s.Tail != nil && s.Tail.State != nil {
+			s.Tail.State = bytes.Clone(s.Tail.State) // an older catalog's, which may alias r.cat
+		}
+	}
+	res, err := readResumeTails(resumePath(path), r.res)
+	if res != nil {
+		r.res = res
+	}
+	if err != nil {
+		return c, nil // no tails: the sessions' files are read again from the start
+	}
+	if entries, ok := decodeResume(res, c, false); ok {
+		matchResume(c, r.sums, entries, func(_ int, s *Session, e *resumeEntry) {
+			if t, ok := decodeTail(e.tail); ok {
+				s.Tail = t
+			}
+		})
+	}
+	return c, nil
+}
+
+// parkedSessionsLocked reads the parked sessions of every unit from their
+// catalogs (each read once) for a reader; nothing is kept.
+func (ix *Indexer) parkedSessionsLocked(fn func(s *Session)) {
+	keys := map[string]bool{}
+	for _, u := range ix.units {
+		if u.skey != "" {
+			keys[u.skey] = true
+		}
+	}
+	for k := range keys {
+		for _, ss := range ix.readParkedLocked(k, false) {
+			for _, s := range ss {
+				fn(s)
+			}
+		}
+	}
+}
+
+// sessionsOfLocked returns u's sessions: read from its catalog, not kept, when
+// they are parked.
+func (ix *Indexer) sessionsOfLocked(u *unit) []*Session {
+	if u.skey == "" {
+		return u.sessions
+	}
+	return ix.readParkedLocked(u.skey, false)[u]
+}
+
+// trackSessionPeak makes every flush record in sessionPeak how many units hold
+// their sessions in memory at its end, before they are parked (for tests).
+var trackSessionPeak = false
+
+// heldSessionsLocked counts the units holding their sessions in memory.
+func (ix *Indexer) heldSessionsLocked() int {
+	n := 0
+	for _, u := range ix.units {
+		if len(u.sessions) > 0 {
+			n++
+		}
+	}
+	return n
+}
