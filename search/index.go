@@ -441,8 +441,11 @@ func (x *Index) commitLocked() error {
 	}
 	segs := append(append(slices.Clip(x.segs), x.spilled...), s)
 	if err := x.writeManifestLocked(segs); err != nil {
-		s.close()
-		os.Remove(s.name)
+		// The buffer's messages are only in s now, and the units' offsets stay
+		// changed: keep s for the next commit as a spill. (The manifest may even
+		// name it already, if it failed after the rename.) A crash before that
+		// commit leaves s a stray file, and the committed offsets read it again.
+		x.spilled = append(x.spilled, s)
 		return err
 	}
 	x.segs, x.spilled = segs, nil

@@ -299,3 +299,51 @@ func TestLargeMergeRunsInBackground(t *testing.T) {
 		t.Fatalf("CheckAgainstRebuild = %v, %v; want no differences", diffs, err)
 	}
 }
+
+// TestFailedCommitKeepsMessages: a commit whose manifest cannot be written (a full
+// disk, here a directory in its place) loses nothing: the messages it had written
+// to a segment are committed by the next Sync, and the index equals a rebuild.
+func TestFailedCommitKeepsMessages(t *testing.T) {
+	s := newStore(t)
+	a := s.write("wave", "p/"+uuid1+".jsonl", waveMsg("2026-01-01T00:00:01Z", "user", "alpha"))
+	x, g := s.index(Options{})
+	defer x.Close()
+	man := filepath.Join(s.state, DirName, ManifestName)
+	saved, err := os.ReadFile(man)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(man)
+	if err := os.MkdirAll(filepath.Join(man, "x"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	s.write("wave", "p/"+uuid1+".jsonl", waveMsg("2026-01-01T00:00:02Z", "user", "beta"))
+	if err := g.Apply(batch(a)); err == nil {
+		t.Fatal("the update succeeded with a directory in the manifest's place")
+	}
+	os.RemoveAll(man)
+	if err := os.WriteFile(man, saved, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s.write("wave", "p/"+uuid1+".jsonl", waveMsg("2026-01-01T00:00:03Z", "user", "gamma"))
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		err := g.Apply(batch(a))
+		if err == nil && hitNames(s.search("gamma", Filter{})) != "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the update after the manifest came back: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	for _, w := range []string{"alpha", "beta", "gamma"} {
+		if got, want := hitNames(s.search(w, Filter{})), uuid1+".jsonl"; got != want {
+			t.Errorf("%s → %q, want %q", w, got, want)
+		}
+	}
+	x.Close()
+	if diffs, err := CheckAgainstRebuild(s.cfg); err != nil || len(diffs) != 0 {
+		t.Fatalf("after the failed commit: diffs %q, err %v; want none", diffs, err)
+	}
+}
