@@ -25,8 +25,9 @@ func Compare(stateDir string, rebuilt *Ledger, sources map[string]bool) ([]strin
 	rebuilt.mu.Lock()
 	defer rebuilt.mu.Unlock()
 	var diffs []string
-	for k, want := range rebuilt.units {
-		got := disk.units[k]
+	for want := range rebuilt.units.all() {
+		k := ukey{want.Source, want.Unit}
+		got := disk.units.get(k.source, k.unit)
 		switch {
 		case got == nil && restoredPending(disk.retired[k], want):
 			// The file came back (restore) while no writer ran: the next writer
@@ -38,11 +39,12 @@ func Compare(stateDir string, rebuilt *Ledger, sources map[string]bool) ([]strin
 			diffs = append(diffs, fmt.Sprintf("usage of %s/%s differs from a rebuild (ledger %+v, rebuild %+v)", k.source, k.unit, got.acc.total(), want.acc.total()))
 		}
 	}
-	for k, got := range disk.units {
+	for got := range disk.units.all() {
+		k := ukey{got.Source, got.Unit}
 		if _, err := os.Lstat(got.path()); err != nil && errors.Is(err, fs.ErrNotExist) {
 			continue // gone while no writer ran (another command retired it): the next writer retires it
 		}
-		if sources[k.source] && rebuilt.units[k] == nil && len(got.acc.Buckets) > 0 {
+		if sources[k.source] && rebuilt.units.get(k.source, k.unit) == nil && len(got.acc.Buckets) > 0 {
 			diffs = append(diffs, fmt.Sprintf("usage of %s/%s is in the ledger but its file is gone and it was not retired", k.source, k.unit))
 		}
 	}
@@ -71,7 +73,7 @@ func sameUsage(got, want *unitRec) bool {
 	if got.Session != want.Session || got.Project != want.Project {
 		return false
 	}
-	if isDocument(want) || isDocument(got) {
+	if isDocument(want.unitBody) || isDocument(got.unitBody) {
 		return got.acc.total() == want.acc.total()
 	}
 	if len(got.acc.Buckets) != len(want.acc.Buckets) {

@@ -56,7 +56,7 @@ func open(stateDir string, lazy bool) (*Ledger, error) {
 	l.dirtyRows, l.dirtyDays = map[rowID]bool{}, map[rowID]bool{} // what the files hold; summaryMatches checks the summary
 	now := indexer.FormatTime(l.now())
 	for _, k := range l.goneUnits() {
-		l.retireLocked(k, l.units[k], now)
+		l.retireLocked(k, l.units.get(k.source, k.unit), now)
 	}
 	l.settleGroups(false)
 	if !trusted {
@@ -75,15 +75,14 @@ func open(stateDir string, lazy bool) (*Ledger, error) {
 // fileMembers files every record under its session without reading its account
 // (after a load whose totals come from the summary).
 func (l *Ledger) fileMembers() {
-	l.members = make(map[string][]*unitRec, len(l.units))
-	for _, r := range l.units {
-		sid := r.group().sid
-		l.members[sid] = append(l.members[sid], r)
+	l.members = newSessionTable()
+	l.members.reserve(l.units.len())
+	for r := range l.units.all() {
+		l.addMember(r)
 	}
 	for _, rs := range l.retired {
 		for _, r := range rs {
-			sid := r.group().sid
-			l.members[sid] = append(l.members[sid], r)
+			l.addMember(r)
 		}
 	}
 }
@@ -98,7 +97,8 @@ func (l *Ledger) goneUnits() []ukey {
 		path, name string
 	}
 	dirs := map[string][]unit{}
-	for k, r := range l.units {
+	for r := range l.units.all() {
+		k := ukey{r.Source, r.Unit}
 		p := r.path()
 		dir, name := filepath.Split(p)
 		dirs[dir] = append(dirs[dir], unit{k, p, name})

@@ -149,14 +149,14 @@ func readLedgerFile(t *testing.T, state, name string) []byte {
 // resident counts the records whose account is in memory.
 func (l *Ledger) residentCount() int {
 	n := 0
-	for _, r := range l.units {
-		if !r.evicted {
+	for r := range l.units.all() {
+		if !r.evicted() {
 			n++
 		}
 	}
 	for _, rs := range l.retired {
 		for _, r := range rs {
-			if !r.evicted {
+			if !r.evicted() {
 				n++
 			}
 		}

@@ -172,20 +172,20 @@ var commitLine = []byte("{\"commit\":true}\n")
 // evicted account is read back to be written again).
 func (l *Ledger) appendKey(b *bytes.Buffer, k ukey) error {
 	w := wireKey{K: [2]string{k.source, k.unit}}
-	if r := l.units[k]; r != nil {
-		acc, err := l.peekAcc(r)
+	if r := l.units.get(k.source, k.unit); r != nil {
+		b, err := l.peekBody(r)
 		if err != nil {
 			return err
 		}
-		u := toWire(r, acc)
+		u := toWire(r, b)
 		w.Live = &u
 	}
 	for _, r := range l.retired[k] {
-		acc, err := l.peekAcc(r)
+		b, err := l.peekBody(r)
 		if err != nil {
 			return err
 		}
-		w.Retired = append(w.Retired, toWire(r, acc))
+		w.Retired = append(w.Retired, toWire(r, b))
 	}
 	enc := json.NewEncoder(b)
 	enc.SetEscapeHTML(false)
@@ -226,9 +226,9 @@ func (l *Ledger) writeUnits() error {
 			if err := enc.Encode(unitsHeader{Version: LedgerVersion, Generator: "sessionwatch"}); err != nil {
 				return err
 			}
-			keys := map[ukey]bool{}
-			for k := range l.units {
-				keys[k] = true
+			keys := make(map[ukey]bool, l.units.len()+len(l.retired))
+			for r := range l.units.all() {
+				keys[ukey{r.Source, r.Unit}] = true
 			}
 			for k := range l.retired {
 				keys[k] = true
@@ -277,7 +277,7 @@ func (l *Ledger) writeUnits() error {
 		var b bytes.Buffer
 		pos := int64(0)
 		for _, k := range sortedKeys(l.dirtyUnits) {
-			if r := l.units[k]; r != nil && r.reading {
+			if r := l.units.get(k.source, k.unit); r != nil && r.isReading() {
 				later = append(later, k) // written once its read is done
 				continue
 			}
@@ -397,10 +397,10 @@ func (l *Ledger) load(wantLive, headers bool) (*stamp, error) {
 			if p.fk != nil {
 				k, live, retired = p.fk.k, p.fk.live, p.fk.retired
 				if live != nil {
-					live.span, live.idx, live.evicted = p.s, -1, headers
+					live.span, live.idx = p.s, -1
 				}
 				for i, r := range retired {
-					r.span, r.idx, r.evicted = p.s, int32(i), headers
+					r.span, r.idx = p.s, int32(i)
 				}
 			} else {
 				w := p.w
@@ -424,9 +424,9 @@ func (l *Ledger) load(wantLive, headers bool) (*stamp, error) {
 			}
 			// A later batch's line of a key replaces the earlier one.
 			if live != nil && wantLive {
-				l.units[k] = live
+				l.units.put(live)
 			} else {
-				delete(l.units, k)
+				l.units.del(k.source, k.unit)
 			}
 			if len(retired) > 0 {
 				l.retired[k] = retired
@@ -450,14 +450,14 @@ func (l *Ledger) load(wantLive, headers bool) (*stamp, error) {
 	if good != size {
 		l.unitsFile.compact = true // a torn batch: the units it held are read again
 	}
-	for _, r := range l.units {
-		if !r.evicted {
+	for r := range l.units.all() {
+		if !r.evicted() {
 			l.hot = append(l.hot, r)
 		}
 	}
 	for _, rs := range l.retired {
 		for _, r := range rs {
-			if !r.evicted {
+			if !r.evicted() {
 				l.hot = append(l.hot, r)
 			}
 		}
@@ -480,7 +480,7 @@ func (l *Ledger) loadV1(live bool) error {
 		}
 		if live {
 			for _, r := range lv {
-				l.units[ukey{r.Source, r.Unit}] = r
+				l.units.put(r)
 				l.hot = append(l.hot, r)
 			}
 		}
