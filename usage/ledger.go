@@ -23,7 +23,7 @@ const DirName = "usage"
 // (docs/usage.md, "Files").
 type Ledger struct {
 	mu      sync.Mutex
-	dir     string // "" keeps the ledger in memory only (a rebuild for a check)
+	dir     string   // "" keeps the ledger in memory only (a rebuild for a check)
 	units   recTable // the live records, by (source, unit)
 	retired map[ukey][]*unitRec
 	models  map[string]string
