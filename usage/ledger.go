@@ -60,6 +60,8 @@ type Ledger struct {
 	err                    error      // an account could not be read back: Sync fails
 	v1                     []string   // files of a first-version ledger, removed once rewritten
 	trusted                bool       // Open read the totals from the summary its stamp vouched for
+	indexed                bool       // the units file's base has its index (unitindex.go)
+	fromIndex              bool       // Open read the base's records from the index
 	// Where the units file's last stamp ends and the summary it names (stamp.go).
 	stampAt struct {
 		units int64

@@ -261,6 +261,11 @@ func (l *Ledger) writeUnits() error {
 		}
 		l.resetReader()
 		l.applyPlaced(ps)
+		recs := make([]*unitRec, len(ps))
+		for i, p := range ps {
+			recs[i] = p.r
+		}
+		l.writeIndex(recs)
 		l.dirtyUnits = map[ukey]bool{}
 		for _, p := range l.v1 {
 			os.Remove(p)
@@ -331,6 +336,14 @@ func (l *Ledger) load(wantLive, headers bool) (*stamp, error) {
 		return nil, fmt.Errorf("read usage ledger: %w", err)
 	}
 	size := fi.Size()
+	// The base from its index (unitindex.go) when it has one: then only the
+	// batches after it are read here.
+	start := int64(0)
+	if wantLive && headers {
+		start = l.loadIndex(fh, size)
+	}
+	l.indexed, l.fromIndex = start > 0, start > 0
+	baseCRC := uint32(0) // of the base, when read here
 	type pend struct {
 		fk *fastKey // read by decodeKeyFast, or else w by encoding/json
 		w  wireKey
@@ -340,16 +353,23 @@ func (l *Ledger) load(wantLive, headers bool) (*stamp, error) {
 	good := int64(0) // bytes up to the last commit line
 	var last *stamp  // the stamp of the last complete batch
 	// Streamed, not read whole: the file can be tens of megabytes.
+	if _, err := fh.Seek(start, io.SeekStart); err != nil {
+		return nil, fmt.Errorf("read usage ledger: %w", err)
+	}
 	sc := bufio.NewScanner(bufio.NewReaderSize(fh, 256<<10))
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<30)
-	lineNo, pos := 0, int64(0)
-	first := true
+	lineNo, pos := 0, start
+	first := start == 0
+	l.unitsFile.base = start
 	for sc.Scan() {
 		lineNo++
 		line := sc.Bytes()
 		pos += int64(len(line)) + 1
 		if pos > size {
 			break // no newline: a torn line
+		}
+		if l.unitsFile.base == 0 {
+			baseCRC = crc32.Update(crc32.Update(baseCRC, castagnoli(), line), castagnoli(), []byte{'\n'})
 		}
 		if first {
 			first = false
@@ -449,6 +469,14 @@ func (l *Ledger) load(wantLive, headers bool) (*stamp, error) {
 	l.unitsFile.tail = good - l.unitsFile.base
 	if good != size {
 		l.unitsFile.compact = true // a torn batch: the units it held are read again
+	}
+	if !l.indexed && wantLive {
+		// A base without its index (a ledger of an older build, a crash between
+		// the rewrites of the two files) is rewritten with one.
+		l.indexed = l.indexOf(l.unitsFile.base, baseCRC)
+		if !l.indexed {
+			l.unitsFile.compact = true
+		}
 	}
 	for r := range l.units.all() {
 		if !r.evicted() {
