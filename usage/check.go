@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 )
 
@@ -47,6 +48,12 @@ func Compare(stateDir string, rebuilt *Ledger, sources map[string]bool) ([]strin
 		if sources[k.source] && rebuilt.units.get(k.source, k.unit) == nil && len(got.acc.Buckets) > 0 {
 			diffs = append(diffs, fmt.Sprintf("usage of %s/%s is in the ledger but its file is gone and it was not retired", k.source, k.unit))
 		}
+	}
+	// The index of the units file's base, when it names the base, must hold
+	// the base's records as the long way reads them: an Open would use it.
+	ix := newLedger(disk.dir)
+	if _, err := ix.load(true, true); err == nil && ix.fromIndex && !sameHeaders(ix, disk) {
+		diffs = append(diffs, fmt.Sprintf("%s differs from the units file it indexes", filepath.Join(disk.dir, UnitsIndexName)))
 	}
 	path := filepath.Join(disk.dir, SummaryName)
 	if data, err := os.ReadFile(path); err == nil {
@@ -96,4 +103,29 @@ func restoredPending(retired []*unitRec, want *unitRec) bool {
 		}
 	}
 	return false
+}
+
+// sameHeaders reports whether a and b hold the same records, header by header
+// (position on disk included), live and retired.
+func sameHeaders(a, b *Ledger) bool {
+	return slices.Equal(a.headerLines(), b.headerLines())
+}
+
+// headerLines is every record's header, one line each, sorted.
+func (l *Ledger) headerLines() []string {
+	var out []string
+	add := func(r *unitRec) {
+		out = append(out, fmt.Sprintf("%q %q %d %q %v %d %d %d %q %q %q %q %d %d",
+			r.Source, r.Unit, r.idx, r.pathDir, r.pathWhole, r.Dev, r.Ino, r.Off, r.Fp(), r.Session, r.Type, r.Project, r.span.off, r.span.n))
+	}
+	for r := range l.units.all() {
+		add(r)
+	}
+	for _, rs := range l.retired {
+		for _, r := range rs {
+			add(r)
+		}
+	}
+	sort.Strings(out)
+	return out
 }

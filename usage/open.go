@@ -5,7 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
+	"strings"
 
 	"github.com/sessionwatch/sessionwatch/indexer"
 )
@@ -90,33 +90,43 @@ func (l *Ledger) fileMembers() {
 // goneUnits lists the live units whose file is gone. Each directory holding
 // units is listed once (a stat of every unit was a fifth of an Open's time); a
 // unit whose name is not in its directory's list is then confirmed gone by a
-// stat of its own.
+// stat of its own. Units are grouped by their root and the directory part of
+// their name, strings they hold, so no path is built but for a unit not listed.
 func (l *Ledger) goneUnits() []ukey {
-	type unit struct {
-		k          ukey
-		path, name string
-	}
-	dirs := map[string][]unit{}
+	type dirKey struct{ root, sub string } // the directory is root joined to sub
+	dirs := map[dirKey][]*unitRec{}
 	for r := range l.units.all() {
-		k := ukey{r.Source, r.Unit}
-		p := r.path()
-		dir, name := filepath.Split(p)
-		dirs[dir] = append(dirs[dir], unit{k, p, name})
+		var d dirKey
+		if r.pathWhole {
+			d.root = filepath.Dir(r.pathDir)
+		} else if i := strings.LastIndexByte(r.Unit, '/'); i >= 0 {
+			d.root, d.sub = r.pathDir, r.Unit[:i]
+		} else {
+			d.root = r.pathDir
+		}
+		dirs[d] = append(dirs[d], r)
 	}
 	var gone []ukey
-	for dir, us := range dirs {
-		var names []string
-		if f, err := os.Open(dir); err == nil {
-			names, _ = f.Readdirnames(-1)
+	names := map[string]bool{}
+	for d, rs := range dirs {
+		clear(names)
+		if f, err := os.Open(d.root + filepath.FromSlash(d.sub)); err == nil {
+			ns, _ := f.Readdirnames(-1)
 			f.Close()
+			for _, n := range ns {
+				names[n] = true
+			}
 		}
-		sort.Strings(names)
-		for _, u := range us {
-			if i := sort.SearchStrings(names, u.name); i < len(names) && names[i] == u.name {
+		for _, r := range rs {
+			name := r.Unit[strings.LastIndexByte(r.Unit, '/')+1:]
+			if r.pathWhole {
+				name = filepath.Base(r.pathDir)
+			}
+			if names[name] {
 				continue
 			}
-			if _, err := os.Lstat(u.path); errors.Is(err, fs.ErrNotExist) {
-				gone = append(gone, u.k)
+			if _, err := os.Lstat(r.path()); errors.Is(err, fs.ErrNotExist) {
+				gone = append(gone, ukey{r.Source, r.Unit})
 			}
 		}
 	}
