@@ -410,4 +410,6 @@ func baseIs(fh *os.File, size int64, crc uint32) bool {
 	return c == crc
 }
 
-func (l *Ledger) indexPath() string { return l.unitsFile.path[:len(l.unitsFile.path)-len(UnitsName)] + UnitsIndexName }
+func (l *Ledger) indexPath() string {
+	return l.unitsFile.path[:len(l.unitsFile.path)-len(UnitsName)] + UnitsIndexName
+}
