@@ -97,7 +97,11 @@ func (o *openLedger) round(l *Ledger) {
 			o.offs[i] += int64(len(line)) + 1
 		}
 		if u.Layout != "mogzi" {
-			l.Done(u, o.offs[i], fmt.Sprintf("fp%d", o.offs[i]))
+			fp := fmt.Sprintf("fp%d", o.offs[i])
+			if i%2 == 0 {
+				fp = fmt.Sprintf("%016x", o.offs[i]) // as the indexer's (kept as a number)
+			}
+			l.Done(u, o.offs[i], fp)
 		}
 		proj := fmt.Sprintf("/w/p%d", i%4)
 		if i == 3 && r >= 3 {

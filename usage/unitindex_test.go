@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 // longWay is the ledger of state as an Open reads it without the units' index.
@@ -196,5 +197,57 @@ func TestIndexSeedsRead(t *testing.T) {
 	swapped := []*unitRec{recs[2], recs[0]}
 	if _, _, _, err := decodeIndex(encodeIndex(swapped, 1000, 77), func(s string) string { return s }); err == nil {
 		t.Error("an index out of order was read")
+	}
+}
+
+// TestIdleUnitStaysOnDisk: what the indexer asks of an idle unit at start-up
+// (Resume, Done at the same position) reads no body back; a unit whose position
+// alone moved is written with its body copied from its line, still not read into
+// memory, and holds the same usage; a record is no larger than its header.
+func TestIdleUnitStaysOnDisk(t *testing.T) {
+	if n := unsafe.Sizeof(unitRec{}); n > 176 {
+		t.Errorf("a unit's header is %d bytes, want at most 176", n)
+	}
+	o := newOpenLedger(t)
+	l := mustOpen(t, o.state)
+	before := totalsOf(l)
+	for i, u := range o.refs {
+		off, fp, ok := l.Resume(u)
+		if u.Layout == "mogzi" {
+			continue
+		}
+		if !ok || off != o.offs[i] {
+			t.Fatalf("Resume(%s) = %d, %v; want %d", u.Unit, off, ok, o.offs[i])
+		}
+		l.Done(u, off, fp)
+	}
+	if err := l.Sync(nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := l.residentCount(); n != 0 {
+		t.Errorf("Resume and Done at the same position read %d bodies", n)
+	}
+	u := o.refs[0]
+	l.Done(u, o.offs[0]+10, "00000000000000ff") // the file grew by a line without usage
+	if err := l.Sync(nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := l.residentCount(); n != 0 {
+		t.Errorf("a moved position read %d bodies into memory", n)
+	}
+	again := mustOpen(t, o.state)
+	if off, fp, ok := again.Resume(u); !ok || off != o.offs[0]+10 || fp != "00000000000000ff" {
+		t.Errorf("reopened: Resume = %d, %q, %v", off, fp, ok)
+	}
+	if !reflect.DeepEqual(totalsOf(again), before) {
+		t.Error("the moved unit's usage changed")
+	}
+	if d := compareSelf(t, o.state); len(d) != 0 {
+		t.Errorf("check: %v", d)
+	}
+	eager := longWay(t, o.state)
+	r := eager.units.get(u.Source, u.Unit)
+	if r == nil || r.evicted() || len(r.acc.Buckets) == 0 || r.Off != o.offs[0]+10 {
+		t.Errorf("the moved unit's line lost its body: %+v", r)
 	}
 }
