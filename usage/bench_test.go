@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -38,7 +39,7 @@ func benchLedger(tb testing.TB, n, lines int) (*Ledger, []indexer.UnitRef) {
 			l.Line(refs[i], off, []byte(line))
 			off += int64(len(line)) + 1
 		}
-		l.Done(refs[i], off, fmt.Sprintf("fp%d-%d", i, off))
+		l.Done(refs[i], off, fmt.Sprintf("%016x", uint64(i)<<32|uint64(off))) // as the indexer's fingerprints
 		sessions = append(sessions, indexer.SessionRef{UnitRef: refs[i], ID: sid(i), Type: "main", Project: proj})
 	}
 	if err := l.Sync(sessions); err != nil {
@@ -69,7 +70,7 @@ func BenchmarkLedgerFlush(b *testing.B) {
 					l.Line(refs[i], off, []byte(line))
 					off += int64(len(line)) + 1
 					offs[i] = off
-					l.Done(refs[i], off, fmt.Sprintf("fp%d", off))
+					l.Done(refs[i], off, fmt.Sprintf("%016x", off))
 					sessions = append(sessions, indexer.SessionRef{UnitRef: refs[i], ID: sid(i), Type: "main", Project: fmt.Sprintf("/w/p%d", i%100)})
 				}
 				if err := l.Sync(sessions); err != nil {
@@ -102,7 +103,7 @@ var benchUnits = 10000
 // command without a daemon does: lazily (the units' headers, the totals from the
 // summary the stamp vouches for) and eagerly (every account read, the totals
 // added up and compared with the summary). It reports the live heap the opened
-// ledger holds.
+// ledger holds and the process's CPU time per open (GC included).
 func BenchmarkLedgerOpen(b *testing.B) {
 	n := benchUnits
 	if s := os.Getenv("SESSIONWATCH_BENCH_UNITS"); s != "" {
@@ -119,16 +120,19 @@ func BenchmarkLedgerOpen(b *testing.B) {
 	for _, lazy := range []bool{true, false} {
 		b.Run(fmt.Sprintf("units=%d/lazy=%v", n, lazy), func(b *testing.B) {
 			var live float64
+			var cpu time.Duration
 			for it := 0; it < b.N; it++ {
 				var before, after runtime.MemStats
 				b.StopTimer()
 				runtime.GC()
 				runtime.ReadMemStats(&before)
 				b.StartTimer()
+				c0 := cpuTime()
 				o, err := open(state, lazy)
 				if err != nil {
 					b.Fatal(err)
 				}
+				cpu += cpuTime() - c0
 				b.StopTimer()
 				if o.trusted != lazy {
 					b.Fatalf("trusted %v", o.trusted)
@@ -141,6 +145,14 @@ func BenchmarkLedgerOpen(b *testing.B) {
 				b.StartTimer()
 			}
 			b.ReportMetric(live, "MiB-live")
+			b.ReportMetric(float64(cpu.Milliseconds())/float64(b.N), "ms-cpu/op")
 		})
 	}
+}
+
+// cpuTime is the process's user and system time.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 )
 
@@ -25,8 +26,9 @@ func Compare(stateDir string, rebuilt *Ledger, sources map[string]bool) ([]strin
 	rebuilt.mu.Lock()
 	defer rebuilt.mu.Unlock()
 	var diffs []string
-	for k, want := range rebuilt.units {
-		got := disk.units[k]
+	for want := range rebuilt.units.all() {
+		k := ukey{want.Source, want.Unit}
+		got := disk.units.get(k.source, k.unit)
 		switch {
 		case got == nil && restoredPending(disk.retired[k], want):
 			// The file came back (restore) while no writer ran: the next writer
@@ -38,13 +40,20 @@ func Compare(stateDir string, rebuilt *Ledger, sources map[string]bool) ([]strin
 			diffs = append(diffs, fmt.Sprintf("usage of %s/%s differs from a rebuild (ledger %+v, rebuild %+v)", k.source, k.unit, got.acc.total(), want.acc.total()))
 		}
 	}
-	for k, got := range disk.units {
+	for got := range disk.units.all() {
+		k := ukey{got.Source, got.Unit}
 		if _, err := os.Lstat(got.path()); err != nil && errors.Is(err, fs.ErrNotExist) {
 			continue // gone while no writer ran (another command retired it): the next writer retires it
 		}
-		if sources[k.source] && rebuilt.units[k] == nil && len(got.acc.Buckets) > 0 {
+		if sources[k.source] && rebuilt.units.get(k.source, k.unit) == nil && len(got.acc.Buckets) > 0 {
 			diffs = append(diffs, fmt.Sprintf("usage of %s/%s is in the ledger but its file is gone and it was not retired", k.source, k.unit))
 		}
+	}
+	// The index of the units file's base, when it names the base, must hold
+	// the base's records as the long way reads them: an Open would use it.
+	ix := newLedger(disk.dir)
+	if _, err := ix.load(true, true); err == nil && ix.fromIndex && !sameHeaders(ix, disk) {
+		diffs = append(diffs, fmt.Sprintf("%s differs from the units file it indexes", filepath.Join(disk.dir, UnitsIndexName)))
 	}
 	path := filepath.Join(disk.dir, SummaryName)
 	if data, err := os.ReadFile(path); err == nil {
@@ -71,7 +80,7 @@ func sameUsage(got, want *unitRec) bool {
 	if got.Session != want.Session || got.Project != want.Project {
 		return false
 	}
-	if isDocument(want) || isDocument(got) {
+	if isDocument(want.unitBody) || isDocument(got.unitBody) {
 		return got.acc.total() == want.acc.total()
 	}
 	if len(got.acc.Buckets) != len(want.acc.Buckets) {
@@ -94,4 +103,29 @@ func restoredPending(retired []*unitRec, want *unitRec) bool {
 		}
 	}
 	return false
+}
+
+// sameHeaders reports whether a and b hold the same records, header by header
+// (position on disk included), live and retired.
+func sameHeaders(a, b *Ledger) bool {
+	return slices.Equal(a.headerLines(), b.headerLines())
+}
+
+// headerLines is every record's header, one line each, sorted.
+func (l *Ledger) headerLines() []string {
+	var out []string
+	add := func(r *unitRec) {
+		out = append(out, fmt.Sprintf("%q %q %d %q %v %d %d %d %q %q %q %q %d %d",
+			r.Source, r.Unit, r.idx, r.pathDir, r.pathWhole, r.Dev, r.Ino, r.Off, r.Fp(), r.Session, r.Type, r.Project, r.span.off, r.span.n))
+	}
+	for r := range l.units.all() {
+		add(r)
+	}
+	for _, rs := range l.retired {
+		for _, r := range rs {
+			add(r)
+		}
+	}
+	sort.Strings(out)
+	return out
 }

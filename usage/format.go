@@ -40,17 +40,19 @@ type wireUnit struct {
 
 func tokArr(t Tokens) [4]int64 { return [4]int64{t.Input, t.Output, t.CacheWrite, t.CacheRead} }
 
-func toWire(r *unitRec, acc account) wireUnit {
-	w := wireUnit{Source: r.Source, Unit: r.Unit, Layout: r.Layout, Path: r.path(), Dev: r.Dev, Ino: r.Ino, Offset: r.Off,
-		Fp: r.Fp, Session: r.Session, Type: r.Type, Project: r.Project, Retired: r.Retired}
-	if r.St != (ParseState{}) {
-		st := r.St
+// toWire is r's record, with b its body (r's own, or read back from disk).
+func toWire(r *unitRec, b *unitBody) wireUnit {
+	w := wireUnit{Source: r.Source, Unit: r.Unit, Layout: b.Layout, Path: r.path(), Dev: r.Dev, Ino: r.Ino, Offset: r.Off,
+		Fp: r.Fp(), Session: r.Session, Type: r.Type, Project: r.Project, Retired: b.Retired}
+	if b.St != (ParseState{}) {
+		st := b.St
 		w.State = &st
 	}
-	if r.Seen != nil {
-		s := tokArr(*r.Seen)
+	if b.Seen != nil {
+		s := tokArr(*b.Seen)
 		w.Seen = &s
 	}
+	acc := b.acc
 	for _, e := range acc.Win {
 		w.Window = append(w.Window, []any{strconv.FormatUint(e.ID, 16), strconv.FormatUint(e.OrigReq, 16), strconv.FormatUint(e.Req, 16),
 			e.Side, e.Q, e.Model, e.T.Input, e.T.Output, e.T.CacheWrite, e.T.CacheRead})
@@ -66,10 +68,10 @@ func encodeShard(live, retired []*unitRec) ([]byte, error) { // the first versio
 	sort.SliceStable(retired, func(i, j int) bool { return less(retired[i], retired[j]) })
 	s := wireShard{Version: 1, Units: []wireUnit{}, Retired: []wireUnit{}}
 	for _, r := range live {
-		s.Units = append(s.Units, toWire(r, r.acc))
+		s.Units = append(s.Units, toWire(r, r.unitBody))
 	}
 	for _, r := range retired {
-		s.Retired = append(s.Retired, toWire(r, r.acc))
+		s.Retired = append(s.Retired, toWire(r, r.unitBody))
 	}
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
@@ -118,8 +120,10 @@ func decodeShard(data []byte, intern func(string) string) (live, retired []*unit
 }
 
 func fromWire(w wireUnit, intern func(string) string) (*unitRec, error) {
-	r := &unitRec{Source: intern(w.Source), Unit: w.Unit, Layout: intern(w.Layout), Dev: w.Dev, Ino: w.Ino, Off: w.Offset, Fp: w.Fp,
-		Session: w.Session, Type: intern(w.Type), Project: intern(w.Project), Retired: w.Retired}
+	r := &unitRec{Source: intern(w.Source), Unit: w.Unit, Dev: w.Dev, Ino: w.Ino, Off: w.Offset,
+		Session: w.Session, Type: intern(w.Type), Project: intern(w.Project),
+		unitBody: &unitBody{Layout: intern(w.Layout), Retired: w.Retired}}
+	r.setFp(w.Fp)
 	r.setPath(w.Path, intern)
 	if w.State != nil {
 		r.St = *w.State

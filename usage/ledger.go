@@ -23,8 +23,8 @@ const DirName = "usage"
 // (docs/usage.md, "Files").
 type Ledger struct {
 	mu      sync.Mutex
-	dir     string // "" keeps the ledger in memory only (a rebuild for a check)
-	units   map[ukey]*unitRec
+	dir     string   // "" keeps the ledger in memory only (a rebuild for a check)
+	units   recTable // the live records, by (source, unit)
 	retired map[ukey][]*unitRec
 	models  map[string]string
 	now     func() time.Time
@@ -36,9 +36,10 @@ type Ledger struct {
 	cols   []rowCols          // the columns of the B rows, by rowID.c
 	colIDs map[rowCols]uint32 // rowID.c of each cols entry
 	// The units (live and retired) filed under each session, by session id (a
-	// groupKey's sid): a key of one string rather than four, as an id is rarely
-	// filed under two sources, projects or types (groupRows tells them apart).
-	members map[string][]*unitRec
+	// groupKey's sid): the first of them, the others chained by unitRec.next.
+	// A key of one string rather than four, as an id is rarely filed under two
+	// sources, projects or types (groupRows tells them apart).
+	members recTable
 	// The S rows of the sessions in dirtyGroups as the summary holds them, taken
 	// before their first change since the last write (the S rows of every session
 	// are not kept: they are in the summary, and add up from the members).
@@ -54,11 +55,13 @@ type Ledger struct {
 
 	reading                int // units with a read in progress
 	unitsFile, summaryFile logFile
-	hot                    []*unitRec // records whose account is in memory (resident.go)
-	rd                     *os.File   // the units file, to read accounts back from
-	err                    error      // an account could not be read back: Sync fails
+	hot                    []*unitRec // records whose body is in memory (resident.go)
+	rd                     *os.File   // the units file, to read bodies back from
+	err                    error      // a body could not be read back: Sync fails
 	v1                     []string   // files of a first-version ledger, removed once rewritten
 	trusted                bool       // Open read the totals from the summary its stamp vouched for
+	indexed                bool       // the units file's base has its index (unitindex.go)
+	fromIndex              bool       // Open read the base's records from the index
 	// Where the units file's last stamp ends and the summary it names (stamp.go).
 	stampAt struct {
 		units int64
@@ -134,75 +137,6 @@ func (l *Ledger) rowKeyOf(id rowID) rowKey {
 // groupKey is a session as the summary files it: source, project, id, type.
 type groupKey struct{ src, proj, sid, typ string }
 
-// unitRec is what the ledger holds of one unit: its position, the parser's state,
-// the session it belongs to, and the usage counted from it.
-type unitRec struct {
-	Source, Unit, Layout string
-	// The unit's path is pathDir followed by Unit (pathDir, interned, is the
-	// source root the indexer joins Unit to: one string for every unit of a
-	// root, not a path per unit), or pathDir alone when the path does not end
-	// in Unit (pathWhole). path() and setPath are the only way to it.
-	pathDir                string
-	Dev, Ino               uint64
-	Off                    int64
-	Fp                     string
-	Session, Type, Project string
-	St                     ParseState
-	Seen                   *Tokens // Mogzi: the running total last seen
-	Retired                string  // when the unit left the store ("" while it is there)
-	acc                    account
-
-	// In memory only: a read of the unit in progress (lines handed over, Done not
-	// yet called) is not written, since its position would lag what it counted; fed
-	// is one past the offset of the last line counted, so a read that failed half
-	// way and is handed over again from Off counts nothing twice.
-	reading bool
-	fed     int64
-
-	// Where the record was last written (resident.go): its key's line in the units
-	// file and its place there (-1: the live record, i: the i-th retired one);
-	// evicted: acc is not in memory but on that line.
-	span      span
-	idx       int32
-	evicted   bool
-	pathWhole bool
-}
-
-// path is the unit's file.
-func (r *unitRec) path() string {
-	if r.pathWhole {
-		return r.pathDir
-	}
-	return r.pathDir + filepath.FromSlash(r.Unit)
-}
-
-// pathIs reports whether p is the unit's file (without building its path).
-func (r *unitRec) pathIs(p string) bool {
-	if r.pathWhole {
-		return p == r.pathDir
-	}
-	rel := filepath.FromSlash(r.Unit)
-	return len(p) == len(r.pathDir)+len(rel) && p[:len(r.pathDir)] == r.pathDir && p[len(r.pathDir):] == rel
-}
-
-// setPath makes p the unit's file; r.Unit must be set.
-func (r *unitRec) setPath(p string, intern func(string) string) {
-	rel := filepath.FromSlash(r.Unit)
-	if n := len(p) - len(rel); rel != "" && n > 0 && p[n-1] == filepath.Separator && p[n:] == rel {
-		r.pathDir, r.pathWhole = intern(p[:n]), false
-		return
-	}
-	r.pathDir, r.pathWhole = p, true
-}
-
-func (r *unitRec) group() groupKey {
-	sid := r.Session
-	if sid == "" {
-		sid = r.Unit
-	}
-	return groupKey{r.Source, r.Project, sid, r.Type}
-}
-
 // NewRebuild is an in-memory ledger that starts from the retired part of the
 // ledger in stateDir: attached to a fresh index pass it is what the ledger must
 // equal (the store files plus what left the store).
@@ -211,15 +145,15 @@ func NewRebuild(stateDir string) (*Ledger, error) {
 	if _, err := l.load(false, false); err != nil {
 		return nil, err
 	}
-	l.units = map[ukey]*unitRec{}
+	l.units = newUnitTable()
 	l.dir = ""
 	l.fileAll()
 	return l, nil
 }
 
 func newLedger(dir string) *Ledger {
-	return &Ledger{dir: dir, units: map[ukey]*unitRec{}, retired: map[ukey][]*unitRec{}, models: map[string]string{}, now: time.Now,
-		rows: map[rowID]Tokens{}, days: map[rowID]Tokens{}, loc: time.Local, dirtyDays: map[rowID]bool{}, colIDs: map[rowCols]uint32{}, members: map[string][]*unitRec{}, before: map[groupKey][]SessionRow{},
+	return &Ledger{dir: dir, units: newUnitTable(), retired: map[ukey][]*unitRec{}, models: map[string]string{}, now: time.Now,
+		rows: map[rowID]Tokens{}, days: map[rowID]Tokens{}, loc: time.Local, dirtyDays: map[rowID]bool{}, colIDs: map[rowCols]uint32{}, members: newSessionTable(), before: map[groupKey][]SessionRow{},
 		dirtyUnits: map[ukey]bool{}, dirtyRows: map[rowID]bool{}, dirtyGroups: map[groupKey]bool{},
 		unitsFile: logFile{path: filepath.Join(dir, UnitsName)}, summaryFile: logFile{path: filepath.Join(dir, SummaryName)}}
 }
@@ -264,26 +198,40 @@ func addTokens(rows map[rowID]Tokens, dirty map[rowID]bool, k rowID, t Tokens, s
 func (l *Ledger) file(r *unitRec, sign int) {
 	g := r.group()
 	l.markGroup(g)
-	m := l.members[g.sid]
 	if sign > 0 {
-		l.members[g.sid] = append(m, r)
+		l.addMember(r)
 	} else {
-		for i, x := range m {
-			if x == r {
-				m[i] = m[len(m)-1]
-				m = m[:len(m)-1]
-				break
-			}
-		}
-		if len(m) == 0 {
-			delete(l.members, g.sid)
-		} else {
-			l.members[g.sid] = m
-		}
+		l.dropMember(r)
 	}
 	for _, b := range l.accOf(r).Buckets {
 		l.addRow(rowKey{b.Q, r.Source, r.Project, b.Model}, b.T, sign)
 	}
+}
+
+// addMember files r under its session id.
+func (l *Ledger) addMember(r *unitRec) {
+	r.next = l.members.get("", r.group().sid)
+	l.members.put(r)
+}
+
+// dropMember takes r from under its session id.
+func (l *Ledger) dropMember(r *unitRec) {
+	sid := r.group().sid
+	head := l.members.get("", sid)
+	switch {
+	case head == r && r.next != nil:
+		l.members.put(r.next)
+	case head == r:
+		l.members.del("", sid)
+	default:
+		for x := head; x != nil; x = x.next {
+			if x.next == r {
+				x.next = r.next
+				break
+			}
+		}
+	}
+	r.next = nil
 }
 
 // markGroup notes that session g is about to change, keeping its S rows as they
@@ -298,7 +246,7 @@ func (l *Ledger) markGroup(g groupKey) {
 
 // fileAll files every record (after a load).
 func (l *Ledger) fileAll() {
-	for _, r := range l.units {
+	for r := range l.units.all() {
 		l.file(r, 1)
 	}
 	for _, rs := range l.retired {
@@ -330,11 +278,11 @@ func keyOf(u indexer.UnitRef) ukey { return ukey{u.Source, u.Unit} }
 func (l *Ledger) Resume(u indexer.UnitRef) (int64, string, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	r := l.units[keyOf(u)]
+	r := l.units.get(u.Source, u.Unit)
 	if r == nil || r.Dev != u.Dev || r.Ino != u.Ino {
 		return 0, "", false
 	}
-	return r.Off, r.Fp, true
+	return r.Off, r.Fp(), true
 }
 
 // Reset forgets what was counted from the unit: it is read again from the start
@@ -344,8 +292,8 @@ func (l *Ledger) Reset(u indexer.UnitRef) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	k := keyOf(u)
-	r := l.units[k]
-	if r != nil && isDocument(r) {
+	r := l.units.get(k.source, k.unit)
+	if r != nil && isDocument(l.bodyOf(r)) {
 		// Documents are never reset by the indexer; a new identity keeps the total seen.
 		r.Dev, r.Ino = u.Dev, u.Ino
 		l.touch(k)
@@ -357,17 +305,17 @@ func (l *Ledger) Reset(u indexer.UnitRef) {
 		l.endRead(r)
 		l.file(r, -1)
 	}
-	l.units[k] = n
+	l.units.put(n)
 	l.file(n, 1)
 	l.dropRetired(k)
 	l.touch(k)
 }
 
-func isDocument(r *unitRec) bool { return r.Seen != nil }
+func isDocument(b *unitBody) bool { return b.Seen != nil }
 
 // newRec is a new, empty record of u (resident: it has nothing on disk yet).
 func (l *Ledger) newRec(u indexer.UnitRef) *unitRec {
-	r := &unitRec{Source: l.intern(u.Source), Unit: u.Unit, Layout: l.intern(u.Layout), Dev: u.Dev, Ino: u.Ino}
+	r := &unitRec{Source: l.intern(u.Source), Unit: u.Unit, Dev: u.Dev, Ino: u.Ino, unitBody: &unitBody{Layout: l.intern(u.Layout)}}
 	r.setPath(u.Path, l.intern)
 	l.hot = append(l.hot, r)
 	return r
@@ -375,10 +323,10 @@ func (l *Ledger) newRec(u indexer.UnitRef) *unitRec {
 
 func (l *Ledger) recLocked(u indexer.UnitRef) *unitRec {
 	k := keyOf(u)
-	r := l.units[k]
+	r := l.units.get(k.source, k.unit)
 	if r == nil {
 		r = l.newRec(u)
-		l.units[k] = r
+		l.units.put(r)
 		l.file(r, 1)
 		l.dropRetired(k)
 		l.touch(k)
@@ -392,17 +340,21 @@ func (l *Ledger) Line(u indexer.UnitRef, off int64, line []byte) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	r := l.recLocked(u)
-	if off < r.Off || off < r.fed {
+	if off < r.Off {
 		return
 	}
-	r.fed = off + 1
-	if !r.reading {
-		r.reading = true
+	b := l.bodyOf(r)
+	if off < b.fed {
+		return
+	}
+	b.fed = off + 1
+	if !b.reading {
+		b.reading = true
 		l.reading++
 	}
-	ev, ok := ParseLine(u.Layout, &r.St, line)
+	ev, ok := ParseLine(u.Layout, &b.St, line)
 	if !ok {
-		if r.St.Model != "" || r.St.Prev != nil {
+		if b.St.Model != "" || b.St.Prev != nil {
 			l.touch(keyOf(u)) // the parser's state moved on
 		}
 		return
@@ -417,16 +369,17 @@ func (l *Ledger) Done(u indexer.UnitRef, offset int64, fp string) {
 	defer l.mu.Unlock()
 	r := l.recLocked(u)
 	l.endRead(r)
-	if r.Off == offset && r.Fp == fp && r.Dev == u.Dev && r.Ino == u.Ino && r.pathIs(u.Path) {
+	if r.Off == offset && r.fpIs(fp) && r.Dev == u.Dev && r.Ino == u.Ino && r.pathIs(u.Path) {
 		return
 	}
-	r.Off, r.Fp, r.Dev, r.Ino = offset, fp, u.Dev, u.Ino
+	r.Off, r.Dev, r.Ino = offset, u.Dev, u.Ino // an evicted body is copied from its line when the record is written
+	r.setFp(fp)
 	r.setPath(u.Path, l.intern)
 	l.touch(keyOf(u))
 }
 
 func (l *Ledger) endRead(r *unitRec) {
-	if r.reading {
+	if r.isReading() {
 		r.reading = false
 		l.reading--
 	}
@@ -447,6 +400,7 @@ func (l *Ledger) Document(u indexer.UnitRef, data []byte, sessions []*indexer.Se
 	defer l.mu.Unlock()
 	k := keyOf(u)
 	r := l.recLocked(u)
+	l.bodyOf(r)
 	var seen Tokens
 	if r.Seen != nil {
 		seen = *r.Seen
@@ -457,8 +411,9 @@ func (l *Ledger) Document(u indexer.UnitRef, data []byte, sessions []*indexer.Se
 		// always its current total (what a rebuild finds).
 		if len(l.accOf(r).Buckets) > 0 {
 			l.file(r, -1)
-			old := *r
-			old.Retired, old.Seen, old.acc.Win = indexer.FormatTime(l.now()), nil, nil
+			old, ob := *r, *r.unitBody
+			old.unitBody, old.next = &ob, nil
+			old.Retired, old.Seen, old.acc.Win, old.reading = indexer.FormatTime(l.now()), nil, nil, false
 			l.hot = append(l.hot, &old)
 			l.retired[k] = append(l.retired[k], &old)
 			l.file(&old, 1)
@@ -487,17 +442,18 @@ func (l *Ledger) Remove(u indexer.UnitRef) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	k := keyOf(u)
-	if r := l.units[k]; r != nil {
+	if r := l.units.get(k.source, k.unit); r != nil {
 		l.retireLocked(k, r, indexer.FormatTime(l.now()))
 	}
 }
 
 func (l *Ledger) retireLocked(k ukey, r *unitRec, now string) {
-	delete(l.units, k)
+	l.units.del(k.source, k.unit)
 	l.endRead(r)
 	if len(l.accOf(r).Buckets) > 0 {
 		r.Retired = now
-		r.acc.Win, r.St, r.Dev, r.Ino, r.Off, r.Fp = nil, ParseState{}, 0, 0, 0, ""
+		r.acc.Win, r.St, r.Dev, r.Ino, r.Off = nil, ParseState{}, 0, 0, 0
+		r.setFp("")
 		l.retired[k] = append(l.retired[k], r)
 	} else {
 		l.file(r, -1)
@@ -517,13 +473,13 @@ func (l *Ledger) Sync(sessions []indexer.SessionRef) error {
 	defer l.mu.Unlock()
 	for _, s := range sessions {
 		k := ukey{s.Source, s.Unit}
-		r := l.units[k]
+		r := l.units.get(k.source, k.unit)
 		if r == nil {
 			continue
 		}
 		if r.Session != s.ID || r.Type != s.Type || r.Project != s.Project {
 			l.file(r, -1)
-			r.Session, r.Type, r.Project = s.ID, l.intern(s.Type), l.intern(s.Project)
+			r.Session, r.Type, r.Project = shareSession(s.ID, r.Unit), l.intern(s.Type), l.intern(s.Project)
 			l.file(r, 1)
 			l.touch(k)
 		}

@@ -5,7 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
+	"strings"
 
 	"github.com/sessionwatch/sessionwatch/indexer"
 )
@@ -56,7 +56,7 @@ func open(stateDir string, lazy bool) (*Ledger, error) {
 	l.dirtyRows, l.dirtyDays = map[rowID]bool{}, map[rowID]bool{} // what the files hold; summaryMatches checks the summary
 	now := indexer.FormatTime(l.now())
 	for _, k := range l.goneUnits() {
-		l.retireLocked(k, l.units[k], now)
+		l.retireLocked(k, l.units.get(k.source, k.unit), now)
 	}
 	l.settleGroups(false)
 	if !trusted {
@@ -75,15 +75,14 @@ func open(stateDir string, lazy bool) (*Ledger, error) {
 // fileMembers files every record under its session without reading its account
 // (after a load whose totals come from the summary).
 func (l *Ledger) fileMembers() {
-	l.members = make(map[string][]*unitRec, len(l.units))
-	for _, r := range l.units {
-		sid := r.group().sid
-		l.members[sid] = append(l.members[sid], r)
+	l.members = newSessionTable()
+	l.members.reserve(l.units.len())
+	for r := range l.units.all() {
+		l.addMember(r)
 	}
 	for _, rs := range l.retired {
 		for _, r := range rs {
-			sid := r.group().sid
-			l.members[sid] = append(l.members[sid], r)
+			l.addMember(r)
 		}
 	}
 }
@@ -91,32 +90,43 @@ func (l *Ledger) fileMembers() {
 // goneUnits lists the live units whose file is gone. Each directory holding
 // units is listed once (a stat of every unit was a fifth of an Open's time); a
 // unit whose name is not in its directory's list is then confirmed gone by a
-// stat of its own.
+// stat of its own. Units are grouped by their root and the directory part of
+// their name, strings they hold, so no path is built but for a unit not listed.
 func (l *Ledger) goneUnits() []ukey {
-	type unit struct {
-		k          ukey
-		path, name string
-	}
-	dirs := map[string][]unit{}
-	for k, r := range l.units {
-		p := r.path()
-		dir, name := filepath.Split(p)
-		dirs[dir] = append(dirs[dir], unit{k, p, name})
+	type dirKey struct{ root, sub string } // the directory is root joined to sub
+	dirs := map[dirKey][]*unitRec{}
+	for r := range l.units.all() {
+		var d dirKey
+		if r.pathWhole {
+			d.root = filepath.Dir(r.pathDir)
+		} else if i := strings.LastIndexByte(r.Unit, '/'); i >= 0 {
+			d.root, d.sub = r.pathDir, r.Unit[:i]
+		} else {
+			d.root = r.pathDir
+		}
+		dirs[d] = append(dirs[d], r)
 	}
 	var gone []ukey
-	for dir, us := range dirs {
-		var names []string
-		if f, err := os.Open(dir); err == nil {
-			names, _ = f.Readdirnames(-1)
+	names := map[string]bool{}
+	for d, rs := range dirs {
+		clear(names)
+		if f, err := os.Open(d.root + filepath.FromSlash(d.sub)); err == nil {
+			ns, _ := f.Readdirnames(-1)
 			f.Close()
+			for _, n := range ns {
+				names[n] = true
+			}
 		}
-		sort.Strings(names)
-		for _, u := range us {
-			if i := sort.SearchStrings(names, u.name); i < len(names) && names[i] == u.name {
+		for _, r := range rs {
+			name := r.Unit[strings.LastIndexByte(r.Unit, '/')+1:]
+			if r.pathWhole {
+				name = filepath.Base(r.pathDir)
+			}
+			if names[name] {
 				continue
 			}
-			if _, err := os.Lstat(u.path); errors.Is(err, fs.ErrNotExist) {
-				gone = append(gone, u.k)
+			if _, err := os.Lstat(r.path()); errors.Is(err, fs.ErrNotExist) {
+				gone = append(gone, ukey{r.Source, r.Unit})
 			}
 		}
 	}

@@ -31,7 +31,7 @@ func TestRecordPathRoundTrip(t *testing.T) {
 		if !r.pathIs(c.path) || r.pathIs(c.path+"x") || r.pathIs(filepath.Dir(c.path)) {
 			t.Errorf("unit %q, path %q: pathIs is wrong", c.unit, c.path)
 		}
-		w := toWire(r, account{})
+		w := toWire(r, &unitBody{})
 		back, err := fromWire(w, l.intern)
 		if err != nil {
 			t.Fatal(err)

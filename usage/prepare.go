@@ -64,6 +64,7 @@ func (l *Ledger) LinesPrepared(u indexer.UnitRef, prep indexer.Prepared) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	r := l.recLocked(u)
+	l.bodyOf(r) // resident after Reset; made sure of
 	if !r.reading {
 		r.reading = true
 		l.reading++

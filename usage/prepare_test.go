@@ -67,12 +67,12 @@ func TestLinesPreparedMatchesLine(t *testing.T) {
 		// What the ledger holds of each unit beside the files: the parser's
 		// state and the dedupe window go on with the next append.
 		recs = map[ukey]unitRec{}
-		for k, r := range l.units {
-			acc, err := l.peekAcc(r)
+		for r := range l.units.all() {
+			b, err := l.peekBody(r)
 			if err != nil {
 				t.Fatal(err)
 			}
-			recs[k] = unitRec{St: r.St, Off: r.Off, fed: r.fed, reading: r.reading, acc: acc}
+			recs[ukey{r.Source, r.Unit}] = unitRec{Off: r.Off, unitBody: &unitBody{St: b.St, fed: b.fed, reading: b.reading, acc: b.acc}}
 		}
 		return unitsFile, sum, recs
 	}

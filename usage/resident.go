@@ -8,38 +8,46 @@ import (
 	"strings"
 )
 
-// Idle units keep only their header in memory (identity, position, parser state,
-// where they are filed); their account, the buckets and the dedupe window that
-// are most of a unit's memory, stays in the units file, on the line their key
-// was last written to, and is read back when the unit is needed again (a line
-// arrives, the unit is refiled, retired or written). A unit's account is dropped
-// from memory at the end of a Sync once it is on disk as it is in memory.
+// Idle units keep only their header in memory (identity, position, where they
+// are filed); their body (the parser's state, the account's buckets and dedupe
+// window, layout, Mogzi's running total) stays in the units file, on the line
+// their key was last written to, and is read back when the unit is needed again
+// (a line arrives, the unit is reset, refiled or retired). A unit's body is
+// dropped from memory at the end of a Sync once it is on disk as it is in memory;
+// a record whose header changed while its body was on disk (Done) is written with
+// the body copied from its line.
 
 // span is where a key's line lies in the units file.
 type span struct{ off, n int64 }
 
-// accOf makes r's account resident, reading it back from the units file if it
-// was evicted, and returns it. Every change to an account goes through it.
-func (l *Ledger) accOf(r *unitRec) *account {
-	if r.evicted {
-		a, err := l.readAcc(r)
+// bodyOf makes r's body resident, reading it back from the units file if it was
+// evicted, and returns it. Every change to a body goes through it.
+func (l *Ledger) bodyOf(r *unitRec) *unitBody {
+	if r.unitBody == nil {
+		b, err := l.readBody(r)
 		if err != nil && l.err == nil {
 			// Not counted from here on: Sync reports it, and the next Open reads the
 			// ledger again from its files.
 			l.err = err
 		}
-		r.acc, r.evicted = a, false
+		if b == nil {
+			b = &unitBody{}
+		}
+		r.unitBody = b
 		l.hot = append(l.hot, r)
 	}
-	return &r.acc
+	return r.unitBody
 }
 
-// peekAcc is r's account without making it resident (to write it out again).
-func (l *Ledger) peekAcc(r *unitRec) (account, error) {
-	if !r.evicted {
-		return r.acc, nil
+// accOf is r's account, made resident (bodyOf).
+func (l *Ledger) accOf(r *unitRec) *account { return &l.bodyOf(r).acc }
+
+// peekBody is r's body without making it resident (to write it out again).
+func (l *Ledger) peekBody(r *unitRec) (*unitBody, error) {
+	if r.unitBody != nil {
+		return r.unitBody, nil
 	}
-	return l.readAcc(r)
+	return l.readBody(r)
 }
 
 // readLine reads the line at s from the units file.
@@ -58,47 +66,52 @@ func (l *Ledger) readLine(s span) ([]byte, error) {
 	return buf, nil
 }
 
-// readAcc reads r's account back from the line its key was last written to.
-func (l *Ledger) readAcc(r *unitRec) (account, error) {
+// readBody reads r's body back from the line its key was last written to.
+func (l *Ledger) readBody(r *unitRec) (*unitBody, error) {
 	line, err := l.readLine(r.span)
 	if err != nil {
-		return account{}, err
+		return nil, err
 	}
+	var got *unitRec
 	if fk, ok := decodeKeyFast(line, l.intern); ok {
 		if fk.k != (ukey{r.Source, r.Unit}) {
-			return account{}, fmt.Errorf("usage ledger %s at %d: holds %s, not %s", l.unitsFile.path, r.span.off, fk.k.unit, r.Unit)
+			return nil, fmt.Errorf("usage ledger %s at %d: holds %s, not %s", l.unitsFile.path, r.span.off, fk.k.unit, r.Unit)
 		}
 		switch {
 		case r.idx < 0 && fk.live != nil:
-			return fk.live.acc, nil
+			got = fk.live
 		case r.idx >= 0 && int(r.idx) < len(fk.retired):
-			return fk.retired[r.idx].acc, nil
+			got = fk.retired[r.idx]
+		default:
+			return nil, fmt.Errorf("usage ledger %s at %d: no record %d of %s", l.unitsFile.path, r.span.off, r.idx, r.Unit)
 		}
-		return account{}, fmt.Errorf("usage ledger %s at %d: no record %d of %s", l.unitsFile.path, r.span.off, r.idx, r.Unit)
+	} else {
+		var w wireKey
+		d := json.NewDecoder(bytes.NewReader(line))
+		d.UseNumber()
+		if err := d.Decode(&w); err != nil {
+			return nil, fmt.Errorf("usage ledger %s at %d: %w", l.unitsFile.path, r.span.off, err)
+		}
+		if w.K != [2]string{r.Source, r.Unit} {
+			return nil, fmt.Errorf("usage ledger %s at %d: holds %s, not %s", l.unitsFile.path, r.span.off, w.K[1], r.Unit)
+		}
+		var wu *wireUnit
+		switch {
+		case r.idx < 0 && w.Live != nil:
+			wu = w.Live
+		case r.idx >= 0 && int(r.idx) < len(w.Retired):
+			wu = &w.Retired[r.idx]
+		default:
+			return nil, fmt.Errorf("usage ledger %s at %d: no record %d of %s", l.unitsFile.path, r.span.off, r.idx, r.Unit)
+		}
+		if got, err = fromWire(*wu, l.intern); err != nil {
+			return nil, fmt.Errorf("usage ledger %s: unit %s: %w", l.unitsFile.path, r.Unit, err)
+		}
 	}
-	var w wireKey
-	d := json.NewDecoder(bytes.NewReader(line))
-	d.UseNumber()
-	if err := d.Decode(&w); err != nil {
-		return account{}, fmt.Errorf("usage ledger %s at %d: %w", l.unitsFile.path, r.span.off, err)
+	if got.unitBody == nil {
+		return nil, fmt.Errorf("usage ledger %s at %d: no body of %s", l.unitsFile.path, r.span.off, r.Unit)
 	}
-	if w.K != [2]string{r.Source, r.Unit} {
-		return account{}, fmt.Errorf("usage ledger %s at %d: holds %s, not %s", l.unitsFile.path, r.span.off, w.K[1], r.Unit)
-	}
-	var wu *wireUnit
-	switch {
-	case r.idx < 0 && w.Live != nil:
-		wu = w.Live
-	case r.idx >= 0 && int(r.idx) < len(w.Retired):
-		wu = &w.Retired[r.idx]
-	default:
-		return account{}, fmt.Errorf("usage ledger %s at %d: no record %d of %s", l.unitsFile.path, r.span.off, r.idx, r.Unit)
-	}
-	got, err := fromWire(*wu, l.intern)
-	if err != nil {
-		return account{}, fmt.Errorf("usage ledger %s: unit %s: %w", l.unitsFile.path, r.Unit, err)
-	}
-	return got.acc, nil
+	return got.unitBody, nil
 }
 
 // placed is where a record was just written: applied once the write succeeded.
@@ -117,7 +130,7 @@ func (l *Ledger) applyPlaced(ps []placed) {
 // keyRecs lists the records written on k's line, in the line's order (the live
 // one first).
 func (l *Ledger) keyRecs(k ukey, out []placed, s span) []placed {
-	if r := l.units[k]; r != nil {
+	if r := l.units.get(k.source, k.unit); r != nil {
 		out = append(out, placed{r, s, -1})
 	}
 	for i, r := range l.retired[k] {
@@ -134,19 +147,19 @@ func (l *Ledger) resetReader() {
 	}
 }
 
-// evictLocked drops from memory the accounts that are on disk as they are: of
+// evictLocked drops from memory the bodies that are on disk as they are: of
 // records written and not changed since, and not in the middle of a read.
 func (l *Ledger) evictLocked() {
 	keep := l.hot[:0]
 	for _, r := range l.hot {
-		if r.evicted || !l.holds(r) {
+		if r.evicted() || !l.holds(r) {
 			continue // dropped records go with the list
 		}
 		if r.span.n == 0 || r.reading || l.dirtyUnits[ukey{r.Source, r.Unit}] {
 			keep = append(keep, r)
 			continue
 		}
-		r.acc, r.evicted = account{}, true
+		r.unitBody = nil
 	}
 	clear(l.hot[len(keep):])
 	l.hot = keep
@@ -161,14 +174,14 @@ func (l *Ledger) cleanSpan(k ukey) (span, bool) {
 	var s span
 	n := 0
 	same := func(r *unitRec, idx int32) bool {
-		if !r.evicted || r.idx != idx || (n > 0 && r.span != s) {
+		if !r.evicted() || r.idx != idx || (n > 0 && r.span != s) {
 			return false
 		}
 		s = r.span
 		n++
 		return true
 	}
-	if r := l.units[k]; r != nil && !same(r, -1) {
+	if r := l.units.get(k.source, k.unit); r != nil && !same(r, -1) {
 		return span{}, false
 	}
 	for i, r := range l.retired[k] {
@@ -182,7 +195,7 @@ func (l *Ledger) cleanSpan(k ukey) (span, bool) {
 // holds reports whether r is still one of the ledger's records.
 func (l *Ledger) holds(r *unitRec) bool {
 	k := ukey{r.Source, r.Unit}
-	if l.units[k] == r {
+	if l.units.get(k.source, k.unit) == r {
 		return true
 	}
 	for _, x := range l.retired[k] {

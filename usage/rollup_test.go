@@ -111,8 +111,8 @@ func rollupLedger(t testing.TB, rng *rand.Rand, loc *time.Location, from string,
 	var all []*unitRec
 	for i := 0; i < 1+rng.IntN(min(200, credits)); i++ {
 		r := &unitRec{Source: []string{"claude", "codex", "gemini"}[rng.IntN(3)], Unit: fmt.Sprint(i), Session: sid(rng.IntN(40)),
-			Project: []string{"/a", "/b\tc", `/d\e`}[rng.IntN(3)], Type: "main"}
-		l.units[ukey{r.Source, r.Unit}] = r
+			Project: []string{"/a", "/b\tc", `/d\e`}[rng.IntN(3)], Type: "main", unitBody: &unitBody{}}
+		l.units.put(r)
 		l.file(r, 1)
 		all = append(all, r)
 	}
@@ -267,7 +267,7 @@ func TestDaysNotUsedWhenUntrusted(t *testing.T) {
 	// A batch torn before its commit line: its D rows are not counted.
 	clear(l.dirtyRows)
 	clear(l.dirtyDays)
-	for _, r := range l.units {
+	for r := range l.units.all() {
 		r.acc.credit(Quarter(time.Date(2026, 3, 27, 9, 0, 0, 0, berlin).UnixMilli()), "claude-opus-4-5", Tokens{1_000_000, 0, 0, 0}, 1, l.observe(r))
 		break
 	}

@@ -172,20 +172,20 @@ var commitLine = []byte("{\"commit\":true}\n")
 // evicted account is read back to be written again).
 func (l *Ledger) appendKey(b *bytes.Buffer, k ukey) error {
 	w := wireKey{K: [2]string{k.source, k.unit}}
-	if r := l.units[k]; r != nil {
-		acc, err := l.peekAcc(r)
+	if r := l.units.get(k.source, k.unit); r != nil {
+		b, err := l.peekBody(r)
 		if err != nil {
 			return err
 		}
-		u := toWire(r, acc)
+		u := toWire(r, b)
 		w.Live = &u
 	}
 	for _, r := range l.retired[k] {
-		acc, err := l.peekAcc(r)
+		b, err := l.peekBody(r)
 		if err != nil {
 			return err
 		}
-		w.Retired = append(w.Retired, toWire(r, acc))
+		w.Retired = append(w.Retired, toWire(r, b))
 	}
 	enc := json.NewEncoder(b)
 	enc.SetEscapeHTML(false)
@@ -226,9 +226,9 @@ func (l *Ledger) writeUnits() error {
 			if err := enc.Encode(unitsHeader{Version: LedgerVersion, Generator: "sessionwatch"}); err != nil {
 				return err
 			}
-			keys := map[ukey]bool{}
-			for k := range l.units {
-				keys[k] = true
+			keys := make(map[ukey]bool, l.units.len()+len(l.retired))
+			for r := range l.units.all() {
+				keys[ukey{r.Source, r.Unit}] = true
 			}
 			for k := range l.retired {
 				keys[k] = true
@@ -261,6 +261,11 @@ func (l *Ledger) writeUnits() error {
 		}
 		l.resetReader()
 		l.applyPlaced(ps)
+		recs := make([]*unitRec, len(ps))
+		for i, p := range ps {
+			recs[i] = p.r
+		}
+		l.writeIndex(recs)
 		l.dirtyUnits = map[ukey]bool{}
 		for _, p := range l.v1 {
 			os.Remove(p)
@@ -277,7 +282,7 @@ func (l *Ledger) writeUnits() error {
 		var b bytes.Buffer
 		pos := int64(0)
 		for _, k := range sortedKeys(l.dirtyUnits) {
-			if r := l.units[k]; r != nil && r.reading {
+			if r := l.units.get(k.source, k.unit); r != nil && r.isReading() {
 				later = append(later, k) // written once its read is done
 				continue
 			}
@@ -331,6 +336,14 @@ func (l *Ledger) load(wantLive, headers bool) (*stamp, error) {
 		return nil, fmt.Errorf("read usage ledger: %w", err)
 	}
 	size := fi.Size()
+	// The base from its index (unitindex.go) when it has one: then only the
+	// batches after it are read here.
+	start := int64(0)
+	if wantLive && headers {
+		start = l.loadIndex(fh, size)
+	}
+	l.indexed, l.fromIndex = start > 0, start > 0
+	baseCRC := uint32(0) // of the base, when read here
 	type pend struct {
 		fk *fastKey // read by decodeKeyFast, or else w by encoding/json
 		w  wireKey
@@ -340,16 +353,23 @@ func (l *Ledger) load(wantLive, headers bool) (*stamp, error) {
 	good := int64(0) // bytes up to the last commit line
 	var last *stamp  // the stamp of the last complete batch
 	// Streamed, not read whole: the file can be tens of megabytes.
+	if _, err := fh.Seek(start, io.SeekStart); err != nil {
+		return nil, fmt.Errorf("read usage ledger: %w", err)
+	}
 	sc := bufio.NewScanner(bufio.NewReaderSize(fh, 256<<10))
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<30)
-	lineNo, pos := 0, int64(0)
-	first := true
+	lineNo, pos := 0, start
+	first := start == 0
+	l.unitsFile.base = start
 	for sc.Scan() {
 		lineNo++
 		line := sc.Bytes()
 		pos += int64(len(line)) + 1
 		if pos > size {
 			break // no newline: a torn line
+		}
+		if l.unitsFile.base == 0 {
+			baseCRC = crc32.Update(crc32.Update(baseCRC, castagnoli(), line), castagnoli(), []byte{'\n'})
 		}
 		if first {
 			first = false
@@ -397,10 +417,10 @@ func (l *Ledger) load(wantLive, headers bool) (*stamp, error) {
 			if p.fk != nil {
 				k, live, retired = p.fk.k, p.fk.live, p.fk.retired
 				if live != nil {
-					live.span, live.idx, live.evicted = p.s, -1, headers
+					live.span, live.idx = p.s, -1
 				}
 				for i, r := range retired {
-					r.span, r.idx, r.evicted = p.s, int32(i), headers
+					r.span, r.idx = p.s, int32(i)
 				}
 			} else {
 				w := p.w
@@ -424,9 +444,9 @@ func (l *Ledger) load(wantLive, headers bool) (*stamp, error) {
 			}
 			// A later batch's line of a key replaces the earlier one.
 			if live != nil && wantLive {
-				l.units[k] = live
+				l.units.put(live)
 			} else {
-				delete(l.units, k)
+				l.units.del(k.source, k.unit)
 			}
 			if len(retired) > 0 {
 				l.retired[k] = retired
@@ -450,14 +470,22 @@ func (l *Ledger) load(wantLive, headers bool) (*stamp, error) {
 	if good != size {
 		l.unitsFile.compact = true // a torn batch: the units it held are read again
 	}
-	for _, r := range l.units {
-		if !r.evicted {
+	if !l.indexed && wantLive {
+		// A base without its index (a ledger of an older build, a crash between
+		// the rewrites of the two files) is rewritten with one.
+		l.indexed = l.indexOf(l.unitsFile.base, baseCRC)
+		if !l.indexed {
+			l.unitsFile.compact = true
+		}
+	}
+	for r := range l.units.all() {
+		if !r.evicted() {
 			l.hot = append(l.hot, r)
 		}
 	}
 	for _, rs := range l.retired {
 		for _, r := range rs {
-			if !r.evicted {
+			if !r.evicted() {
 				l.hot = append(l.hot, r)
 			}
 		}
@@ -480,7 +508,7 @@ func (l *Ledger) loadV1(live bool) error {
 		}
 		if live {
 			for _, r := range lv {
-				l.units[ukey{r.Source, r.Unit}] = r
+				l.units.put(r)
 				l.hot = append(l.hot, r)
 			}
 		}

@@ -174,10 +174,10 @@ func TestLedgerMigratesFirstVersion(t *testing.T) {
 	file := filepath.Join(f.root, "-w-p", sessA+".jsonl")
 	appendTo(t, file, claudeUser("2026-03-01T10:00:00Z")+claudeLine("2026-03-01T10:00:01Z", "m1", "r1", "opus", 4, 4, 0, 0, "")+"\n")
 	_, l := f.daemonLike()
-	gone := &unitRec{Source: "claude", Unit: "-w-q/gone.jsonl", Layout: "claude", pathDir: "/nowhere", pathWhole: true, Retired: "2026-03-02T00:00:00Z",
-		acc: account{Buckets: []Bucket{{Q: 1969300, Model: "opus", T: Tokens{Input: 7}}}}}
+	gone := &unitRec{Source: "claude", Unit: "-w-q/gone.jsonl", pathDir: "/nowhere", pathWhole: true, unitBody: &unitBody{Layout: "claude", Retired: "2026-03-02T00:00:00Z",
+		acc: account{Buckets: []Bucket{{Q: 1969300, Model: "opus", T: Tokens{Input: 7}}}}}}
 	var live []*unitRec
-	for _, r := range l.units {
+	for r := range l.units.all() {
 		l.accOf(r) // idle accounts are on disk only
 		live = append(live, r)
 	}
@@ -219,8 +219,8 @@ func TestParseSummaryPartsEqualWhole(t *testing.T) {
 		}
 		for i := 0; i < 1+rng.IntN(units); i++ {
 			r := &unitRec{Source: []string{"claude", "codex"}[rng.IntN(2)], Unit: fmt.Sprint(i), Session: sid(rng.IntN(sessions)),
-				Project: []string{"/a", "/b\tc", `/d\e`}[rng.IntN(3)], Type: "main"}
-			l.units[ukey{r.Source, r.Unit}] = r
+				Project: []string{"/a", "/b\tc", `/d\e`}[rng.IntN(3)], Type: "main", unitBody: &unitBody{}}
+			l.units.put(r)
 			l.file(r, 1)
 			all = append(all, r)
 		}
@@ -372,8 +372,8 @@ func TestLedgerIdleUnitsLeaveMemory(t *testing.T) {
 		l.mu.Lock()
 		defer l.mu.Unlock()
 		c := 0
-		for _, r := range l.units {
-			if !r.evicted || len(r.acc.Buckets)+len(r.acc.Win) > 0 {
+		for r := range l.units.all() {
+			if !r.evicted() {
 				c++
 			}
 		}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"hash/crc32"
 	"os"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -132,15 +131,18 @@ func sortedRows[V any](l *Ledger, m map[rowID]V) []rowID {
 // groupRows adds up the units filed under session g, one row per model.
 func (l *Ledger) groupRows(g groupKey) []SessionRow {
 	var out []SessionRow
-	for _, r := range l.members[g.sid] {
+	for r := l.members.get("", g.sid); r != nil; r = r.next {
 		if r.group() != g {
 			continue // the same id in another source, project or type
 		}
-		acc, err := l.peekAcc(r) // read only: an idle unit's account stays on disk
+		body, err := l.peekBody(r) // read only: an idle unit's body stays on disk
 		if err != nil && l.err == nil {
 			l.err = err
 		}
-		for _, b := range acc.Buckets {
+		if body == nil {
+			continue
+		}
+		for _, b := range body.acc.Buckets {
 			i := sort.Search(len(out), func(i int) bool { return out[i].Model >= b.Model })
 			if i == len(out) || out[i].Model != b.Model {
 				out = append(out, SessionRow{})
@@ -198,10 +200,14 @@ func (l *Ledger) settleGroups(emit bool) []SessionRow {
 // (idle ones read from disk: for a summary that cannot be trusted, at Open).
 func (l *Ledger) allSessionRows() []SessionRow {
 	var ss []SessionRow
-	for _, rs := range l.members {
-		for i, r := range rs {
+	for head := range l.members.all() {
+		for r := head; r != nil; r = r.next {
 			g := r.group()
-			if !slices.ContainsFunc(rs[:i], func(x *unitRec) bool { return x.group() == g }) {
+			seen := false
+			for x := head; x != r && !seen; x = x.next {
+				seen = x.group() == g
+			}
+			if !seen {
 				ss = append(ss, l.groupRows(g)...) // once per session
 			}
 		}

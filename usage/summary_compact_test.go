@@ -21,8 +21,8 @@ func TestCompactSummaryStreamedEqualsRendered(t *testing.T) {
 		for i := 0; i < 1+rng.IntN(400); i++ {
 			r := &unitRec{Source: []string{"claude", "codex"}[rng.IntN(2)], Unit: fmt.Sprint(i),
 				Session: []string{sid(rng.IntN(60)), "s\\x", "s\tt", "s\nn"}[rng.IntN(4)],
-				Project: []string{"/a", "/b\tc", `/d\e`}[rng.IntN(3)], Type: "main"}
-			l.units[ukey{r.Source, r.Unit}] = r
+				Project: []string{"/a", "/b\tc", `/d\e`}[rng.IntN(3)], Type: "main", unitBody: &unitBody{}}
+			l.units.put(r)
 			l.file(r, 1)
 			all = append(all, r)
 		}
@@ -43,9 +43,9 @@ func TestCompactSummaryStreamedEqualsRendered(t *testing.T) {
 			// Some sessions leave: their rows go to zero in the batch.
 			for k := 0; k < rng.IntN(20); k++ {
 				r := all[rng.IntN(len(all))]
-				if l.units[ukey{r.Source, r.Unit}] == r {
+				if l.units.get(r.Source, r.Unit) == r {
 					l.file(r, -1)
-					delete(l.units, ukey{r.Source, r.Unit})
+					l.units.del(r.Source, r.Unit)
 				}
 			}
 			var batch []byte
@@ -88,8 +88,8 @@ func TestCompactSummaryStreamedEqualsRendered(t *testing.T) {
 func TestCompactSummaryTornBatchRewrites(t *testing.T) {
 	dir := t.TempDir()
 	l := newLedger(dir)
-	r := &unitRec{Source: "claude", Unit: "u", Session: sid(1), Project: "/a", Type: "main"}
-	l.units[ukey{r.Source, r.Unit}] = r
+	r := &unitRec{Source: "claude", Unit: "u", Session: sid(1), Project: "/a", Type: "main", unitBody: &unitBody{}}
+	l.units.put(r)
 	r.acc.credit(1000, "opus", Tokens{1, 2, 3, 4}, 1, nil)
 	l.file(r, 1)
 	l.settleGroups(false)

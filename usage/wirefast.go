@@ -105,6 +105,7 @@ func decodeUnitFast(raw []byte, intern func(string) string, headers bool) (*unit
 		return nil, false
 	}
 	r := &unitRec{}
+	var b unitBody
 	var path string
 	ok := true
 	str := func(val []byte) string {
@@ -119,7 +120,7 @@ func decodeUnitFast(raw []byte, intern func(string) string, headers bool) (*unit
 		case "unit":
 			r.Unit = str(val)
 		case "layout":
-			r.Layout = intern(str(val))
+			b.Layout = intern(str(val))
 		case "path":
 			path = str(val)
 		case "dev":
@@ -129,7 +130,7 @@ func decodeUnitFast(raw []byte, intern func(string) string, headers bool) (*unit
 		case "offset":
 			r.Off, ok = intOf(val)
 		case "fp":
-			r.Fp = str(val)
+			r.setFp(str(val))
 		case "session":
 			r.Session = str(val)
 		case "type":
@@ -137,29 +138,32 @@ func decodeUnitFast(raw []byte, intern func(string) string, headers bool) (*unit
 		case "project":
 			r.Project = intern(str(val))
 		case "retired":
-			r.Retired = str(val)
+			b.Retired = str(val)
 		case "state":
-			r.St, ok = stateOf(val)
+			b.St, ok = stateOf(val)
 		case "seen":
 			var n []int64
 			if n, ok = intArray(val); ok && len(n) == 4 {
-				r.Seen = &Tokens{n[0], n[1], n[2], n[3]}
+				b.Seen = &Tokens{n[0], n[1], n[2], n[3]}
 			} else {
 				ok = false
 			}
 		case "window":
 			if !headers {
-				r.acc.Win, ok = windowOf(val, intern)
+				b.acc.Win, ok = windowOf(val, intern)
 			}
 		case "buckets":
 			if !headers {
-				r.acc.Buckets, ok = bucketsOf(val, intern)
+				b.acc.Buckets, ok = bucketsOf(val, intern)
 			}
 		default:
 			ok = false
 		}
 	})
 	r.setPath(path, intern) // Unit, whose suffix of the path is not kept, is read by now
+	if !headers {
+		r.unitBody = &b
+	}
 	return r, ok
 }
 

@@ -41,10 +41,10 @@ func sameKey(a, b fastKey) bool {
 		a.retired, b.retired = nil, nil
 	}
 	norm := func(r *unitRec) {
-		if r != nil && len(r.acc.Win) == 0 {
+		if r != nil && r.unitBody != nil && len(r.acc.Win) == 0 {
 			r.acc.Win = nil
 		}
-		if r != nil && len(r.acc.Buckets) == 0 {
+		if r != nil && r.unitBody != nil && len(r.acc.Buckets) == 0 {
 			r.acc.Buckets = nil
 		}
 	}
@@ -86,7 +86,7 @@ func headersOf(fk fastKey) fastKey {
 			return nil
 		}
 		c := *r
-		c.acc = account{}
+		c.unitBody = nil
 		return &c
 	}
 	fk.live = strip(fk.live)

@@ -1,0 +1,143 @@
+package usage
+
+import (
+	"hash/maphash"
+	"iter"
+)
+
+// recTable is a hash table of records keyed by strings the records hold
+// themselves: open addressing, linear probing, deletion by backward shift. It
+// costs 8 bytes a slot (10–21 bytes a record), where a Go map keyed by the
+// strings cost ~80 bytes an entry, most of a ledger's memory per unit after the
+// records themselves at 100k units (docs/usage.md, "What the writer holds").
+//
+// A record's key must not change while it is in a table: the ledger takes a
+// record out of its session's table before it refiles it (Ledger.file).
+type recTable struct {
+	slots []*unitRec
+	n     int
+	key   func(r *unitRec) (string, string)
+}
+
+var tableSeed = maphash.MakeSeed()
+
+func hashPair(a, b string) uint64 {
+	return maphash.String(tableSeed, b) ^ maphash.String(tableSeed, a)*0x9e3779b97f4a7c15
+}
+
+// unitKey is a record's key in the ledger's units: (source, unit).
+func unitKey(r *unitRec) (string, string) { return r.Source, r.Unit }
+
+// sessionKey is a record's key in the ledger's sessions: the session id it is
+// filed under (groupKey.sid).
+func sessionKey(r *unitRec) (string, string) { return "", r.group().sid }
+
+func newUnitTable() recTable    { return recTable{key: unitKey} }
+func newSessionTable() recTable { return recTable{key: sessionKey} }
+
+func (t *recTable) len() int { return t.n }
+
+func (t *recTable) home(a, b string) int { return int(hashPair(a, b) & uint64(len(t.slots)-1)) }
+
+// find is the slot of the record keyed (a, b), or of the empty slot where it
+// would go; ok says which.
+func (t *recTable) find(a, b string) (int, bool) {
+	mask := len(t.slots) - 1
+	for i := t.home(a, b); ; i = (i + 1) & mask {
+		r := t.slots[i]
+		if r == nil {
+			return i, false
+		}
+		if x, y := t.key(r); x == a && y == b {
+			return i, true
+		}
+	}
+}
+
+// get is the record keyed (a, b), or nil.
+func (t *recTable) get(a, b string) *unitRec {
+	if t.n == 0 {
+		return nil
+	}
+	i, ok := t.find(a, b)
+	if !ok {
+		return nil
+	}
+	return t.slots[i]
+}
+
+// put adds r, replacing the record of the same key if there is one.
+func (t *recTable) put(r *unitRec) {
+	if (t.n+1)*4 > len(t.slots)*3 {
+		t.grow()
+	}
+	a, b := t.key(r)
+	i, ok := t.find(a, b)
+	if !ok {
+		t.n++
+	}
+	t.slots[i] = r
+}
+
+// del removes the record keyed (a, b), if there is one.
+func (t *recTable) del(a, b string) {
+	if t.n == 0 {
+		return
+	}
+	i, ok := t.find(a, b)
+	if !ok {
+		return
+	}
+	mask := len(t.slots) - 1
+	// Backward shift: move up each following record of the run whose home is
+	// not between the hole and it, so no probe meets an empty slot before its
+	// record.
+	for j := (i + 1) & mask; t.slots[j] != nil; j = (j + 1) & mask {
+		x, y := t.key(t.slots[j])
+		h := t.home(x, y)
+		if (j > i && (h <= i || h > j)) || (j < i && h <= i && h > j) {
+			t.slots[i] = t.slots[j]
+			i = j
+		}
+	}
+	t.slots[i] = nil
+	t.n--
+}
+
+func (t *recTable) grow() { t.rehash(max(16, 2*len(t.slots))) }
+
+// reserve makes room for n records without growing again.
+func (t *recTable) reserve(n int) {
+	size := max(16, len(t.slots))
+	for n*4 > size*3 {
+		size *= 2
+	}
+	if size > len(t.slots) {
+		t.rehash(size)
+	}
+}
+
+func (t *recTable) rehash(size int) {
+	old := t.slots
+	t.slots = make([]*unitRec, size)
+	t.n = 0
+	for _, r := range old {
+		if r != nil {
+			a, b := t.key(r)
+			i, _ := t.find(a, b)
+			t.slots[i] = r
+			t.n++
+		}
+	}
+}
+
+// all yields every record (in no order). The table must not change meanwhile.
+func (t *recTable) all() iter.Seq[*unitRec] {
+	return func(yield func(*unitRec) bool) {
+		for _, r := range t.slots {
+			if r != nil && !yield(r) {
+				return
+			}
+		}
+	}
+}
