@@ -21,7 +21,7 @@ import (
 func crashChild(home string) {
 	cfg := crashConfig(home)
 	x, err := Open(Options{Dir: filepath.Join(cfg.StateDir, DirName), SpillBytes: 2 << 10, MaxSegments: 3,
-		KeepRemoved: func(string, string) bool { return false }})
+		KeepRemoved: func(string, string, time.Time) bool { return false }})
 	if err != nil {
 		panic(err)
 	}

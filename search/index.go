@@ -37,8 +37,11 @@ type Options struct {
 	MergeBudget int64  // 0: DefaultMergeBudget; larger merges run in the background
 	// KeepRemoved reports whether the docs of a unit whose file left the store are
 	// kept when segments are merged (its session was archived: searchable with
-	// --archived). nil keeps none.
-	KeepRemoved func(source, path string) bool
+	// --archived). nil keeps none. The answer must see every archive made before
+	// since (when the merge asking was planned: the units' ends it asks about were
+	// committed before it, so their archives were made before it too); an answer
+	// cached from before since may be stale.
+	KeepRemoved func(source, path string, since time.Time) bool
 	Logger      *slog.Logger
 	Now         func() time.Time
 }

@@ -136,7 +136,7 @@ func TestIndexFollowsAppendsResetsAndRemovals(t *testing.T) {
 	s.write("claude", "-w-p/"+uuid3+".jsonl", `{"type":"user","cwd":"/w/p","sessionId":"`+uuid3+`","timestamp":"2026-01-03T00:00:00Z","message":{"role":"user","content":"caf\u00e9 cr\u00e8me in the parser"}}`+"\n")
 	s.write("mogzi", uuid1+"/session.json", `{"id":"`+uuid1+`","name":"m","createdAt":"2026-01-01T00:00:00Z","lastModifiedAt":"2026-01-04T00:00:00Z","history":[{"role":"user","content":"mogzi parser question"}]}`)
 	archived := map[string]bool{}
-	x, g := s.index(Options{KeepRemoved: func(source, path string) bool { return archived[path] }})
+	x, g := s.index(Options{KeepRemoved: func(source, path string, _ time.Time) bool { return archived[path] }})
 	defer x.Close()
 
 	if got, want := hitNames(s.search("parser", Filter{})), uuid1+" "+uuid1+".jsonl "+uuid2+".jsonl "+uuid3+".jsonl"; got != want {

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"time"
 )
 
 // mergeFanIn: a trailing run of this many segments of one size tier is merged.
@@ -129,9 +130,9 @@ func (x *Index) Compact() error {
 
 // garbageLocked counts the ids whose docs a merge would drop.
 func (x *Index) garbageLocked() int {
-	n := 0
+	n, since := 0, time.Now()
 	for id := range x.u.ended {
-		if x.dropLocked(id) {
+		if x.dropLocked(id, since) {
 			n++
 		}
 	}
@@ -142,17 +143,17 @@ func (x *Index) garbageLocked() int {
 // commit has written that, and (a removed unit) no archive of it is kept. Ends
 // are final (a unit that comes back gets a new id), so a verdict taken at any
 // time between a merge's plan and its install holds at the install.
-func (x *Index) dropLocked(id uint32) bool {
+func (x *Index) dropLocked(id uint32, since time.Time) bool {
 	e, ok := x.u.ended[id]
 	if !ok || !e.committed {
 		return false
 	}
-	return e.state == unitDead || !x.keepRemovedLocked(id)
+	return e.state == unitDead || !x.keepRemovedLocked(id, since)
 }
 
 // keepRemovedLocked reports whether the docs of removed unit id are kept (its
 // session was archived). Its source and path are read from its record.
-func (x *Index) keepRemovedLocked(id uint32) bool {
+func (x *Index) keepRemovedLocked(id uint32, since time.Time) bool {
 	if x.opt.KeepRemoved == nil {
 		return false
 	}
@@ -161,7 +162,7 @@ func (x *Index) keepRemovedLocked(id uint32) bool {
 		x.log.Warn("read search unit record", "unit", id, "err", err)
 		return true // kept when in doubt
 	}
-	return x.opt.KeepRemoved(r.Source, r.Path)
+	return x.opt.KeepRemoved(r.Source, r.Path, since)
 }
 
 // mergeJob is a merge planned under the lock and built without it (a background
@@ -171,7 +172,8 @@ type mergeJob struct {
 	in   []*segment
 	full bool // the inputs are every segment: records of dropped units go too
 	path string
-	bg   bool // built without the lock: ended ids from snap, removed ones asked under the lock
+	bg   bool      // built without the lock: ended ids from snap, removed ones asked under the lock
+	at   time.Time // when it was planned: KeepRemoved's since
 	snap []endedID
 	// verdict caches drop verdicts on ended ids; dropped lists the ids whose
 	// records a full merge left out.
@@ -186,7 +188,7 @@ type endedID struct {
 }
 
 func (x *Index) planMergeLocked(from int, bg bool) *mergeJob {
-	job := &mergeJob{x: x, in: slices.Clone(x.segs[from:]), full: from == 0, bg: bg, verdict: map[uint32]bool{},
+	job := &mergeJob{x: x, in: slices.Clone(x.segs[from:]), full: from == 0, bg: bg, at: time.Now(), verdict: map[uint32]bool{},
 		path: filepath.Join(x.opt.Dir, x.newSegName())}
 	if bg {
 		for id, e := range x.u.ended {
@@ -214,14 +216,14 @@ func (job *mergeJob) drop(id uint32) bool {
 		v = job.snap[i].state == unitDead
 		if !v {
 			job.x.mu.Lock()
-			v = !job.x.keepRemovedLocked(id)
+			v = !job.x.keepRemovedLocked(id, job.at)
 			job.x.mu.Unlock()
 		}
 	} else {
 		if _, ok := job.x.u.ended[id]; !ok {
 			return false
 		}
-		v = job.x.dropLocked(id)
+		v = job.x.dropLocked(id, job.at)
 	}
 	job.verdict[id] = v
 	return v

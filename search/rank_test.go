@@ -54,14 +54,14 @@ func rankCorpus(t *testing.T, seed uint64) *store {
 			}
 			paths[i] = s.write("wave", "p/"+id+".jsonl", b.String())
 		}
-		x, _ := s.index(Options{SpillBytes: 2 << 10, KeepRemoved: func(_, path string) bool { return archived[path] }})
+		x, _ := s.index(Options{SpillBytes: 2 << 10, KeepRemoved: func(_, path string, _ time.Time) bool { return archived[path] }})
 		x.Close()
 	}
 	archived[paths[3]] = true
 	os.Remove(paths[3])
 	os.Remove(paths[4])
 	os.WriteFile(paths[5], []byte(waveMsg(when(), "user", "parser config rewritten")), 0o600)
-	x, _ := s.index(Options{SpillBytes: 2 << 10, KeepRemoved: func(_, path string) bool { return archived[path] }})
+	x, _ := s.index(Options{SpillBytes: 2 << 10, KeepRemoved: func(_, path string, _ time.Time) bool { return archived[path] }})
 	x.Close()
 	return s
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/sessionwatch/sessionwatch/indexer"
@@ -188,7 +189,7 @@ func unitRefOf(recs map[uint32]*unitRec, source string) indexer.UnitRef {
 func TestMergeCopiesNewestRecords(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), DirName)
 	archived := map[string]bool{}
-	x, err := Open(Options{Dir: dir, MaxSegments: 1000, KeepRemoved: func(source, path string) bool { return archived[path] }})
+	x, err := Open(Options{Dir: dir, MaxSegments: 1000, KeepRemoved: func(source, path string, _ time.Time) bool { return archived[path] }})
 	if err != nil {
 		t.Fatal(err)
 	}

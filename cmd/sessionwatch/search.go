@@ -428,22 +428,30 @@ func highlight(s string, spans [][2]int, color bool) string {
 // attached to a group. Removed sessions keep their postings through merges while
 // an archive of them exists (searchable with --archived).
 func openSearch(cfg *config.Config, logger *slog.Logger) (*search.Index, error) {
+	return search.Open(search.Options{Dir: search.IndexDir(cfg.StateDir), ToolOutput: cfg.Search.ToolOutput,
+		KeepRemoved: archiveKeeper(cfg.ArchiveDir), Logger: logger.With("component", "search")})
+}
+
+// archiveKeeper answers search's KeepRemoved from the archives under dir: a
+// session's messages stay while an archive of its file (or of its directory)
+// exists. The list is read again after a minute, and whenever the merge asking
+// was planned after it was read (an archive made just before a removal must be
+// seen, or the merge drops messages --archived should find).
+func archiveKeeper(dir string) func(source, path string, since time.Time) bool {
 	var (
 		archived map[string]bool
 		listedAt time.Time
 	)
-	keep := func(source, path string) bool {
-		if archived == nil || time.Since(listedAt) > time.Minute {
+	return func(source, path string, since time.Time) bool {
+		if archived == nil || time.Since(listedAt) > time.Minute || listedAt.Before(since) {
 			archived, listedAt = map[string]bool{}, time.Now()
-			list, _ := janitor.ListArchives(cfg.ArchiveDir, nil)
+			list, _ := janitor.ListArchives(dir, nil)
 			for _, a := range list {
 				archived[a.Meta.Source+"\x00"+a.Meta.File] = true
 			}
 		}
 		return archived[source+"\x00"+path] || archived[source+"\x00"+parentDir(path)]
 	}
-	return search.Open(search.Options{Dir: search.IndexDir(cfg.StateDir), ToolOutput: cfg.Search.ToolOutput,
-		KeepRemoved: keep, Logger: logger.With("component", "search")})
 }
 
 // checkSearch compares the search index with a rebuild (reindex --check): one

@@ -114,3 +114,32 @@ func jsonMessage(ts time.Time, text string) string {
 	b, _ := json.Marshal(text)
 	return `{"timestamp":"` + ts.UTC().Format(time.RFC3339Nano) + `","id":"m","role":"user","blocks":[{"type":"text","content":` + string(b) + `}]}` + "\n"
 }
+
+// TestArchiveKeeperSeesArchivesMadeBeforeTheMerge: the daemon's answer to the
+// search index's "is this removed session archived?" is read again when the
+// merge asking was planned after the cached list; within the minute it is kept
+// otherwise. (A list cached for a minute made a merge drop the messages of a
+// session archived and removed just after it was read.)
+func TestArchiveKeeperSeesArchivesMadeBeforeTheMerge(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(t.TempDir(), "sessions.json")
+	keep := archiveKeeper(dir)
+	first := time.Now()
+	if keep("hyperyolo", file, first) {
+		t.Fatal("kept with no archive")
+	}
+	line, _ := json.Marshal(map[string]any{"v": 1, "source": "hyperyolo", "layout": "hyperyolo", "id": "hyper_0a1b2c3d",
+		"file": file, "retiredAt": "2026-11-22T12:00:00.000Z", "reason": "test", "record": map[string]any{"backend": "claude"}})
+	if err := os.MkdirAll(filepath.Join(dir, "hyperyolo"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "hyperyolo", "records.jsonl"), append(line, '\n'), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if keep("hyperyolo", file, first) {
+		t.Error("a merge planned before the archive was made re-read the list (the cache is not used)")
+	}
+	if !keep("hyperyolo", file, time.Now()) {
+		t.Error("a merge planned after the archive was made does not see it")
+	}
+}
