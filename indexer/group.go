@@ -1,11 +1,13 @@
 package indexer
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/sessionwatch/sessionwatch/config"
@@ -129,8 +131,81 @@ func (g *Group) ReconcileAll() error {
 	return errors.Join(errs...)
 }
 
-// StartAll runs every indexer's Start (the daemon's first pass after Load).
+// StartAll runs every indexer's Start (the daemon's first pass after Load),
+// the sources' walks at once: each on its own goroutine, under its own
+// indexer's lock, with the writer lock taken once for all of them. A walk only
+// reads and hands what changed to the consumers (each unit's calls in order,
+// from the one goroutine that walks its source; a consumer attached to several
+// sources locks itself, as the Consumer contract asks); the flushes, which
+// sync the consumers and write, run one source after another once every walk
+// is done, so no consumer syncs while another source's unit is half handed
+// over. A source with no catalog loaded (a first start, read on prefetch
+// workers that use every core) walks alone, after the others.
 func (g *Group) StartAll() error {
+	ixs := g.indexers
+	if len(ixs) == 0 {
+		return nil
+	}
+	w := ixs[0].opt.Writer
+	for _, ix := range ixs[1:] {
+		if ix.opt.Writer != w {
+			return g.startEach() // not one writer lock: one Start after another
+		}
+	}
+	// The indexers' locks first, then the writer lock: the order of ix.write.
+	for _, ix := range ixs {
+		ix.mu.Lock()
+		defer ix.mu.Unlock()
+	}
+	if w != nil {
+		if err := w.Lock(context.Background()); err != nil {
+			return err
+		}
+		defer w.Unlock()
+	}
+	errs := make([]error, len(ixs))
+	ends := make([]func(), len(ixs))
+	for i, ix := range ixs {
+		if ix.lite {
+			errs[i] = ErrLite
+			continue
+		}
+		ends[i] = ix.beginHeldLocked()
+	}
+	var wg sync.WaitGroup
+	var cold []int
+	for i, ix := range ixs {
+		switch {
+		case ends[i] == nil:
+		case len(ix.units) == 0:
+			cold = append(cold, i)
+		default:
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs[i] = ix.startWalkLocked()
+			}()
+		}
+	}
+	wg.Wait()
+	for _, i := range cold {
+		errs[i] = ixs[i].startWalkLocked()
+	}
+	var all []error
+	for i, ix := range ixs {
+		if ends[i] != nil {
+			errs[i] = ix.startFlushLocked(errs[i])
+			ends[i]()
+		}
+		if errs[i] != nil {
+			all = append(all, fmt.Errorf("source %s: %w", ix.opt.Source, errs[i]))
+		}
+	}
+	return errors.Join(all...)
+}
+
+// startEach runs every indexer's Start, one after another.
+func (g *Group) startEach() error {
 	var errs []error
 	for _, ix := range g.indexers {
 		if err := ix.Start(); err != nil {

@@ -452,12 +452,29 @@ func (ix *Indexer) Refresh() error {
 }
 
 func (ix *Indexer) reconcileLocked() error {
+	return ix.reconcileFlushLocked(ix.reconcileWalkLocked())
+}
+
+// reconcileWalkLocked is the first half of a full pass: the walk, which reads
+// what changed and hands it to the consumers, and the marking of what the flush
+// is to render. It writes nothing and syncs no consumer.
+func (ix *Indexer) reconcileWalkLocked() error {
 	ix.stats.Reconciles++
 	clear(ix.baseKeys) // a full pass resolves project symlinks afresh
 	ix.startPrefetchLocked()
 	refreshing := ix.refreshing
 	ix.refreshing = refreshing || ix.quick // Start: unchanged native indexes are left alone
-	natives, err := ix.walkLocked(".")
+	var (
+		natives map[string]bool
+		scanned bool
+		err     error
+	)
+	if ix.quick && ix.fetch == nil {
+		natives, scanned = ix.scanStartLocked() // startscan_linux.go
+	}
+	if !scanned {
+		natives, err = ix.walkLocked(".")
+	}
 	ix.refreshing = refreshing
 	ix.stopPrefetchLocked()
 	if ix.quick {
@@ -468,6 +485,12 @@ func (ix *Indexer) reconcileLocked() error {
 			ix.dirtyDirs[d] = true
 		}
 	}
+	return err
+}
+
+// reconcileFlushLocked is the second half of a full pass whose walk returned
+// err: the flush (consumers' Sync, then the writes) and the sweeps.
+func (ix *Indexer) reconcileFlushLocked(err error) error {
 	// A rebuild's full pass writes every output: made durable in one batch.
 	ix.writes.batch = ix.batchPasses
 	ferr := ix.flushLocked()

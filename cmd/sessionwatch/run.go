@@ -174,10 +174,13 @@ func (d *daemon) serve(ctx context.Context, cfg *config.Config, once bool, hup <
 		openc <- opened{cs, closeAll, err}
 	}()
 	g.UseWriterLock(d.writer, true)
+	loadStart := time.Now()
 	if err := g.Load(); err != nil {
 		d.log.Warn("load catalogs", "err", err)
 	}
+	d.log.Info("catalogs loaded", "took", time.Since(loadStart).Round(time.Millisecond))
 	o := <-openc
+	d.log.Info("consumers open", "after", time.Since(loadStart).Round(time.Millisecond))
 	if o.err != nil {
 		return false, o.err
 	}
@@ -226,6 +229,7 @@ func (d *daemon) serve(ctx context.Context, cfg *config.Config, once bool, hup <
 	case <-ctx.Done():
 		return false, nil
 	}
+	d.log.Info("watches ready", "after", time.Since(loadStart).Round(time.Millisecond))
 	// The first pass proves by a stat of every file what is unchanged since the
 	// catalogs were written and reads and writes only the rest: ready as soon as
 	// that is done. Every catalog and native index is then compared with what its
