@@ -204,6 +204,17 @@ func (g *Group) StartAll() error {
 	return errors.Join(all...)
 }
 
+// ProveAll lists every source for the daemon's Start ahead of it, the sources
+// at once (Indexer.Prove): after Load, with the watches in place, while the
+// consumers still open.
+func (g *Group) ProveAll() {
+	var wg sync.WaitGroup
+	for _, ix := range g.indexers {
+		wg.Go(ix.Prove)
+	}
+	wg.Wait()
+}
+
 // startEach runs every indexer's Start, one after another.
 func (g *Group) startEach() error {
 	var errs []error

@@ -98,6 +98,8 @@ type Indexer struct {
 	rendered      map[string]string // project → catalog key rendered by the current flush
 	restored      []*Session        // LoadLite: every session restored to a unit, in catalog order
 	probeGen      uint32            // the current Unchanged walk
+	proof         *startScan        // Prove's listing, for Start (startscan_linux.go)
+	rawStarts     int               // Starts that walked by a startScan (tests)
 
 	gen      stamp       // the generation stamps when this indexer last looked
 	genKnown bool        // gen was read (by Load or a write)

@@ -4,9 +4,9 @@ package indexer
 
 import (
 	"bytes"
+	"os"
 	"slices"
 	"syscall"
-	"time"
 )
 
 // startScanRaw selects Start's raw walk (startScan); tests turn it off to hold
@@ -18,16 +18,25 @@ var startScanRaw = true
 // listed once with getdents, each known unit's file stat'ed relative to its
 // directory's descriptor by the name getdents gave (no path resolved from the
 // root, no path built, no Classify for a file the catalogs hold, no sorting).
-// What walkLocked would find unchanged by its stat is marked (unit.probed);
-// everything else it would do — read a changed or new unit, classify an
-// unknown file, remove a stale temp file — is done as walkLocked does it, by
-// the same calls. Any doubt (a directory that cannot be opened or listed, an
-// entry gone between the listing and its stat) answers false, and Start walks
-// with walkLocked instead, which reports such errors as it always did.
+// The listing (proveLocked) only looks: it marks the units whose stat is what
+// they were built from (unit.probed) and notes everything else walkLocked
+// would act on — a changed or new unit, a native index, a temp file. What
+// walkLocked would then do is done by applyScanLocked, by the same calls.
+// Any doubt (a directory that cannot be opened or listed, an entry gone
+// between the listing and its stat) ends the listing, and Start walks with
+// walkLocked instead, which reports such errors as it always did.
+//
+// The listing needs no consumer and no writer lock, so the daemon runs it
+// (Group.ProveAll) as soon as the catalogs are loaded and the watches are in
+// place, while the usage ledger and the search index still open: a change
+// after a directory's listing is an event the daemon handles once ready. A
+// listing is kept (ix.proof) until Start uses it, and dropped by any pass
+// that writes before (its marks would be stale).
 type startScan struct {
 	ix      *Indexer
 	gen     uint32          // marks the units found unchanged (unit.probed)
 	natives map[string]bool // project dirs holding a native index
+	temps   []string        // temp files of crashed writers' to remove (paths)
 	pending []pendingUnit   // units walkLocked would bring up to date, in walk order
 	queued  map[string]bool // their names
 	rel     []byte          // the path of the entry at hand, relative to the root
@@ -39,24 +48,55 @@ type pendingUnit struct {
 	kind UnitKind
 }
 
-// scanStartLocked is walkLocked(".") for Start by a startScan (its errors are
-// logged, as walkLocked's are); ok is false when it could not tell and
-// walkLocked must walk instead (nothing was changed then).
-func (ix *Indexer) scanStartLocked() (natives map[string]bool, ok bool) {
-	if !startScanRaw || ix.rootRel != "" || len(ix.units) == 0 {
-		return nil, false
+// proveLocked lists the source for Start (startScan); nil when it cannot tell
+// and walkLocked must walk instead.
+func (ix *Indexer) proveLocked() *startScan {
+	if !startScanRaw || ix.rootRel != "" || len(ix.units) == 0 || ix.lite {
+		return nil
 	}
 	fd, err := syscall.Open(ix.rootDir, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, false
+		return nil
 	}
 	ix.probeGen++
 	s := &startScan{ix: ix, gen: ix.probeGen, natives: map[string]bool{}, queued: map[string]bool{}}
-	ok = s.dir(fd, 0)
+	ok := s.dir(fd, 0)
 	syscall.Close(fd)
+	s.bufs, s.rel = nil, nil
 	if !ok {
 		ix.probeGen++ // forget the marks
-		return nil, false
+		return nil
+	}
+	return s
+}
+
+// scanStartLocked is walkLocked(".") for Start by a startScan: the one the
+// daemon made early (ix.proof) if it still holds, else a new one. Its errors
+// are logged, as walkLocked's are; ok is false when it could not tell and
+// walkLocked must walk instead (nothing was changed then).
+func (ix *Indexer) scanStartLocked() (natives map[string]bool, ok bool) {
+	s := ix.proof
+	ix.proof = nil
+	if s == nil || s.gen != ix.probeGen {
+		if s = ix.proveLocked(); s == nil {
+			return nil, false
+		}
+	}
+	ix.rawStarts++
+	// A consumer behind a unit the listing found unchanged is handed what it
+	// lacks, as walkLocked's read would.
+	if len(ix.consumers) > 0 {
+		for urel, u := range ix.units {
+			if u.probed == s.gen && ix.consumersBehindLocked(u) {
+				u.probed = 0
+				s.queue(urel, u.kind)
+			}
+		}
+	}
+	for _, p := range s.temps {
+		if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() && fi.ModTime().Before(processStart) {
+			os.Remove(p)
+		}
 	}
 	for _, p := range s.pending {
 		if err := ix.updateUnitLocked(p.urel, p.kind); err != nil {
@@ -77,6 +117,16 @@ func (ix *Indexer) scanStartLocked() (natives map[string]bool, ok bool) {
 		}
 	}
 	return s.natives, true
+}
+
+// Prove lists the source for the daemon's Start ahead of it (startScan), while
+// the consumers are not attached yet: it reads no transcript and writes
+// nothing. Only the daemon calls it, between Load and Start, with the watches
+// in place.
+func (ix *Indexer) Prove() {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	ix.proof = ix.proveLocked()
 }
 
 // seen reports whether the walk found the unit already (unchanged or queued).
@@ -197,13 +247,8 @@ func (s *startScan) dir(fd, depth int) bool {
 			}
 			if bytes.HasPrefix(name, tempPrefix) {
 				if ix.opt.CleanTemps && !ix.opt.Check && !bytes.HasPrefix(name, retirePrefix) {
-					// removeStaleTemp's test, relative to fd.
-					if !stat() {
-						return false
-					}
-					if st.Mode&syscall.S_IFMT == syscall.S_IFREG && time.Unix(st.Mtim.Sec, st.Mtim.Nsec).Before(processStart) {
-						syscall.Unlinkat(fd, string(name))
-					}
+					// Removed as removeStaleTemp would, once the writer lock is held.
+					s.temps = append(s.temps, ix.unitPath(string(s.rel)))
 				}
 				continue
 			}
@@ -215,7 +260,7 @@ func (s *startScan) dir(fd, depth int) bool {
 				if !stat() {
 					return false
 				}
-				if s.unchanged(u, &st) {
+				if s.statUnchanged(u, &st) {
 					u.probed = s.gen
 				} else {
 					s.queue(u.rel, u.kind)
@@ -230,11 +275,12 @@ func (s *startScan) dir(fd, depth int) bool {
 	return true
 }
 
-// unchanged is the test by which walkLocked's read of a known unit (its own
-// file stat'ed as st) returns at once: the same file, size and mtime as the
+// statUnchanged is the test by which walkLocked's read of a known unit (its
+// own file stat'ed as st) returns at once: the same file, size and mtime as the
 // unit was built from (for a document, the same dependency stamp; for a line
-// unit, with its state held or parked) and no consumer behind it.
-func (s *startScan) unchanged(u *unit, st *syscall.Stat_t) bool {
+// unit, with its state held or parked), less the consumers' positions, which
+// scanStartLocked compares.
+func (s *startScan) statUnchanged(u *unit, st *syscall.Stat_t) bool {
 	ix := s.ix
 	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
 		return false
@@ -260,7 +306,7 @@ func (s *startScan) unchanged(u *unit, st *syscall.Stat_t) bool {
 	default:
 		return false
 	}
-	return !ix.consumersBehindLocked(u)
+	return true
 }
 
 var retirePrefix = []byte(RetirePrefix)

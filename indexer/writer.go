@@ -178,6 +178,7 @@ func (ix *Indexer) beginWriteLocked() (end func(), err error) {
 	if ix.lite {
 		return nil, ErrLite
 	}
+	ix.proof = nil // a pass that may change the units: Start lists afresh
 	w := ix.opt.Writer
 	if w == nil {
 		ix.dropResumeCacheLocked()
@@ -240,6 +241,7 @@ func (ix *Indexer) resetLocked() {
 	clear(ix.dirtyDirs)
 	clear(ix.dirtyProjects)
 	ix.failed = nil
+	ix.proof = nil
 }
 
 // cleanTempsLocked removes sessionwatch temp files in the catalog directories
