@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -132,7 +133,7 @@ func (g *Group) ReconcileAll() error {
 }
 
 // StartAll runs every indexer's Start (the daemon's first pass after Load),
-// the sources' walks at once: each on its own goroutine, under its own
+// the sources' walks at once: on a goroutine per core, each walk under its own
 // indexer's lock, with the writer lock taken once for all of them. A walk only
 // reads and hands what changed to the consumers (each unit's calls in order,
 // from the one goroutine that walks its source; a consumer attached to several
@@ -172,24 +173,22 @@ func (g *Group) StartAll() error {
 		}
 		ends[i] = ix.beginHeldLocked()
 	}
-	var wg sync.WaitGroup
-	var cold []int
+	var warm, cold []*Indexer
+	at := make(map[*Indexer]int, len(ixs))
 	for i, ix := range ixs {
+		at[ix] = i
 		switch {
 		case ends[i] == nil:
 		case len(ix.units) == 0:
-			cold = append(cold, i)
+			cold = append(cold, ix)
 		default:
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				errs[i] = ix.startWalkLocked()
-			}()
+			warm = append(warm, ix)
 		}
 	}
-	wg.Wait()
-	for _, i := range cold {
-		errs[i] = ixs[i].startWalkLocked()
+	walk := func(ix *Indexer) { errs[at[ix]] = ix.startWalkLocked() }
+	atOnce(warm, runtime.GOMAXPROCS(0), walk)
+	for _, ix := range cold {
+		walk(ix)
 	}
 	var all []error
 	for i, ix := range ixs {
@@ -204,14 +203,31 @@ func (g *Group) StartAll() error {
 	return errors.Join(all...)
 }
 
-// ProveAll lists every source for the daemon's Start ahead of it, the sources
-// at once (Indexer.Prove): after Load, with the watches in place, while the
-// consumers still open.
+// ProveAll lists every source for the daemon's Start ahead of it
+// (Indexer.Prove): after Load, with the watches in place, while the consumers
+// still open. The sources are listed on all cores but one, which is left to
+// the opening of the consumers (a usage ledger opens on one goroutine, and
+// the first pass waits for it).
 func (g *Group) ProveAll() {
+	atOnce(g.indexers, runtime.GOMAXPROCS(0)-1, (*Indexer).Prove)
+}
+
+// atOnce runs fn on every indexer, on up to workers goroutines (at least one).
+func atOnce(ixs []*Indexer, workers int, fn func(*Indexer)) {
+	workers = max(1, min(workers, len(ixs)))
+	next := make(chan *Indexer)
 	var wg sync.WaitGroup
-	for _, ix := range g.indexers {
-		wg.Go(ix.Prove)
+	for range workers {
+		wg.Go(func() {
+			for ix := range next {
+				fn(ix)
+			}
+		})
 	}
+	for _, ix := range ixs {
+		next <- ix
+	}
+	close(next)
 	wg.Wait()
 }
 

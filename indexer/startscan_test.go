@@ -5,6 +5,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -338,9 +339,10 @@ func TestStartAllWalksSourcesAtOnce(t *testing.T) {
 	want := rs.calls()
 
 	// At once, with a gate: the first Resume of source wa waits until source
-	// wc has asked too.
+	// wb has asked too.
 	g, rec, _ := build()
-	gate := &gateConsumer{seqRecorder: rec, hold: "wa", until: "wc", released: make(chan struct{})}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(2, runtime.GOMAXPROCS(0)))) // a walk per core: two at least
+	gate := &gateConsumer{seqRecorder: rec, hold: "wa", until: "wb", released: make(chan struct{})}
 	for _, ix := range g.indexers {
 		ix.consumers = []Consumer{gate}
 	}
@@ -358,7 +360,7 @@ func TestStartAllWalksSourcesAtOnce(t *testing.T) {
 		t.Error("the gate held no walk")
 	}
 	if gate.timedOut {
-		t.Error("source wa's walk waited 10 s for source wc's, which did not begin meanwhile: the walks do not run at once")
+		t.Error("source wa's walk waited 10 s for source wb's, which did not begin meanwhile: the walks do not run at once")
 	}
 	got := rec.calls()
 	if rec.midSync != 0 {
