@@ -191,11 +191,14 @@ func (d *daemon) serve(ctx context.Context, cfg *config.Config, once bool, hup <
 		select {
 		case <-w.Ready():
 		case <-ctx.Done():
+			if o := <-openc; o.err == nil {
+				o.closeAll()
+			}
 			return false, nil
 		}
 		d.log.Info("watches ready", "after", time.Since(loadStart).Round(time.Millisecond))
 		g.ProveAll()
-		d.log.Info("proved", "after", time.Since(loadStart).Round(time.Millisecond))
+		d.log.Info("store listed", "after", time.Since(loadStart).Round(time.Millisecond))
 		if testAfterProve != nil {
 			testAfterProve()
 		}
