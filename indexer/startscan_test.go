@@ -87,7 +87,7 @@ func (r *seqRecorder) calls() map[string][]string {
 
 // changeWhileDown changes a startStore of 8 projects the way a store changes
 // while no daemon runs: an append, a new transcript, one removed, one replaced
-// by a copy (another inode), temp files left by crashed writers (one old, one
+// by a copy (another inode, the same size and mtime), temp files left by crashed writers (one old, one
 // a retiring session's), a native index removed, one left in a directory with
 // no session, a symlink and a file that is no transcript.
 func changeWhileDown(t *testing.T, root string, files []string) {
@@ -100,8 +100,13 @@ func changeWhileDown(t *testing.T, root string, files []string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmp := files[6] + ".copy"
+	fi, err := os.Stat(files[6])
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := files[6] + ".copy" // the same bytes and mtime: only the inode tells
 	os.WriteFile(tmp, data, 0o600)
+	os.Chtimes(tmp, fi.ModTime(), fi.ModTime())
 	if err := os.Rename(tmp, files[6]); err != nil {
 		t.Fatal(err)
 	}
