@@ -21,7 +21,7 @@ var startScanRaw = true
 // The listing (proveLocked) only looks: it marks the units whose stat is what
 // they were built from (unit.probed) and notes everything else walkLocked
 // would act on — a changed or new unit, a native index, a temp file. What
-// walkLocked would then do is done by applyScanLocked, by the same calls.
+// walkLocked would then do is done by scanStartLocked, by the same calls.
 // Any doubt (a directory that cannot be opened or listed, an entry gone
 // between the listing and its stat) ends the listing, and Start walks with
 // walkLocked instead, which reports such errors as it always did.
@@ -37,7 +37,7 @@ type startScan struct {
 	gen     uint32          // marks the units found unchanged (unit.probed)
 	natives map[string]bool // project dirs holding a native index
 	temps   []string        // temp files of crashed writers' to remove (paths)
-	pending []pendingUnit   // units walkLocked would bring up to date, in walk order
+	pending []pendingUnit   // units walkLocked would bring up to date, in listing order
 	queued  map[string]bool // their names
 	rel     []byte          // the path of the entry at hand, relative to the root
 	bufs    [][]byte        // a listing buffer per depth
