@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -428,4 +429,103 @@ func (g *gateConsumer) Resume(u UnitRef) (int64, string, bool) {
 		}
 	}
 	return g.seqRecorder.Resume(u)
+}
+
+// The same over every layout's test store (lines and documents, Gemini's
+// related units, Claude's session directories): one transcript removed and
+// one rewritten in place (another mtime) while down; a file root (HyperYOLO)
+// is walked by walkLocked either way.
+func TestStartScanMatchesWalkLayouts(t *testing.T) {
+	for _, layout := range []string{"claude", "codex", "gemini", "llxprt", "collab-terminals", "mogzi", "hyperyolo"} {
+		t.Run(layout, func(t *testing.T) {
+			src := filepath.Join("testdata", layout, "basic")
+			run := func(raw bool) startOutcome {
+				t.Helper()
+				defer func(r bool) { startScanRaw = r }(startScanRaw)
+				startScanRaw = raw
+				base := t.TempDir()
+				root := filepath.Join(base, "store")
+				copyTree(t, filepath.Join(src, "store"), root)
+				if _, err := os.Stat(filepath.Join(src, "projects.json")); err == nil {
+					copyTree(t, filepath.Join(src, "projects.json"), filepath.Join(base, "projects.json"))
+				}
+				if layout == "hyperyolo" {
+					root = filepath.Join(root, "sessions.json")
+				}
+				state := t.TempDir()
+				rec := newSeqRecorder(t, state)
+				first := newLayoutIndexer(t, layout, root, state, false)
+				attach(first, rec)
+				if err := first.Reconcile(); err != nil {
+					t.Logf("reconcile: %v", err)
+				}
+				var files []string
+				filepath.WalkDir(filepath.Join(base, "store"), func(p string, d os.DirEntry, err error) error {
+					if err == nil && d.Type().IsRegular() && d.Name() != CatalogName && !strings.HasPrefix(d.Name(), TempPrefix) {
+						files = append(files, p)
+					}
+					return nil
+				})
+				sort.Strings(files)
+				if len(files) < 2 {
+					t.Fatalf("store of %d files", len(files))
+				}
+				later := time.Now().Add(time.Hour)
+				if layout == "hyperyolo" {
+					os.Chtimes(root, later, later)
+				} else {
+					os.Remove(files[0])
+					os.Chtimes(files[len(files)-1], later, later)
+				}
+				rec.calls()
+				ix := newLayoutIndexer(t, layout, root, state, false)
+				if err := ix.Load(); err != nil {
+					t.Fatal(err)
+				}
+				attach(ix, rec)
+				if err := ix.Start(); err != nil {
+					t.Logf("start: %v", err)
+				}
+				st := ix.Stats()
+				out := startOutcome{
+					stats: fmt.Sprintf("read %d B, %d catalog and %d native writes, %d sessions in %d projects",
+						st.BytesRead, st.CatalogWrites, st.NativeWrites, st.Sessions, st.Projects),
+					calls: rec.calls(),
+					store: storeNames(t, base),
+					raw:   ix.rawStarts,
+				}
+				if err := ix.VerifyOutputs(); err != nil {
+					t.Fatal(err)
+				}
+				assertLayoutConverged(t, layout, root, state)
+				return out
+			}
+			want, got := run(false), run(true)
+			wantRaw := 1
+			if layout == "hyperyolo" {
+				wantRaw = 0 // a file root
+			}
+			if got.raw != wantRaw {
+				t.Errorf("the raw walk was used by %d Starts, want %d", got.raw, wantRaw)
+			}
+			if got.stats != want.stats {
+				t.Errorf("raw walk: %s; walkLocked: %s", got.stats, want.stats)
+			}
+			if !slices.Equal(got.store, want.store) {
+				t.Errorf("store after the raw walk:\n%v\nafter walkLocked:\n%v", got.store, want.store)
+			}
+			units := slices.Sorted(maps.Keys(want.calls))
+			if g := slices.Sorted(maps.Keys(got.calls)); !slices.Equal(g, units) {
+				t.Errorf("units handed to the consumer: %v, walkLocked: %v", g, units)
+			}
+			for _, u := range units {
+				if !slices.Equal(got.calls[u], want.calls[u]) {
+					t.Errorf("calls for %s:\n%s\nwalkLocked:\n%s", u, strings.Join(got.calls[u], "\n"), strings.Join(want.calls[u], "\n"))
+				}
+			}
+			if len(units) == 0 {
+				t.Error("the changes reached no unit")
+			}
+		})
+	}
 }
