@@ -1,11 +1,14 @@
 package indexer
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/sessionwatch/sessionwatch/config"
@@ -129,8 +132,107 @@ func (g *Group) ReconcileAll() error {
 	return errors.Join(errs...)
 }
 
-// StartAll runs every indexer's Start (the daemon's first pass after Load).
+// StartAll runs every indexer's Start (the daemon's first pass after Load),
+// the sources' walks at once: on a goroutine per core, each walk under its own
+// indexer's lock, with the writer lock taken once for all of them. A walk only
+// reads and hands what changed to the consumers (each unit's calls in order,
+// from the one goroutine that walks its source; a consumer attached to several
+// sources locks itself, as the Consumer contract asks); the flushes, which
+// sync the consumers and write, run one source after another once every walk
+// is done, so no consumer syncs while another source's unit is half handed
+// over. A source with no catalog loaded (a first start, read on prefetch
+// workers that use every core) walks alone, after the others.
 func (g *Group) StartAll() error {
+	ixs := g.indexers
+	if len(ixs) == 0 {
+		return nil
+	}
+	w := ixs[0].opt.Writer
+	for _, ix := range ixs[1:] {
+		if ix.opt.Writer != w {
+			return g.startEach() // not one writer lock: one Start after another
+		}
+	}
+	// The indexers' locks first, then the writer lock: the order of ix.write.
+	for _, ix := range ixs {
+		ix.mu.Lock()
+		defer ix.mu.Unlock()
+	}
+	if w != nil {
+		if err := w.Lock(context.Background()); err != nil {
+			return err
+		}
+		defer w.Unlock()
+	}
+	errs := make([]error, len(ixs))
+	ends := make([]func(), len(ixs))
+	for i, ix := range ixs {
+		if ix.lite {
+			errs[i] = ErrLite
+			continue
+		}
+		ends[i] = ix.beginHeldLocked()
+	}
+	var warm, cold []*Indexer
+	at := make(map[*Indexer]int, len(ixs))
+	for i, ix := range ixs {
+		at[ix] = i
+		switch {
+		case ends[i] == nil:
+		case len(ix.units) == 0:
+			cold = append(cold, ix)
+		default:
+			warm = append(warm, ix)
+		}
+	}
+	walk := func(ix *Indexer) { errs[at[ix]] = ix.startWalkLocked() }
+	atOnce(warm, runtime.GOMAXPROCS(0), walk)
+	for _, ix := range cold {
+		walk(ix)
+	}
+	var all []error
+	for i, ix := range ixs {
+		if ends[i] != nil {
+			errs[i] = ix.startFlushLocked(errs[i])
+			ends[i]()
+		}
+		if errs[i] != nil {
+			all = append(all, fmt.Errorf("source %s: %w", ix.opt.Source, errs[i]))
+		}
+	}
+	return errors.Join(all...)
+}
+
+// ProveAll lists every source for the daemon's Start ahead of it
+// (Indexer.Prove): after Load, with the watches in place, while the consumers
+// still open. The sources are listed on all cores but one, which is left to
+// the opening of the consumers (a usage ledger opens on one goroutine, and
+// the first pass waits for it).
+func (g *Group) ProveAll() {
+	atOnce(g.indexers, runtime.GOMAXPROCS(0)-1, (*Indexer).Prove)
+}
+
+// atOnce runs fn on every indexer, on up to workers goroutines (at least one).
+func atOnce(ixs []*Indexer, workers int, fn func(*Indexer)) {
+	workers = max(1, min(workers, len(ixs)))
+	next := make(chan *Indexer)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for ix := range next {
+				fn(ix)
+			}
+		})
+	}
+	for _, ix := range ixs {
+		next <- ix
+	}
+	close(next)
+	wg.Wait()
+}
+
+// startEach runs every indexer's Start, one after another.
+func (g *Group) startEach() error {
 	var errs []error
 	for _, ix := range g.indexers {
 		if err := ix.Start(); err != nil {

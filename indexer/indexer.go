@@ -100,6 +100,8 @@ type Indexer struct {
 	rendered      map[string]string // project → catalog key rendered by the current flush
 	restored      []*Session        // LoadLite: every session restored to a unit, in catalog order
 	probeGen      uint32            // the current Unchanged walk
+	proof         *startScan        // Prove's listing, for Start (startscan_linux.go)
+	rawStarts     int               // Starts that walked by a startScan (tests)
 
 	gen      stamp       // the generation stamps when this indexer last looked
 	genKnown bool        // gen was read (by Load or a write)
@@ -466,6 +468,13 @@ func (ix *Indexer) Refresh() error {
 }
 
 func (ix *Indexer) reconcileLocked() error {
+	return ix.reconcileFlushLocked(ix.reconcileWalkLocked())
+}
+
+// reconcileWalkLocked is the first half of a full pass: the walk, which reads
+// what changed and hands it to the consumers, and the marking of what the flush
+// is to render. It writes nothing and syncs no consumer.
+func (ix *Indexer) reconcileWalkLocked() error {
 	ix.stats.Reconciles++
 	clear(ix.baseKeys) // a full pass resolves project symlinks afresh
 	// Parked sessions (a daemon's rescan) are rendered a batch of projects at
@@ -475,7 +484,17 @@ func (ix *Indexer) reconcileLocked() error {
 	ix.startPrefetchLocked()
 	refreshing := ix.refreshing
 	ix.refreshing = refreshing || ix.quick || ix.parkedPass // Start: unchanged native indexes are left alone
-	natives, err := ix.walkLocked(".")
+	var (
+		natives map[string]bool
+		scanned bool
+		err     error
+	)
+	if ix.quick && ix.fetch == nil {
+		natives, scanned = ix.scanStartLocked() // startscan_linux.go
+	}
+	if !scanned {
+		natives, err = ix.walkLocked(".")
+	}
 	ix.refreshing = refreshing
 	ix.stopPrefetchLocked()
 	if ix.quick || ix.parkedPass {
@@ -486,6 +505,12 @@ func (ix *Indexer) reconcileLocked() error {
 			ix.dirtyDirs[d] = true
 		}
 	}
+	return err
+}
+
+// reconcileFlushLocked is the second half of a full pass whose walk returned
+// err: the flush (consumers' Sync, then the writes) and the sweeps.
+func (ix *Indexer) reconcileFlushLocked(err error) error {
 	// A rebuild's full pass writes every output: made durable in one batch.
 	ix.writes.batch = ix.batchPasses
 	ferr := ix.flushLocked()

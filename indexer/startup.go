@@ -22,12 +22,26 @@ import (
 // is compared by VerifyOutputs, which the daemon runs once it is ready.
 func (ix *Indexer) Start() error {
 	return ix.write(func() error {
-		ix.quick = true
-		defer func() { ix.quick = false }()
-		err := ix.reconcileLocked()
-		ix.countLocked()
-		return err
+		return ix.startFlushLocked(ix.startWalkLocked())
 	})
+}
+
+// startWalkLocked is Start's walk (reconcileWalkLocked): it writes nothing and
+// syncs no consumer, so the walks of several sources can run at once
+// (Group.StartAll).
+func (ix *Indexer) startWalkLocked() error {
+	ix.quick = true
+	defer func() { ix.quick = false }()
+	return ix.reconcileWalkLocked()
+}
+
+// startFlushLocked is the rest of Start once its walk returned err.
+func (ix *Indexer) startFlushLocked(err error) error {
+	ix.quick = true
+	defer func() { ix.quick = false }()
+	err = ix.reconcileFlushLocked(err)
+	ix.countLocked()
+	return err
 }
 
 // VerifyOutputs renders every catalog and native index of the source and writes

@@ -178,13 +178,31 @@ func (ix *Indexer) beginWriteLocked() (end func(), err error) {
 	if ix.lite {
 		return nil, ErrLite
 	}
-	ix.dropResumeCacheLocked()
+	ix.proof = nil // a pass that may change the units: Start lists afresh
 	w := ix.opt.Writer
 	if w == nil {
+		ix.dropResumeCacheLocked()
 		return func() {}, nil
 	}
 	if err := w.Lock(context.Background()); err != nil {
 		return nil, err
+	}
+	endHeld := ix.beginHeldLocked()
+	return func() {
+		endHeld()
+		w.Unlock()
+	}, nil
+}
+
+// beginHeldLocked is beginWriteLocked for a caller that holds the indexer's
+// writer lock already (Group.StartAll takes it once for every source): the
+// reload when another process wrote since, and an end that bumps the source's
+// stamp if the pass wrote.
+func (ix *Indexer) beginHeldLocked() (end func()) {
+	ix.dropResumeCacheLocked()
+	w := ix.opt.Writer
+	if w == nil {
+		return func() {}
 	}
 	gens := w.generations()
 	now := stamp{all: gens[allSources], source: gens[ix.opt.Source]}
@@ -210,8 +228,7 @@ func (ix *Indexer) beginWriteLocked() (end func(), err error) {
 				ix.gen.source = n
 			}
 		}
-		w.Unlock()
-	}, nil
+	}
 }
 
 // resetLocked forgets everything the indexer knows (before a reload from disk).
@@ -226,6 +243,7 @@ func (ix *Indexer) resetLocked() {
 	clear(ix.dirtyDirs)
 	clear(ix.dirtyProjects)
 	ix.failed = nil
+	ix.proof = nil
 }
 
 // cleanTempsLocked removes sessionwatch temp files in the catalog directories

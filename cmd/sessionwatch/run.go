@@ -112,6 +112,10 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 // watcher's options with it (e.g. MaxWatches, to run out of inotify watches).
 var testWatcherOptions func(*watcher.Options)
 
+// testAfterProve is a test seam: an in-process daemon's test changes the store
+// with it after the start-up listing (Group.ProveAll) and before the first pass.
+var testAfterProve func()
+
 // daemon holds what survives a config reload.
 type daemon struct {
 	log       *slog.Logger
@@ -174,10 +178,33 @@ func (d *daemon) serve(ctx context.Context, cfg *config.Config, once bool, hup <
 		openc <- opened{cs, closeAll, err}
 	}()
 	g.UseWriterLock(d.writer, true)
+	loadStart := time.Now()
 	if err := g.Load(); err != nil {
 		d.log.Warn("load catalogs", "err", err)
 	}
+	d.log.Info("catalogs loaded", "took", time.Since(loadStart).Round(time.Millisecond))
+	if !once {
+		// With the watches in place, what is unchanged since the catalogs were
+		// written is proved by a stat of every file while the consumers open
+		// (a change after a directory was listed is an event handled once
+		// ready); the first pass below reads what changed.
+		select {
+		case <-w.Ready():
+		case <-ctx.Done():
+			if o := <-openc; o.err == nil {
+				o.closeAll()
+			}
+			return false, nil
+		}
+		d.log.Info("watches ready", "after", time.Since(loadStart).Round(time.Millisecond))
+		g.ProveAll()
+		d.log.Info("store listed", "after", time.Since(loadStart).Round(time.Millisecond))
+		if testAfterProve != nil {
+			testAfterProve()
+		}
+	}
 	o := <-openc
+	d.log.Info("consumers open", "after", time.Since(loadStart).Round(time.Millisecond))
 	if o.err != nil {
 		return false, o.err
 	}
