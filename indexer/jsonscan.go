@@ -402,7 +402,9 @@ func (m *Members) Line() []byte { return m.line }
 // same error (fn is called with the members read before a syntax error, as
 // ObjectFields calls it while it validates). When m is the scan of this very line
 // (the same bytes in place), the members are handed over from the scan; otherwise
-// (m nil, another line) the line is scanned.
+// (m nil, another line) the line is scanned. "This very line" is told by its
+// place and length alone: a caller that reads new bytes into the buffer it
+// scanned must Scan again before handing m over.
 func (m *Members) ObjectFields(line []byte, fn func(key, val []byte)) error {
 	if m == nil || len(line) != len(m.line) || len(line) == 0 || &line[0] != &m.line[0] {
 		return ObjectFields(line, fn)

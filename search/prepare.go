@@ -195,9 +195,15 @@ type termDict struct {
 	hash  []uint32 // by id: the high half of its hash
 }
 
-// reset empties the dict, keeping its buffers.
+// reset empties the dict, keeping its buffers; a table far larger than the unit
+// just done needed (it was grown by a larger unit before) is let go, so that a
+// small unit does not pay for clearing it.
 func (d *termDict) reset() {
-	clear(d.table)
+	if len(d.table) > 1024 && len(d.table) > 8*len(d.ends) {
+		d.table = nil
+	} else {
+		clear(d.table)
+	}
 	d.arena, d.ends, d.hash = d.arena[:0], d.ends[:0], d.hash[:0]
 }
 

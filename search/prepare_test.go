@@ -151,4 +151,21 @@ func TestTermDict(t *testing.T) {
 	if len(d.table) < 2*len(ref) {
 		t.Fatalf("table of %d slots for %d terms", len(d.table), len(ref))
 	}
+	// The next (small) unit does not keep the large unit's table: its reset
+	// would clear every slot of it, for each small unit after.
+	big := len(d.table)
+	d.reset()
+	if len(d.table) != big {
+		t.Fatalf("the unit that grew the table lost it at its reset: %d slots, want %d", len(d.table), big)
+	}
+	for _, w := range []string{"a", "b", "a"} {
+		d.id([]byte(w))
+	}
+	if got := string(d.name(1)); got != "b" || len(d.ends) != 2 {
+		t.Fatalf("after reset: name(1) = %q, %d terms; want b, 2", got, len(d.ends))
+	}
+	d.reset()
+	if len(d.table) > 1024 {
+		t.Fatalf("a 2-term unit kept a table of %d slots past its reset", len(d.table))
+	}
 }
