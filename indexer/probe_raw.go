@@ -49,52 +49,7 @@ const (
 // done with it. Nothing is resolved from the root and nothing is allocated per
 // known file: fstatat takes the name where getdents put it, with its NUL.
 func (p *prober) rawDir(fd, depth int) bool {
-	for depth >= len(p.bufs) { // rawChild skips a depth
-		p.bufs = append(p.bufs, make([]byte, 0, 16<<10))
-	}
-	buf := p.bufs[depth][:0]
-	for {
-		if cap(buf)-len(buf) < 4<<10 {
-			buf = append(buf[:cap(buf)], 0)[:len(buf)]
-		}
-		n, err := syscall.Getdents(fd, buf[len(buf):cap(buf)])
-		if err == syscall.EINTR {
-			continue
-		}
-		if err != nil {
-			return false
-		}
-		if n <= 0 {
-			break
-		}
-		buf = buf[:len(buf)+n]
-	}
-	p.bufs[depth] = buf // keep a grown buffer for the next directory at this depth
-	base := len(p.rel)
-	defer func() { p.rel = p.rel[:base] }()
-	for off := 0; off+direntName <= len(buf); {
-		reclen := int(buf[off+direntReclen]) | int(buf[off+direntReclen+1])<<8
-		if reclen <= direntName || off+reclen > len(buf) {
-			return false
-		}
-		name := buf[off+direntName : off+reclen]
-		var nameZ []byte // name and its NUL, as fstatatZ takes it
-		if i := bytes.IndexByte(name, 0); i >= 0 {
-			name, nameZ = name[:i], name[:i+1]
-		}
-		typ := buf[off+direntType]
-		if probeTypeless {
-			typ = syscall.DT_UNKNOWN
-		}
-		off += reclen
-		if len(name) == 0 || string(name) == "." || string(name) == ".." {
-			continue
-		}
-		p.rel = p.rel[:base]
-		if base > 0 {
-			p.rel = append(p.rel, '/')
-		}
-		p.rel = append(p.rel, name...)
+	return listRaw(fd, depth, &p.bufs, &p.rel, func(name, nameZ []byte, typ byte) bool {
 		var st syscall.Stat_t
 		statted := false
 		if typ == syscall.DT_UNKNOWN {
@@ -113,7 +68,7 @@ func (p *prober) rawDir(fd, depth int) bool {
 				if urel, kind := p.ix.layout.Classify(r); kind != UnitNone && !p.unit(urel, kind, nil) {
 					return false
 				}
-				continue
+				return true
 			}
 			sub, err := syscall.Openat(fd, string(name), syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
 			if err != nil {
@@ -131,7 +86,7 @@ func (p *prober) rawDir(fd, depth int) bool {
 			}
 		default:
 			if string(name) == CatalogName || bytes.HasPrefix(name, tempPrefix) {
-				continue // a native index, or a writer's temp file
+				return true // a native index, or a writer's temp file
 			}
 			// A known unit's own file needs no classifying: the catalogs hold it.
 			if u := p.ix.units[string(p.rel)]; u != nil {
@@ -141,7 +96,7 @@ func (p *prober) rawDir(fd, depth int) bool {
 				if !p.unitStat(u, &st) {
 					return false
 				}
-				continue
+				return true
 			}
 			r := string(p.rel)
 			// Not its own known unit: as prober.dir does, with the unit's own
@@ -149,6 +104,68 @@ func (p *prober) rawDir(fd, depth int) bool {
 			if urel, kind := p.ix.layout.Classify(r); kind != UnitNone && !p.unit(urel, kind, nil) {
 				return false
 			}
+		}
+		return true
+	})
+}
+
+// listRaw lists the directory open at fd with getdents, into (*bufs)[depth] (a
+// buffer kept per depth, grown as needed, for the next directory there), and
+// calls fn for each entry but "." and "..", with *rel (the directory's path
+// relative to the root, empty for the root) extended by the entry's name;
+// *rel is restored after. nameZ is the name with its NUL, as fstatatZ takes
+// it (nil if the record has none); typ is the listing's DT_ type (DT_UNKNOWN
+// under probeTypeless). false: the listing failed or is malformed, or fn
+// returned false (the rest is not listed).
+func listRaw(fd, depth int, bufs *[][]byte, rel *[]byte, fn func(name, nameZ []byte, typ byte) bool) bool {
+	for depth >= len(*bufs) { // a caller may skip a depth
+		*bufs = append(*bufs, make([]byte, 0, 16<<10))
+	}
+	buf := (*bufs)[depth][:0]
+	for {
+		if cap(buf)-len(buf) < 4<<10 {
+			buf = append(buf[:cap(buf)], 0)[:len(buf)]
+		}
+		n, err := syscall.Getdents(fd, buf[len(buf):cap(buf)])
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return false
+		}
+		if n <= 0 {
+			break
+		}
+		buf = buf[:len(buf)+n]
+	}
+	(*bufs)[depth] = buf
+	base := len(*rel)
+	defer func() { *rel = (*rel)[:base] }()
+	for off := 0; off+direntName <= len(buf); {
+		reclen := int(buf[off+direntReclen]) | int(buf[off+direntReclen+1])<<8
+		if reclen <= direntName || off+reclen > len(buf) {
+			return false
+		}
+		name := buf[off+direntName : off+reclen]
+		var nameZ []byte
+		if i := bytes.IndexByte(name, 0); i >= 0 {
+			name, nameZ = name[:i], name[:i+1]
+		}
+		typ := buf[off+direntType]
+		if probeTypeless {
+			typ = syscall.DT_UNKNOWN
+		}
+		off += reclen
+		if len(name) == 0 || string(name) == "." || string(name) == ".." {
+			continue
+		}
+		r := (*rel)[:base]
+		if base > 0 {
+			r = append(r, '/')
+		}
+		*rel = append(r, name...)
+		if !fn(name, nameZ, typ) {
+			return false
 		}
 	}
 	return true

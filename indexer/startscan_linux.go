@@ -151,52 +151,7 @@ func (s *startScan) queue(urel string, kind UnitKind) {
 // dir lists the directory open at fd, whose path relative to the root is s.rel.
 func (s *startScan) dir(fd, depth int) bool {
 	ix := s.ix
-	for depth >= len(s.bufs) {
-		s.bufs = append(s.bufs, make([]byte, 0, 16<<10))
-	}
-	buf := s.bufs[depth][:0]
-	for {
-		if cap(buf)-len(buf) < 4<<10 {
-			buf = append(buf[:cap(buf)], 0)[:len(buf)]
-		}
-		n, err := syscall.Getdents(fd, buf[len(buf):cap(buf)])
-		if err == syscall.EINTR {
-			continue
-		}
-		if err != nil {
-			return false
-		}
-		if n <= 0 {
-			break
-		}
-		buf = buf[:len(buf)+n]
-	}
-	s.bufs[depth] = buf
-	base := len(s.rel)
-	defer func() { s.rel = s.rel[:base] }()
-	for off := 0; off+direntName <= len(buf); {
-		reclen := int(buf[off+direntReclen]) | int(buf[off+direntReclen+1])<<8
-		if reclen <= direntName || off+reclen > len(buf) {
-			return false
-		}
-		name := buf[off+direntName : off+reclen]
-		var nameZ []byte
-		if i := bytes.IndexByte(name, 0); i >= 0 {
-			name, nameZ = name[:i], name[:i+1]
-		}
-		typ := buf[off+direntType]
-		if probeTypeless {
-			typ = syscall.DT_UNKNOWN
-		}
-		off += reclen
-		if len(name) == 0 || string(name) == "." || string(name) == ".." {
-			continue
-		}
-		s.rel = s.rel[:base]
-		if base > 0 {
-			s.rel = append(s.rel, '/')
-		}
-		s.rel = append(s.rel, name...)
+	return listRaw(fd, depth, &s.bufs, &s.rel, func(name, nameZ []byte, typ byte) bool {
 		var st syscall.Stat_t
 		statted := false
 		stat := func() bool {
@@ -229,7 +184,7 @@ func (s *startScan) dir(fd, depth int) bool {
 				if urel, kind := ix.layout.Classify(r); kind != UnitNone {
 					s.queue(urel, kind)
 				}
-				continue
+				return true
 			}
 			sub, err := syscall.Openat(fd, string(name), syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
 			if err != nil {
@@ -243,19 +198,19 @@ func (s *startScan) dir(fd, depth int) bool {
 		default:
 			if string(name) == CatalogName {
 				s.natives[pathDir(string(s.rel))] = true
-				continue
+				return true
 			}
 			if bytes.HasPrefix(name, tempPrefix) {
 				if ix.opt.CleanTemps && !ix.opt.Check && !bytes.HasPrefix(name, retirePrefix) {
 					// Removed as removeStaleTemp would, once the writer lock is held.
 					s.temps = append(s.temps, ix.unitPath(string(s.rel)))
 				}
-				continue
+				return true
 			}
 			// A known unit's own file needs no classifying: the catalogs hold it.
 			if u := ix.units[string(s.rel)]; u != nil {
 				if u.probed == s.gen || s.queued[u.rel] {
-					continue
+					return true
 				}
 				if !stat() {
 					return false
@@ -265,14 +220,14 @@ func (s *startScan) dir(fd, depth int) bool {
 				} else {
 					s.queue(u.rel, u.kind)
 				}
-				continue
+				return true
 			}
 			if urel, kind := ix.layout.Classify(string(s.rel)); kind != UnitNone {
 				s.queue(urel, kind)
 			}
 		}
-	}
-	return true
+		return true
+	})
 }
 
 // statUnchanged is the test by which walkLocked's read of a known unit (its
