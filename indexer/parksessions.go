@@ -1,7 +1,6 @@
 package indexer
 
 import (
-	"bytes"
 	"path/filepath"
 )
 
@@ -252,16 +251,14 @@ func (ix *Indexer) readParkedLocked(k string, verify bool) map[*unit][]*Session 
 }
 
 // tailReader reads catalogs with their tails for parked sessions.
-type tailReader struct {
-	cat, res []byte
-	sums     []uint32
-}
+type tailReader struct{ liteReader }
 
 // read reads the catalog at path and gives each session its tail from the
 // resume file, without the states (a line unit's state is fetched from the
 // resume file on its own when needed: fetchStatesLocked).
 // The files are read into r's buffers, kept for the next read (nothing
-// decoded refers to them).
+// decoded refers to them; the strings share one copy of the session lines:
+// sessions read back live until the flush that needs them parks them again).
 func (r *tailReader) read(path string) (*Catalog, error) {
 	defer func() {
 		if cap(r.cat) > resumeCacheMax {
@@ -271,39 +268,15 @@ func (r *tailReader) read(path string) (*Catalog, error) {
 			r.res = nil
 		}
 	}()
-	var err error
-	if r.cat, err = readFileInto(r.cat, path); err != nil {
-		return nil, err
+	c, entries, err := r.catalogTails(path, true)
+	if err != nil || entries == nil {
+		return c, err
 	}
-	r.sums = r.sums[:0]
-	// The strings share one copy of the session lines: sessions read back
-	// live until the flush that needs them parks them again.
-	c, ok := decodeCatalogFast(r.cat, true, &r.sums, true)
-	if !ok {
-		r.sums = r.sums[:0]
-		if c, err = DecodeCatalog(r.cat); err != nil {
-			return nil, err
+	matchResume(c, r.sums, entries, func(_ int, s *Session, e *resumeEntry) {
+		if t, ok := decodeTail(e.tail); ok {
+			s.Tail = t
 		}
-	}
-	for _, s := range c.Sessions {
-		if s.Tail != nil && s.Tail.State != nil {
-			s.Tail.State = bytes.Clone(s.Tail.State) // an older catalog's, which may alias r.cat
-		}
-	}
-	res, err := readResumeTails(resumePath(path), r.res)
-	if res != nil {
-		r.res = res
-	}
-	if err != nil {
-		return c, nil // no tails: the sessions' files are read again from the start
-	}
-	if entries, ok := decodeResume(res, c, false); ok {
-		matchResume(c, r.sums, entries, func(_ int, s *Session, e *resumeEntry) {
-			if t, ok := decodeTail(e.tail); ok {
-				s.Tail = t
-			}
-		})
-	}
+	})
 	return c, nil
 }
 

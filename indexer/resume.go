@@ -339,24 +339,32 @@ type liteReader struct {
 	sums     []uint32
 }
 
-// read reads the catalog at path and the tails of its resume file. The
-// sessions' tails hold Dev, Ino, Offset, Mtime, Size and Dep (tailLite).
-func (r *liteReader) read(path string) (*Catalog, error) {
+// catalogTails reads the catalog at path into r.cat and the tails of its
+// resume file into r.res, and returns the resume file's entries (nil when there
+// is none that fits the catalog: the sessions' files are read again from the
+// start). An older catalog's inline states, which may alias r.cat, are cloned
+// (keepStates) or dropped.
+func (r *liteReader) catalogTails(path string, keepStates bool) (*Catalog, []resumeEntry, error) {
 	var err error
 	if r.cat, err = readFileInto(r.cat, path); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	r.sums = r.sums[:0]
 	c, ok := decodeCatalogFast(r.cat, true, &r.sums, true)
 	if !ok {
 		r.sums = r.sums[:0]
 		if c, err = DecodeCatalog(r.cat); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	for _, s := range c.Sessions {
-		if s.Tail != nil {
-			s.Tail.State = nil // an older catalog's, which may alias r.cat
+		if s.Tail == nil {
+			continue
+		}
+		if !keepStates {
+			s.Tail.State = nil
+		} else if s.Tail.State != nil {
+			s.Tail.State = bytes.Clone(s.Tail.State)
 		}
 	}
 	res, err := readResumeTails(resumePath(path), r.res)
@@ -364,11 +372,21 @@ func (r *liteReader) read(path string) (*Catalog, error) {
 		r.res = res
 	}
 	if err != nil {
-		return c, nil // no tails: the sessions' files are read again from the start
+		return c, nil, nil
 	}
 	entries, ok := decodeResume(res, c, false)
 	if !ok {
-		return c, nil
+		return c, nil, nil
+	}
+	return c, entries, nil
+}
+
+// read reads the catalog at path and the tails of its resume file. The
+// sessions' tails hold Dev, Ino, Offset, Mtime, Size and Dep (tailLite).
+func (r *liteReader) read(path string) (*Catalog, error) {
+	c, entries, err := r.catalogTails(path, false)
+	if err != nil || entries == nil {
+		return c, err
 	}
 	tails := make([]Tail, len(c.Sessions))
 	matchResume(c, r.sums, entries, func(i int, s *Session, e *resumeEntry) {
