@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"syscall"
 )
 
 // Compare lists how the ledger on disk in stateDir differs from rebuilt, a
@@ -16,8 +17,36 @@ import (
 // quarter hour and model, filed under the same session and project; a document
 // unit (Mogzi) the same total, since a file keeps only its running total and not
 // when it grew. The summary (its base and appended batches) must be what the units add up to. Nothing is written.
+//
+// A writer (a running daemon) may append or compact while the files are read,
+// and the reads then disagree with each other: differences found while the
+// files changed under the comparison are checked again (up to three times).
 func Compare(stateDir string, rebuilt *Ledger, sources map[string]bool) ([]string, error) {
-	disk := newLedger(filepath.Join(stateDir, DirName))
+	dir := filepath.Join(stateDir, DirName)
+	for try := 1; ; try++ {
+		before := filesStamp(dir)
+		diffs, err := compareOnce(dir, rebuilt, sources)
+		if err != nil || len(diffs) == 0 || try == 3 || filesStamp(dir) == before {
+			return diffs, err
+		}
+	}
+}
+
+// filesStamp tells the ledger's files apart from a later version of them.
+func filesStamp(dir string) (st [3]struct{ ino, size, mtime int64 }) {
+	for i, name := range []string{UnitsName, UnitsIndexName, SummaryName} {
+		if fi, err := os.Stat(filepath.Join(dir, name)); err == nil {
+			st[i].size, st[i].mtime = fi.Size(), fi.ModTime().UnixNano()
+			if sys, ok := fi.Sys().(*syscall.Stat_t); ok {
+				st[i].ino = int64(sys.Ino)
+			}
+		}
+	}
+	return st
+}
+
+func compareOnce(dir string, rebuilt *Ledger, sources map[string]bool) ([]string, error) {
+	disk := newLedger(dir)
 	if _, err := disk.load(true, false); err != nil {
 		return nil, err
 	}
@@ -49,11 +78,8 @@ func Compare(stateDir string, rebuilt *Ledger, sources map[string]bool) ([]strin
 			diffs = append(diffs, fmt.Sprintf("usage of %s/%s is in the ledger but its file is gone and it was not retired", k.source, k.unit))
 		}
 	}
-	// The index of the units file's base, when it names the base, must hold
-	// the base's records as the long way reads them: an Open would use it.
-	ix := newLedger(disk.dir)
-	if _, err := ix.load(true, true); err == nil && ix.fromIndex && !sameHeaders(ix, disk) {
-		diffs = append(diffs, fmt.Sprintf("%s differs from the units file it indexes", filepath.Join(disk.dir, UnitsIndexName)))
+	if indexDiffers(dir) {
+		diffs = append(diffs, fmt.Sprintf("%s differs from the units file it indexes", filepath.Join(dir, UnitsIndexName)))
 	}
 	path := filepath.Join(disk.dir, SummaryName)
 	if data, err := os.ReadFile(path); err == nil {
@@ -107,6 +133,28 @@ func restoredPending(retired []*unitRec, want *unitRec) bool {
 
 // sameHeaders reports whether a and b hold the same records, header by header
 // (position on disk included), live and retired.
+// indexDiffers reports whether the index of the units file's base names the
+// base but holds other records than the long way reads there (an Open would use
+// it). Both are read from one open of the units file, to one size: a writer's
+// flush meanwhile (a new base, a batch) cannot make them disagree.
+func indexDiffers(dir string) bool {
+	fh, err := os.Open(filepath.Join(dir, UnitsName))
+	if err != nil {
+		return false
+	}
+	defer fh.Close()
+	fi, err := fh.Stat()
+	if err != nil {
+		return false
+	}
+	long, ix := newLedger(dir), newLedger(dir)
+	if _, err := long.loadFile(fh, fi.Size(), true, false); err != nil {
+		return false
+	}
+	_, err = ix.loadFile(fh, fi.Size(), true, true)
+	return err == nil && ix.fromIndex && !sameHeaders(ix, long)
+}
+
 func sameHeaders(a, b *Ledger) bool {
 	return slices.Equal(a.headerLines(), b.headerLines())
 }

@@ -335,7 +335,12 @@ func (l *Ledger) load(wantLive, headers bool) (*stamp, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read usage ledger: %w", err)
 	}
-	size := fi.Size()
+	return l.loadFile(fh, fi.Size(), wantLive, headers)
+}
+
+// loadFile is load of the units file open as fh, up to byte size (what a
+// writer appended after is not read).
+func (l *Ledger) loadFile(fh *os.File, size int64, wantLive, headers bool) (*stamp, error) {
 	// The base from its index (unitindex.go) when it has one: then only the
 	// batches after it are read here.
 	start := int64(0)
@@ -350,8 +355,8 @@ func (l *Ledger) load(wantLive, headers bool) (*stamp, error) {
 		s  span
 	}
 	var pending []pend
-	good := int64(0) // bytes up to the last commit line
-	var last *stamp  // the stamp of the last complete batch
+	good := start   // bytes up to the last commit line (the indexed base is whole)
+	var last *stamp // the stamp of the last complete batch
 	// Streamed, not read whole: the file can be tens of megabytes.
 	if _, err := fh.Seek(start, io.SeekStart); err != nil {
 		return nil, fmt.Errorf("read usage ledger: %w", err)
@@ -388,7 +393,7 @@ func (l *Ledger) load(wantLive, headers bool) (*stamp, error) {
 			d.UseNumber()
 			if err := d.Decode(&w); err != nil {
 				if sc.Scan() { // not the last line: the file is damaged, not torn
-					return nil, fmt.Errorf("usage ledger %s: line %d: %w", l.unitsFile.path, lineNo, err)
+					return nil, fmt.Errorf("usage ledger %s: line %d: %w", l.unitsFile.path, linesBefore(fh, start)+lineNo, err)
 				}
 				break
 			}
@@ -520,4 +525,19 @@ func (l *Ledger) loadV1(live bool) error {
 	}
 	l.v1 = paths
 	return nil
+}
+
+// linesBefore counts the lines of f before byte at (the base an index stood
+// for, not read by load), so that an error names its line of the file.
+func linesBefore(f *os.File, at int64) int {
+	n := 0
+	buf := make([]byte, 64<<10)
+	r := io.NewSectionReader(f, 0, at)
+	for {
+		k, err := r.Read(buf)
+		n += bytes.Count(buf[:k], []byte{'\n'})
+		if err != nil {
+			return n
+		}
+	}
 }

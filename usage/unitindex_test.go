@@ -2,12 +2,15 @@ package usage
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 	"unsafe"
 )
 
@@ -249,5 +252,88 @@ func TestIdleUnitStaysOnDisk(t *testing.T) {
 	r := eager.units.get(u.Source, u.Unit)
 	if r == nil || r.evicted() || len(r.acc.Buckets) == 0 || r.Off != o.offs[0]+10 {
 		t.Errorf("the moved unit's line lost its body: %+v", r)
+	}
+}
+
+// TestDamagedLineNamedAfterAnIndexedBase: a damaged line after the base an index
+// stands for is named by its line of the file, as without the index.
+func TestDamagedLineNamedAfterAnIndexedBase(t *testing.T) {
+	o := newOpenLedger(t)
+	l := mustOpen(t, o.state)
+	o.round(l) // a batch after the base
+	l.resetReader()
+	lines := strings.SplitAfter(string(readLedgerFile(t, o.state, UnitsName)), "\n")
+	target := -1
+	for i := len(lines) - 1; i >= 0; i-- {
+		if strings.HasPrefix(lines[i], `{"k":`) {
+			target = i
+			break
+		}
+	}
+	if target < 0 {
+		t.Fatal("no key line")
+	}
+	lines[target] = `{"k":["claude","x"],"live":{"unit":` + "\n"
+	if err := os.WriteFile(filepath.Join(o.state, DirName, UnitsName), []byte(strings.Join(lines, "")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	want := "line " + strconv.Itoa(target+1) + ":"
+	_, withIndex := open(o.state, true)
+	if withIndex == nil || !strings.Contains(withIndex.Error(), want) {
+		t.Errorf("with the index: %v; want an error naming %q", withIndex, want)
+	}
+	os.Remove(filepath.Join(o.state, DirName, UnitsIndexName))
+	if _, without := open(o.state, true); fmt.Sprint(without) != fmt.Sprint(withIndex) {
+		t.Errorf("without the index: %v; with it: %v", without, withIndex)
+	}
+}
+
+// TestCheckBesideAWriter: reindex --check takes no lock; a daemon that flushes
+// while it reads makes its reads of the units file disagree, which must not be
+// reported as a damaged index (the comparison is made again once the files
+// hold still).
+func TestCheckBesideAWriter(t *testing.T) {
+	o := newOpenLedger(t)
+	l := mustOpen(t, o.state)
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		for n := 0; ; n++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			for i, u := range o.refs {
+				if u.Layout == "claude" {
+					l.Done(u, o.offs[i], fmt.Sprintf("%016x", o.offs[i]+int64(n%1000)))
+				}
+			}
+			if err := l.Sync(nil); err != nil {
+				t.Error(err)
+				return
+			}
+			time.Sleep(time.Millisecond) // let the check's reads through between flushes
+		}
+	}()
+	checks, bad := 0, 0
+	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline) && checks < 30; checks++ {
+		rb := newLedger(filepath.Join(o.state, DirName))
+		rb.dir = ""
+		d, err := Compare(o.state, rb, map[string]bool{})
+		if err != nil {
+			continue
+		}
+		for _, s := range d {
+			if strings.Contains(s, UnitsIndexName) {
+				bad++
+				t.Logf("check %d: %s", checks, s)
+			}
+		}
+	}
+	close(stop)
+	<-done
+	if bad > 0 {
+		t.Errorf("a check beside a writer reported a sound index as differing (%d of %d checks)", bad, checks)
 	}
 }
