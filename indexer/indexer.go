@@ -561,18 +561,13 @@ func (ix *Indexer) updatePathLocked(rel string) error {
 		return nil
 	}
 	fi, err := os.Lstat(filepath.Join(ix.rootDir, filepath.FromSlash(rel)))
-	if err != nil {
-		if !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("stat %s: %w", filepath.Join(ix.rootDir, rel), err)
-		}
-		// Gone: forget it and everything under it, and re-check the unit it fed.
-		var gone []string
-		for urel := range ix.units {
-			if urel == rel || rel == "." || strings.HasPrefix(urel, rel+"/") {
-				gone = append(gone, urel)
-			}
-		}
-		ix.removeUnitsLocked(gone)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("stat %s: %w", filepath.Join(ix.rootDir, rel), err)
+	}
+	if err != nil || (fi.Mode()&fs.ModeSymlink != 0 && rel != ".") {
+		// Gone, or a symlink now (never followed, as the walk does not): forget
+		// it and everything under it, and re-check the unit it fed.
+		ix.removeUnderLocked(rel, true)
 		if urel, kind := ix.layout.Classify(rel); kind != UnitNone && urel != rel {
 			ix.forceLocked(urel)
 			return ix.updateUnitLocked(urel, kind)
@@ -586,6 +581,9 @@ func (ix *Indexer) updatePathLocked(rel string) error {
 	if fi.Mode()&fs.ModeSymlink != 0 {
 		return nil
 	}
+	if rel != "." {
+		ix.removeUnderLocked(rel, false) // a directory that is a file now
+	}
 	if urel, kind := ix.layout.Classify(rel); kind != UnitNone {
 		if urel != rel {
 			// A file the unit depends on (an attachment of a directory session)
@@ -595,6 +593,17 @@ func (ix *Indexer) updatePathLocked(rel string) error {
 		return ix.updateUnitLocked(urel, kind)
 	}
 	return nil
+}
+
+// removeUnderLocked forgets the units under rel, and rel's own (self).
+func (ix *Indexer) removeUnderLocked(rel string, self bool) {
+	var gone []string
+	for urel := range ix.units {
+		if (self && urel == rel) || rel == "." || strings.HasPrefix(urel, rel+"/") {
+			gone = append(gone, urel)
+		}
+	}
+	ix.removeUnitsLocked(gone)
 }
 
 // forceLocked makes the next read of a unit re-read it even if its stat is unchanged.
@@ -818,7 +827,7 @@ func (ix *Indexer) updateLinesLocked(urel, path string) (bool, error) {
 			}
 		}
 	}
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0) // a FIFO does not block: not regular, below
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ELOOP) {
 			return ix.removeUnitLocked(urel), nil

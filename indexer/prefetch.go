@@ -251,7 +251,7 @@ func (pf *prefetcher) release(r *fetched) {
 // read does what updateLinesLocked does for a unit read from the start, on a
 // worker: it touches nothing of the indexer's but the layout.
 func (pf *prefetcher) read(urel string, r *fetched) {
-	f, err := os.OpenFile(pf.ix.unitPath(urel), os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	f, err := os.OpenFile(pf.ix.unitPath(urel), os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0) // never blocks on a FIFO
 	if err != nil {
 		return
 	}

@@ -5,6 +5,7 @@ package indexer
 import (
 	"bytes"
 	"os"
+	"path/filepath"
 	"slices"
 	"syscall"
 )
@@ -77,12 +78,12 @@ func (ix *Indexer) proveLocked() *startScan {
 func (ix *Indexer) scanStartLocked() (natives map[string]bool, ok bool) {
 	s := ix.proof
 	ix.proof = nil
-	if s == nil || s.gen != ix.probeGen {
+	early := s != nil && s.gen == ix.probeGen
+	if !early {
 		if s = ix.proveLocked(); s == nil {
 			return nil, false
 		}
 	}
-	ix.rawStarts++
 	// A consumer behind a unit the listing found unchanged is handed what it
 	// lacks, as walkLocked's read would.
 	if len(ix.consumers) > 0 {
@@ -93,6 +94,15 @@ func (ix *Indexer) scanStartLocked() (natives map[string]bool, ok bool) {
 			}
 		}
 	}
+	// What is read or removed below is reached by its path from the root. A
+	// listing made early (while the consumers opened) saw each directory as it
+	// was then: one replaced by a symlink since must not be followed, so each
+	// directory on the way is a directory still, or the tree is walked afresh.
+	if early && !s.dirsHold() {
+		ix.probeGen++ // forget the marks
+		return nil, false
+	}
+	ix.rawStarts++
 	for _, p := range s.temps {
 		if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() && fi.ModTime().Before(processStart) {
 			os.Remove(p)
@@ -117,6 +127,41 @@ func (ix *Indexer) scanStartLocked() (natives map[string]bool, ok bool) {
 		}
 	}
 	return s.natives, true
+}
+
+// dirsHold reports whether every directory on the way from the root to a unit
+// the listing queued, or to a temp file it is to remove, is still a directory
+// (not a symlink, not gone).
+func (s *startScan) dirsHold() bool {
+	ix := s.ix
+	checked := map[string]bool{"": true, ".": true} // the root (pathDir of a top-level name is "")
+	var hold func(dir string) bool
+	hold = func(dir string) bool {
+		if checked[dir] {
+			return true
+		}
+		if !hold(pathDir(dir)) {
+			return false
+		}
+		fi, err := os.Lstat(filepath.Join(ix.rootDir, filepath.FromSlash(dir)))
+		if err != nil || !fi.IsDir() {
+			return false
+		}
+		checked[dir] = true
+		return true
+	}
+	for _, p := range s.pending {
+		if !hold(pathDir(p.urel)) {
+			return false
+		}
+	}
+	for _, p := range s.temps {
+		rel, ok := ix.relOf(p)
+		if !ok || !hold(pathDir(rel)) {
+			return false
+		}
+	}
+	return true
 }
 
 // Prove lists the source for the daemon's Start ahead of it (startScan), while
