@@ -113,8 +113,7 @@ func (ix *Indexer) unparkDirtyLocked() {
 			if u.skey == "" || keys[u.skey] {
 				continue
 			}
-			if ix.dirtyProjects[ix.owners[u.skey]] || ix.touched[u.rel] ||
-				(len(ix.dirtyDirs) > 0 && ix.dirtyDirs[ix.layout.ProjectDir(u.rel)]) {
+			if ix.dirtyProjects[ix.owners[u.skey]] || ix.touched[u.rel] || ix.inDirtyDirLocked(u) {
 				keys[u.skey] = true
 			}
 		}
@@ -126,6 +125,19 @@ func (ix *Indexer) unparkDirtyLocked() {
 			return
 		}
 	}
+}
+
+// inDirtyDirLocked reports whether parked unit u lives in a dirty project
+// directory. Layouts without project directories (Codex's date directories,
+// Mogzi, HyperYOLO: ProjectDir "") have neither a directory's fallback project
+// nor a native index to render, so a change there brings back no sibling: only
+// a dirty project does.
+func (ix *Indexer) inDirtyDirLocked(u *unit) bool {
+	if len(ix.dirtyDirs) == 0 {
+		return false
+	}
+	d := ix.layout.ProjectDir(u.rel)
+	return d != "" && ix.dirtyDirs[d]
 }
 
 // rereadLocked reads again the units whose parked sessions were lost (their

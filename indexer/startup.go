@@ -76,7 +76,9 @@ func (ix *Indexer) renderAllLocked() error {
 		}
 		if u.skey != "" {
 			p := ix.parkedProject(u)
-			dirs[p] = append(dirs[p], ix.layout.ProjectDir(u.rel))
+			if d := ix.layout.ProjectDir(u.rel); d != "" { // see inDirtyDirLocked
+				dirs[p] = append(dirs[p], d)
+			}
 		}
 	}
 	for _, batch := range ix.verifyBatchesLocked() {

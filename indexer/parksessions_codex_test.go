@@ -1,0 +1,92 @@
+package indexer
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// codexStore is n Codex sessions in one date directory, each in its own project.
+func codexStore(t testing.TB, n int) (root string, files []string) {
+	root = t.TempDir()
+	dir := filepath.Join(root, "2026", "03", "01")
+	os.MkdirAll(dir, 0o700)
+	for i := 0; i < n; i++ {
+		id := fmt.Sprintf("0199a1b2-0000-7000-8000-%012d", i)
+		f := filepath.Join(dir, fmt.Sprintf("rollout-2026-03-01T10-00-00-%s.jsonl", id))
+		data := fmt.Sprintf(`{"timestamp":"2026-03-01T09:05:00.000Z","type":"session_meta","payload":{"id":%q,"timestamp":"2026-03-01T09:05:00.000Z","cwd":"/w/p%d","originator":"codex_cli_rs","cli_version":"0.98.0","source":"cli","model_provider":"openai"}}`+"\n", id, i) +
+			`{"timestamp":"2026-03-01T09:05:00.200Z","type":"event_msg","payload":{"type":"user_message","message":"hello","images":[]}}` + "\n"
+		if err := os.WriteFile(f, []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
+	}
+	return root, files
+}
+
+// Codex has no project directories (ProjectDir ""): a change there must not bring
+// back every catalog of the source, only the changed unit's.
+func TestCodexAppendBringsBackOneUnit(t *testing.T) {
+	defer func() { trackSessionPeak = false }()
+	trackSessionPeak = true
+	const n = 20
+	root, files := codexStore(t, n)
+	state := t.TempDir()
+	first := newLayoutIndexer(t, "codex", root, state, false)
+	if err := first.Reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	ix := newLayoutIndexer(t, "codex", root, state, false)
+	if err := ix.Load(); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Start(); err != nil {
+		t.Fatal(err)
+	}
+	held, parked := inMemory(ix)
+	t.Logf("after Start: %d held, %d parked", held, parked)
+	ix.mu.Lock()
+	ix.sessionPeak = 0
+	ix.mu.Unlock()
+	appendFile(t, files[0], `{"timestamp":"2026-03-01T09:06:00.200Z","type":"event_msg","payload":{"type":"user_message","message":"more","images":[]}}`+"\n")
+	if err := ix.Update([]string{files[0]}); err != nil {
+		t.Fatal(err)
+	}
+	ix.mu.Lock()
+	peak := ix.sessionPeak
+	ix.mu.Unlock()
+	t.Logf("one append to one codex session: %d of %d units held their sessions at the flush's end", peak, n)
+	if peak > 2 {
+		t.Errorf("one append brought back %d units' sessions (every catalog read back), want 1", peak)
+	}
+}
+
+// The rescan's batches over a Codex store bring back a batch each, not every
+// catalog (dir "" is every unit's project directory).
+func TestCodexRescanBringsBackABatch(t *testing.T) {
+	defer func(b int) { verifyBatch, trackSessionPeak = b, false }(verifyBatch)
+	verifyBatch, trackSessionPeak = 4, true
+	const n = 20
+	root, _ := codexStore(t, n)
+	state := t.TempDir()
+	first := newLayoutIndexer(t, "codex", root, state, false)
+	if err := first.Reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	ix := newLayoutIndexer(t, "codex", root, state, false)
+	ix.Load()
+	ix.Start()
+	ix.mu.Lock()
+	ix.sessionPeak = 0
+	ix.mu.Unlock()
+	if err := ix.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	ix.mu.Lock()
+	peak := ix.sessionPeak
+	ix.mu.Unlock()
+	if peak > 6 {
+		t.Errorf("rescan in batches of 4: %d of %d units held sessions at once (each batch brought back every catalog)", peak, n)
+	}
+}
