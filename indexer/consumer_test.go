@@ -20,6 +20,7 @@ type recorder struct {
 	dup      int                         // lines handed twice at the same offset
 	pos      map[string]recPos
 	docs     map[string]int // unit → Document calls
+	docSess  map[string]int // unit → sessions handed with its last Document
 	removed  map[string]bool
 	resets   int
 	syncs    int
@@ -36,7 +37,7 @@ type recPos struct {
 
 func newRecorder(t *testing.T, state string) *recorder {
 	return &recorder{t: t, state: state, lines: map[string]map[int64]string{}, pos: map[string]recPos{},
-		docs: map[string]int{}, removed: map[string]bool{}, prev: map[string]int64{}}
+		docs: map[string]int{}, docSess: map[string]int{}, removed: map[string]bool{}, prev: map[string]int64{}}
 }
 
 func (r *recorder) Resume(u UnitRef) (int64, string, bool) {
@@ -81,6 +82,7 @@ func (r *recorder) Document(u UnitRef, data []byte, ss []*Session) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.docs[u.Unit]++
+	r.docSess[u.Unit] = len(ss)
 }
 
 func (r *recorder) Remove(u UnitRef) {

@@ -23,6 +23,7 @@ func (ix *Indexer) flushLocked() error {
 	if len(ix.dirtyDirs) == 0 && len(ix.dirtyProjects) == 0 && len(ix.rereads) == 0 {
 		return nil
 	}
+	ix.lastParked = parkedRead{}
 	defer ix.parkLocked()
 	if ix.verifyFetched {
 		defer func() { ix.statePeak = max(ix.statePeak, ix.heldStatesLocked()) }() // before parkLocked

@@ -114,6 +114,8 @@ type Indexer struct {
 	prefetchPeak  int64       // most bytes of lines the workers held at once (under fetch.mu)
 	statePeak     int         // VerifyOutputs: most units holding a state at one flush (for tests)
 	sessionPeak   int         // with trackSessionPeak: most units holding sessions at one flush
+	lastParked    parkedRead  // sessionsOfLocked's last catalog read, until a flush or write begins
+	parkedReads   int         // catalogs read for parked sessions (for tests)
 	verifyFetched bool        // the flush at hand is one of VerifyOutputs' (statePeak is kept)
 	resCache      resumeCache // the resume file fetchStatesLocked last read (startup.go)
 	tails         tailReader  // reads parked sessions back (parksessions.go)

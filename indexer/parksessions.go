@@ -206,6 +206,7 @@ func (ix *Indexer) unparkKeysLocked(keys map[string]bool) (stale []string) {
 // taken as the catalog has it (a reader's copy). A catalog that cannot be read
 // gives none.
 func (ix *Indexer) readParkedLocked(k string, verify bool) map[*unit][]*Session {
+	ix.parkedReads++
 	path := filepath.Join(CatalogDir(ix.opt.StateDir, ix.opt.Source), k, CatalogName)
 	var c *Catalog
 	var err error
@@ -312,11 +313,24 @@ func (ix *Indexer) parkedSessionsLocked(fn func(s *Session)) {
 
 // sessionsOfLocked returns u's sessions: read from its catalog, not kept, when
 // they are parked.
+//
+// The catalog last read is remembered (ix.lastParked) until the next flush or
+// write begins, so that a pass handing many unchanged documents of one project
+// to a consumer behind reads their catalog once, not once per document.
 func (ix *Indexer) sessionsOfLocked(u *unit) []*Session {
 	if u.skey == "" {
 		return u.sessions
 	}
-	return ix.readParkedLocked(u.skey, false)[u]
+	if ix.lastParked.m == nil || ix.lastParked.key != u.skey {
+		ix.lastParked = parkedRead{u.skey, ix.readParkedLocked(u.skey, false)}
+	}
+	return ix.lastParked.m[u]
+}
+
+// parkedRead is the parked sessions read from one catalog, by unit.
+type parkedRead struct {
+	key string
+	m   map[*unit][]*Session
 }
 
 // trackSessionPeak makes every flush record in sessionPeak how many units hold

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -88,5 +89,47 @@ func TestCodexRescanBringsBackABatch(t *testing.T) {
 	ix.mu.Unlock()
 	if peak > 6 {
 		t.Errorf("rescan in batches of 4: %d of %d units held sessions at once (each batch brought back every catalog)", peak, n)
+	}
+}
+
+// A consumer attached late (its state lost: a search index rebuilt) over
+// unchanged Gemini .json chats of one project: Start hands it each document
+// with its sessions, read from their one catalog once, not once per document.
+func TestLateConsumerOverParkedDocumentsReadsTheCatalogOnce(t *testing.T) {
+	const m = 40
+	root, state := t.TempDir(), t.TempDir()
+	src, err := os.ReadFile("testdata/gemini/basic/store/orphan/chats/session-2026-01-15T09-00-deadbeef.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(root, "orphan", "chats")
+	os.MkdirAll(dir, 0o700)
+	for i := 0; i < m; i++ {
+		id := fmt.Sprintf("%08x", i)
+		data := strings.Replace(string(src), "deadbeef-0000-4000-8000-000000000000", id+"-0000-4000-8000-000000000000", 1)
+		os.WriteFile(filepath.Join(dir, "session-2026-01-15T09-00-"+id+".json"), []byte(data), 0o600)
+	}
+	if err := newLayoutIndexer(t, "gemini", root, state, false).Reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	ix := newLayoutIndexer(t, "gemini", root, state, false)
+	if err := ix.Load(); err != nil {
+		t.Fatal(err)
+	}
+	rec := newRecorder(t, state)
+	attach(ix, rec)
+	if err := ix.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.docs) != m {
+		t.Fatalf("the late consumer was handed %d documents, want %d", len(rec.docs), m)
+	}
+	for unit, n := range rec.docSess {
+		if n != 1 {
+			t.Fatalf("%s handed with %d sessions, want 1", unit, n)
+		}
+	}
+	if ix.parkedReads > 3 {
+		t.Errorf("%d catalog reads for parked sessions to hand over %d documents of one project", ix.parkedReads, m)
 	}
 }

@@ -175,6 +175,7 @@ func (w *Writer) Release() error {
 // one; a command's are covered by its Writer) and, when another process wrote
 // since this indexer last looked, reloads its state from disk first.
 func (ix *Indexer) beginWriteLocked() (end func(), err error) {
+	ix.lastParked = parkedRead{} // another writer may have written since
 	if ix.lite {
 		return nil, ErrLite
 	}
