@@ -96,6 +96,11 @@ func (ix *Indexer) parkRenderedLocked() {
 		}
 		p := u.sessions[0].Project
 		if k, ok := ix.rendered[p]; ok && !ix.dirtyProjects[p] {
+			if u.kind == UnitLines && u.lazyKey == "" {
+				// A state fetched by a flush whose write failed (and left out
+				// of hot since): this flush wrote it to k's resume file.
+				ix.lazyLocked(u, k, false)
+			}
 			ix.parkSessionsLocked(u, k)
 		}
 	}

@@ -5,7 +5,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // codexStore is n Codex sessions in one date directory, each in its own project.
@@ -131,5 +134,62 @@ func TestLateConsumerOverParkedDocumentsReadsTheCatalogOnce(t *testing.T) {
 	}
 	if ix.parkedReads > 3 {
 		t.Errorf("%d catalog reads for parked sessions to hand over %d documents of one project", ix.parkedReads, m)
+	}
+}
+
+// A plain failed write (disk full) of a project, then its retry: the units
+// whose states the failed flush fetched park again once the retry has written
+// their catalog (they held their states and sessions for good).
+func TestFailedWriteUnitsParkAgain(t *testing.T) {
+	root, state, files := startStore(t, 2)
+	first := newLayoutIndexer(t, "wave", root, state, false)
+	if err := first.Reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	ix, err := New(Options{Source: "wave", Layout: "wave", Root: root, StateDir: state})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Load(); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var full atomic.Bool
+	full.Store(true)
+	writeFileAtomic = func(path string, data []byte) error {
+		if full.Load() {
+			return fmt.Errorf("write %s: %w", path, syscall.ENOSPC)
+		}
+		return WriteFileAtomic(path, data)
+	}
+	defer func() { writeFileAtomic = WriteFileAtomic }()
+	appendFile(t, files[0], msg("2026-01-02T00:00:00Z", "more"))
+	if err := ix.Update([]string{files[0]}); err == nil {
+		t.Fatal("no write error")
+	}
+	full.Store(false)
+	if err := ix.Retry(time.Now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(ix.Sessions()); got != len(files) {
+		t.Fatalf("%d sessions after the retry, want %d", got, len(files))
+	}
+	for i := 0; i < 3; i++ { // later appends to the other project's files
+		appendFile(t, files[2], msg(fmt.Sprintf("2026-01-03T00:00:0%dZ", i), "other"))
+		ix.Update([]string{files[2]})
+	}
+	appendFile(t, files[0], msg("2026-01-04T00:00:00Z", "again")) // and to the same file
+	ix.Update([]string{files[0]})
+	if held, parked := inMemory(ix); held != 0 {
+		ix.mu.Lock()
+		for _, u := range ix.units {
+			if len(u.sessions) > 0 {
+				t.Logf("held: %s state=%d bytes parked=%v lazyKey=%q", u.rel, len(u.state), u.parked, u.lazyKey)
+			}
+		}
+		ix.mu.Unlock()
+		t.Errorf("after a failed write, its retry and further flushes of the project: %d units hold sessions, %d parked; want 0", held, parked)
 	}
 }
