@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -155,6 +156,12 @@ func (ix *Indexer) writeNativeLocked(dir string, ss []*Session) error {
 		return nil
 	}
 	path := filepath.Join(ix.rootDir, filepath.FromSlash(dir), CatalogName)
+	if !ix.realDirLocked(dir) {
+		// Gone, or a symlink now (its sessions were forgotten): nothing is
+		// written or removed through it.
+		delete(ix.outputs, path)
+		return nil
+	}
 	if len(ss) == 0 {
 		if ix.removeOutputLocked(path) {
 			ix.stats.NativeWrites++
@@ -510,6 +517,19 @@ func (ix *Indexer) recordOutput(path string, sum uint64) {
 }
 
 // removeOutputLocked removes a generated file if it exists; it reports whether it did.
+// realDirLocked reports whether dir (relative to the root, slash-separated) is
+// reached from the root through directories only, none of them a symlink.
+func (ix *Indexer) realDirLocked(dir string) bool {
+	p := ix.rootDir
+	for part := range strings.SplitSeq(dir, "/") {
+		p = filepath.Join(p, part)
+		if fi, err := os.Lstat(p); err != nil || !fi.IsDir() {
+			return false
+		}
+	}
+	return true
+}
+
 func (ix *Indexer) removeOutputLocked(path string) bool {
 	ix.dropResumeCacheLocked()
 	ix.pendingErr = errors.Join(ix.pendingErr, ix.drainLocked()) // no write of it still in flight

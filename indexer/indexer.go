@@ -583,10 +583,14 @@ func (ix *Indexer) updatePathLocked(rel string) error {
 	if fi.Mode()&fs.ModeSymlink != 0 {
 		return nil
 	}
-	if rel != "." {
-		ix.removeUnderLocked(rel, false) // a directory that is a file now
+	urel, kind := ix.layout.Classify(rel)
+	if rel != "." && ix.units[rel] == nil && (kind == UnitNone || ix.units[urel] == nil) {
+		// Neither a known unit's file (an append to one is the common event)
+		// nor inside one (units do not nest): it may be a directory that is a
+		// file now, whose units go.
+		ix.removeUnderLocked(rel, false)
 	}
-	if urel, kind := ix.layout.Classify(rel); kind != UnitNone {
+	if kind != UnitNone {
 		if urel != rel {
 			// A file the unit depends on (an attachment of a directory session)
 			// changed: the unit's own stat may not have.
@@ -600,8 +604,9 @@ func (ix *Indexer) updatePathLocked(rel string) error {
 // removeUnderLocked forgets the units under rel, and rel's own (self).
 func (ix *Indexer) removeUnderLocked(rel string, self bool) {
 	var gone []string
+	under := rel + "/"
 	for urel := range ix.units {
-		if (self && urel == rel) || rel == "." || strings.HasPrefix(urel, rel+"/") {
+		if (self && urel == rel) || rel == "." || strings.HasPrefix(urel, under) {
 			gone = append(gone, urel)
 		}
 	}

@@ -5,7 +5,6 @@ package indexer
 import (
 	"bytes"
 	"os"
-	"path/filepath"
 	"slices"
 	"syscall"
 )
@@ -130,24 +129,18 @@ func (ix *Indexer) scanStartLocked() (natives map[string]bool, ok bool) {
 }
 
 // dirsHold reports whether every directory on the way from the root to a unit
-// the listing queued, or to a temp file it is to remove, is still a directory
-// (not a symlink, not gone).
+// the listing queued, to a temp file it is to remove, or to a native index it
+// found, is still a directory (not a symlink, not gone).
 func (s *startScan) dirsHold() bool {
 	ix := s.ix
-	checked := map[string]bool{"": true, ".": true} // the root (pathDir of a top-level name is "")
-	var hold func(dir string) bool
-	hold = func(dir string) bool {
-		if checked[dir] {
-			return true
+	checked := map[string]bool{"": true} // the root (pathDir of a top-level name is "")
+	hold := func(dir string) bool {
+		if !checked[dir] {
+			if !ix.realDirLocked(dir) {
+				return false
+			}
+			checked[dir] = true
 		}
-		if !hold(pathDir(dir)) {
-			return false
-		}
-		fi, err := os.Lstat(filepath.Join(ix.rootDir, filepath.FromSlash(dir)))
-		if err != nil || !fi.IsDir() {
-			return false
-		}
-		checked[dir] = true
 		return true
 	}
 	for _, p := range s.pending {
@@ -158,6 +151,11 @@ func (s *startScan) dirsHold() bool {
 	for _, p := range s.temps {
 		rel, ok := ix.relOf(p)
 		if !ok || !hold(pathDir(rel)) {
+			return false
+		}
+	}
+	for d := range s.natives {
+		if !hold(d) {
 			return false
 		}
 	}
