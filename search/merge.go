@@ -252,8 +252,10 @@ func (x *Index) installMergeLocked(job *mergeJob, s *segment) error {
 	}
 	segs := append(append(slices.Clone(x.segs[:at]), s), x.segs[at+len(job.in):]...)
 	if err := x.writeManifestLocked(segs); err != nil {
+		// The manifest on disk may name s already (a failure after its
+		// rename): s stays on disk, beside its inputs, which the index goes on
+		// using; the next open removes whichever one no manifest names.
 		s.close()
-		os.Remove(s.name)
 		return err
 	}
 	for _, old := range job.in {

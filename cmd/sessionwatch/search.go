@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -437,21 +438,61 @@ func openSearch(cfg *config.Config, logger *slog.Logger) (*search.Index, error) 
 // exists. The list is read again after a minute, and whenever the merge asking
 // was planned after it was read (an archive made just before a removal must be
 // seen, or the merge drops messages --archived should find).
+//
+// Listing reads every archive's header; when the archive directories are as
+// they were at the last listing (archivesStamp), the list is still the same.
 func archiveKeeper(dir string) func(source, path string, since time.Time) bool {
 	var (
 		archived map[string]bool
 		listedAt time.Time
+		stamp    string
 	)
 	return func(source, path string, since time.Time) bool {
 		if archived == nil || time.Since(listedAt) > time.Minute || listedAt.Before(since) {
-			archived, listedAt = map[string]bool{}, time.Now()
-			list, _ := janitor.ListArchives(dir, nil)
-			for _, a := range list {
-				archived[a.Meta.Source+"\x00"+a.Meta.File] = true
+			now, st := time.Now(), archivesStamp(dir)
+			if archived == nil || st != stamp {
+				archived, stamp = map[string]bool{}, st
+				list, _ := janitor.ListArchives(dir, nil)
+				for _, a := range list {
+					archived[a.Meta.Source+"\x00"+a.Meta.File] = true
+				}
 			}
+			listedAt = now
 		}
 		return archived[source+"\x00"+path] || archived[source+"\x00"+parentDir(path)]
 	}
+}
+
+// archivesStamp tells the archive directory's listing apart from a later one:
+// each source's and project's directory (its entry count and mtime) and each
+// source's records.jsonl (size and mtime), in directory order.
+func archivesStamp(dir string) string {
+	var b strings.Builder
+	stat := func(p string) {
+		if fi, err := os.Lstat(p); err == nil {
+			fmt.Fprintf(&b, "%s %d %d\n", p, fi.Size(), fi.ModTime().UnixNano())
+		}
+	}
+	sources, _ := os.ReadDir(dir)
+	for _, s := range sources {
+		if !s.IsDir() {
+			continue
+		}
+		sd := filepath.Join(dir, s.Name())
+		projects, _ := os.ReadDir(sd)
+		fmt.Fprintf(&b, "%d ", len(projects))
+		stat(sd)
+		stat(filepath.Join(sd, janitor.RecordsName))
+		for _, p := range projects {
+			if p.IsDir() {
+				pd := filepath.Join(sd, p.Name())
+				ents, _ := os.ReadDir(pd)
+				fmt.Fprintf(&b, "%d ", len(ents))
+				stat(pd)
+			}
+		}
+	}
+	return b.String()
 }
 
 // checkSearch compares the search index with a rebuild (reindex --check): one

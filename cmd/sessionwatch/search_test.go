@@ -143,3 +143,37 @@ func TestArchiveKeeperSeesArchivesMadeBeforeTheMerge(t *testing.T) {
 		t.Error("a merge planned after the archive was made does not see it")
 	}
 }
+
+// TestArchivesStamp: the stamp the keeper compares before reading every
+// archive's header again changes with an archive made or removed in a
+// project's directory, a new project directory and records.jsonl growing, and
+// only then.
+func TestArchivesStamp(t *testing.T) {
+	dir := t.TempDir()
+	proj := filepath.Join(dir, "claude", "-w-p")
+	if err := os.MkdirAll(proj, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	last := archivesStamp(dir)
+	step := func(what string, change func()) {
+		t.Helper()
+		change()
+		now := archivesStamp(dir)
+		if now == last {
+			t.Errorf("%s: the stamp did not change", what)
+		}
+		if again := archivesStamp(dir); again != now {
+			t.Errorf("%s: the stamp changed with nothing done", what)
+		}
+		last = now
+	}
+	step("an archive made", func() { os.WriteFile(filepath.Join(proj, "a.jsonl.gz"), []byte("x"), 0o600) })
+	step("another project", func() { os.MkdirAll(filepath.Join(dir, "claude", "-w-q"), 0o700) })
+	step("records.jsonl made", func() { os.WriteFile(filepath.Join(dir, "claude", "records.jsonl"), []byte("{}\n"), 0o600) })
+	step("records.jsonl grown", func() {
+		f, _ := os.OpenFile(filepath.Join(dir, "claude", "records.jsonl"), os.O_APPEND|os.O_WRONLY, 0)
+		f.WriteString("{}\n")
+		f.Close()
+	})
+	step("an archive restored (removed)", func() { os.Remove(filepath.Join(proj, "a.jsonl.gz")) })
+}
