@@ -5,8 +5,6 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
-	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -31,14 +29,7 @@ func TestLazyStateStress(t *testing.T) {
 func lazyStress(t *testing.T, seed int64) {
 	rng := rand.New(rand.NewSource(seed))
 	root, state, files := startStore(t, 4)
-	var full atomic.Bool
-	writeFileAtomic = func(path string, data []byte) error {
-		if full.Load() {
-			return fmt.Errorf("write %s: %w", path, syscall.ENOSPC)
-		}
-		return WriteFileAtomic(path, data)
-	}
-	defer func() { writeFileAtomic = WriteFileAtomic }()
+	full := diskFull(t)
 	resumes, _ := filepath.Glob(filepath.Join(state, "index", "wave", "*", ResumeName))
 	if len(resumes) != 4 {
 		t.Fatalf("%d resume files, want 4", len(resumes))

@@ -5,8 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -156,15 +154,8 @@ func TestFailedWriteUnitsParkAgain(t *testing.T) {
 	if err := ix.Start(); err != nil {
 		t.Fatal(err)
 	}
-	var full atomic.Bool
+	full := diskFull(t)
 	full.Store(true)
-	writeFileAtomic = func(path string, data []byte) error {
-		if full.Load() {
-			return fmt.Errorf("write %s: %w", path, syscall.ENOSPC)
-		}
-		return WriteFileAtomic(path, data)
-	}
-	defer func() { writeFileAtomic = WriteFileAtomic }()
 	appendFile(t, files[0], msg("2026-01-02T00:00:00Z", "more"))
 	if err := ix.Update([]string{files[0]}); err == nil {
 		t.Fatal("no write error")

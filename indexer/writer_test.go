@@ -168,15 +168,8 @@ func TestFailedWriteIsRetried(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	var full atomic.Bool
+	full := diskFull(t)
 	full.Store(true)
-	writeFileAtomic = func(path string, data []byte) error {
-		if full.Load() {
-			return fmt.Errorf("write %s: %w", path, syscall.ENOSPC)
-		}
-		return WriteFileAtomic(path, data)
-	}
-	defer func() { writeFileAtomic = WriteFileAtomic }()
 
 	appendFile(t, file, msg("2026-01-02T00:00:00Z", "second"))
 	if err := d.Update([]string{file}); !errors.Is(err, syscall.ENOSPC) {
@@ -240,4 +233,18 @@ func TestPerPassWritersSeeEachOther(t *testing.T) {
 		}
 	}
 	assertLayoutConverged(t, "wave", root, state)
+}
+
+// diskFull makes the indexer's atomic writes fail with ENOSPC while the flag it
+// returns is set (unset at first), until the test ends.
+func diskFull(t *testing.T) *atomic.Bool {
+	full := new(atomic.Bool)
+	writeFileAtomic = func(path string, data []byte) error {
+		if full.Load() {
+			return fmt.Errorf("write %s: %w", path, syscall.ENOSPC)
+		}
+		return WriteFileAtomic(path, data)
+	}
+	t.Cleanup(func() { writeFileAtomic = WriteFileAtomic })
+	return full
 }
