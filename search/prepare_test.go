@@ -59,24 +59,7 @@ func TestLinesPreparedMatchesLine(t *testing.T) {
 				}
 				defer x.Close()
 				for i, u := range units {
-					x.Reset(u.Ref)
-					if prepared {
-						p := x.Prepare(u.Ref)
-						var m indexer.Members
-						for j, line := range u.Lines {
-							if members {
-								m.Scan(line)
-								p.(indexer.MembersPrepared).LineMembers(u.Offs[j], &m)
-							} else {
-								p.Line(u.Offs[j], line)
-							}
-						}
-						x.LinesPrepared(u.Ref, p)
-					} else {
-						for j, line := range u.Lines {
-							x.Line(u.Ref, u.Offs[j], line)
-						}
-					}
+					u.Hand(x, prepared, members)
 					x.Done(u.Ref, int64(1000+i), "fp")
 					if i%20 == 19 {
 						if err := x.Sync(nil); err != nil {

@@ -29,24 +29,7 @@ func TestLinesPreparedMatchesLine(t *testing.T) {
 		}
 		var refs []indexer.SessionRef
 		for i, u := range units {
-			l.Reset(u.Ref)
-			if prepared {
-				p := l.Prepare(u.Ref)
-				var m indexer.Members
-				for j, line := range u.Lines {
-					if members {
-						m.Scan(line)
-						p.(indexer.MembersPrepared).LineMembers(u.Offs[j], &m)
-					} else {
-						p.Line(u.Offs[j], line)
-					}
-				}
-				l.LinesPrepared(u.Ref, p)
-			} else {
-				for j, line := range u.Lines {
-					l.Line(u.Ref, u.Offs[j], line)
-				}
-			}
+			u.Hand(l, prepared, members)
 			l.Done(u.Ref, int64(len(u.Lines)), "fp")
 			refs = append(refs, indexer.SessionRef{UnitRef: u.Ref, ID: u.Ref.Unit, Type: "main", Project: "/p/" + u.Ref.Source})
 			if i%15 == 14 {

@@ -65,3 +65,29 @@ func LineUnits(home string, spec Spec) ([]LineUnit, error) {
 	}
 	return out, nil
 }
+
+// Hand resets u in consumer c and hands it u's lines as the indexer would: one
+// Line call each, or (prepared) through c's Preparer as a read worker does,
+// each line whole or as its members scanned once (members). c must be an
+// indexer.Preparer when prepared is set.
+func (u LineUnit) Hand(c indexer.Consumer, prepared, members bool) {
+	c.Reset(u.Ref)
+	if !prepared {
+		for j, line := range u.Lines {
+			c.Line(u.Ref, u.Offs[j], line)
+		}
+		return
+	}
+	pr := c.(indexer.Preparer)
+	p := pr.Prepare(u.Ref)
+	var m indexer.Members
+	for j, line := range u.Lines {
+		if members {
+			m.Scan(line)
+			p.(indexer.MembersPrepared).LineMembers(u.Offs[j], &m)
+		} else {
+			p.Line(u.Offs[j], line)
+		}
+	}
+	pr.LinesPrepared(u.Ref, p)
+}
