@@ -35,17 +35,7 @@ func TestCodexAppendBringsBackOneUnit(t *testing.T) {
 	const n = 20
 	root, files := codexStore(t, n)
 	state := t.TempDir()
-	first := newLayoutIndexer(t, "codex", root, state, false)
-	if err := first.Reconcile(); err != nil {
-		t.Fatal(err)
-	}
-	ix := newLayoutIndexer(t, "codex", root, state, false)
-	if err := ix.Load(); err != nil {
-		t.Fatal(err)
-	}
-	if err := ix.Start(); err != nil {
-		t.Fatal(err)
-	}
+	ix := restartedIndexer(t, "codex", root, state)
 	held, parked := inMemory(ix)
 	t.Logf("after Start: %d held, %d parked", held, parked)
 	ix.mu.Lock()
@@ -72,13 +62,7 @@ func TestCodexRescanBringsBackABatch(t *testing.T) {
 	const n = 20
 	root, _ := codexStore(t, n)
 	state := t.TempDir()
-	first := newLayoutIndexer(t, "codex", root, state, false)
-	if err := first.Reconcile(); err != nil {
-		t.Fatal(err)
-	}
-	ix := newLayoutIndexer(t, "codex", root, state, false)
-	ix.Load()
-	ix.Start()
+	ix := restartedIndexer(t, "codex", root, state)
 	ix.mu.Lock()
 	ix.sessionPeak = 0
 	ix.mu.Unlock()

@@ -272,17 +272,7 @@ func TestParkedSessionsFiledElsewhere(t *testing.T) {
 	appendFile(t, fa1, claudeUserLine(a1, "/w/a", "2026-03-01T10:00:00Z", "first a", false))
 	appendFile(t, fa2, claudeUserLine(a2, "/w/b", "2026-03-01T10:00:01Z", "filed under b", false)) // in a's dir, cwd b
 	appendFile(t, fb1, claudeUserLine(b1, "/w/b", "2026-03-01T10:00:02Z", "first b", false))
-	first := newLayoutIndexer(t, "claude", root, state, false)
-	if err := first.Reconcile(); err != nil {
-		t.Fatal(err)
-	}
-	ix := newLayoutIndexer(t, "claude", root, state, false)
-	if err := ix.Load(); err != nil {
-		t.Fatal(err)
-	}
-	if err := ix.Start(); err != nil {
-		t.Fatal(err)
-	}
+	ix := restartedIndexer(t, "claude", root, state)
 	ix.mu.Lock()
 	if u := ix.units[filepath.Base(dirA)+"/"+a2+".jsonl"]; u == nil {
 		t.Error("no unit for the session filed under /w/b")
@@ -338,4 +328,21 @@ func TestParkedSessionsFiledElsewhere(t *testing.T) {
 	if c := layoutCatalog(t, state, "claude", "/w/b"); c != nil {
 		t.Errorf("catalog of /w/b still there: %+v", c)
 	}
+}
+
+// restartedIndexer indexes root with one indexer, then returns another as a
+// restarted daemon has it: loaded from the catalogs and started.
+func restartedIndexer(t *testing.T, layout, root, state string) *Indexer {
+	t.Helper()
+	if err := newLayoutIndexer(t, layout, root, state, false).Reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	ix := newLayoutIndexer(t, layout, root, state, false)
+	if err := ix.Load(); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return ix
 }
