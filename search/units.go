@@ -88,10 +88,8 @@ func (t *units) hash(src uint16, rel string) uint64 {
 
 // srcIndex is the index of source name s, added if new.
 func (t *units) srcIndex(s string) uint16 {
-	for i, x := range t.srcs {
-		if x == s {
-			return uint16(i)
-		}
+	if i, ok := t.srcLookup(s); ok {
+		return i
 	}
 	t.srcs = append(t.srcs, s)
 	return uint16(len(t.srcs) - 1)
