@@ -177,7 +177,7 @@ func cmdList(e *env, args []string) error {
 	if f.archived {
 		return cmdListArchived(e, cfg, f.archivedScope(sc), f.json)
 	}
-	fresh := refreshForListing(e, cfg, sc.sources)
+	fresh := refreshForListing(e, cfg, sc)
 	if fresh == nil && !f.json {
 		// Nothing refreshed (a daemon keeps the catalogs): the table straight
 		// from them.

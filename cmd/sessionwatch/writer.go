@@ -53,17 +53,27 @@ type refreshed struct {
 }
 
 // refreshForListing is refreshCatalogs for list and show, which read only the
-// catalogs: each source's catalogs are loaded and every file is stat'ed; when
-// nothing changed (the common case) nothing else happens and the loaded
-// sessions are the listing. Only a source where something changed is refreshed,
-// with the consumers attached as refreshCatalogs does (opening them costs more
-// than the whole listing).
-func refreshForListing(e *env, cfg *config.Config, sources []string) *refreshed {
+// catalogs of their scope sc. For one project (not --all), each source first
+// proves only that project's catalogs up to date (indexer.ProveProject: its
+// files and directories, nothing of other projects), and when it can, that is
+// the listing. Otherwise each source's catalogs are loaded and every file is
+// stat'ed; when nothing changed (the common case) nothing else happens and the
+// loaded sessions are the listing. Only a source where something changed is
+// refreshed, with the consumers attached as refreshCatalogs does (opening them
+// costs more than the whole listing).
+func refreshForListing(e *env, cfg *config.Config, sc scope) *refreshed {
 	w := acquireRefreshWriter(cfg)
 	if w == nil {
 		return nil
 	}
 	defer w.Release()
+	var projects []string
+	if !sc.all {
+		var err error
+		if projects, err = sc.projects(); err != nil {
+			return nil
+		}
+	}
 	fresh := &refreshed{bySource: map[string][]indexer.Entry{}}
 	g, err := indexer.NewGroup(cfg, quietLogger(cfg, e.stderr), false)
 	if err != nil {
@@ -72,10 +82,28 @@ func refreshForListing(e *env, cfg *config.Config, sources []string) *refreshed 
 	var stale []string
 	for _, ix := range g.Indexers() {
 		src := ix.Options().Source
-		if len(sources) > 0 && !slices.Contains(sources, src) {
+		if len(sc.sources) > 0 && !slices.Contains(sc.sources, src) {
 			continue
 		}
+		if len(projects) > 0 {
+			if es, ok := ix.ProveProject(projects); ok {
+				fresh.bySource[src] = es
+				continue
+			}
+			// Not proven (a change, or doubt): the whole source, by a fresh
+			// indexer (ProveProject's holds that project's units only).
+			if ix, err = indexer.New(ix.Options()); err != nil {
+				stale = append(stale, src)
+				continue
+			}
+		}
+		start := time.Now()
 		if err := ix.LoadLite(); err == nil && ix.Unchanged() {
+			// Proven whole: a later list of one project relies on that
+			// (indexer.ProveProject). Without the mark, it proves more.
+			if err := ix.MarkProven(start); err != nil {
+				fmt.Fprintf(e.stderr, "sessionwatch: index %s: %v\n", src, err)
+			}
 			fresh.add(ix)
 		} else {
 			stale = append(stale, src)
