@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 )
 
@@ -193,4 +194,59 @@ func (p *prober) dirSub(rel string) bool {
 		return true // a symlink is never followed
 	}
 	return p.dir(path, rel)
+}
+
+// ProveLean is LoadLite and Unchanged on a fresh indexer, keeping of each
+// catalog session only what Unchanged compares (its unit and the unit's
+// tail), not the session: list --all without a daemon proves every source
+// this way and then lists the catalogs as a daemon-present list does
+// (VisitCatalogs), so no source's sessions are all in memory at once. The
+// indexer is spent after it (it holds no session: Entries is empty).
+func (ix *Indexer) ProveLean() bool {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if len(ix.units) > 0 || ix.rootPending {
+		return false
+	}
+	ix.lite = true
+	dir := CatalogDir(ix.opt.StateDir, ix.opt.Source)
+	ents, err := os.ReadDir(dir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return false
+	}
+	var lr liteReader
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		c, err := lr.read(filepath.Join(dir, e.Name(), CatalogName))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil || c.Source != ix.opt.Source || c.Layout != ix.layout.Name() {
+			return false // a refresh rebuilds it
+		}
+		for _, s := range c.Sessions {
+			if s.Tail == nil {
+				return false
+			}
+			rel, ok := ix.relOf(s.File)
+			if !ok {
+				return false
+			}
+			urel, kind := ix.layout.Classify(rel)
+			if kind == UnitNone {
+				return false
+			}
+			if ix.units[urel] != nil {
+				continue
+			}
+			// Its sessions are in catalog e (skey), as a parked unit's are:
+			// the unit has sessions, none in memory.
+			u := &unit{rel: strings.Clone(urel), kind: kind, tail: *s.Tail, skey: e.Name()}
+			u.tail.State, u.tail.OwnProject = nil, ""
+			ix.units[u.rel] = u
+		}
+	}
+	return ix.unchangedLocked()
 }

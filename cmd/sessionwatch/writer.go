@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"time"
 
@@ -46,21 +47,29 @@ func refreshCatalogs(e *env, cfg *config.Config, sources []string) {
 }
 
 // refreshed holds the sessions of the sources refreshForListing brought up to
-// date (or proved up to date), as their catalogs now hold them, so a listing
-// need not read those catalogs again. A nil *refreshed knows no source.
+// date (or proved up to date, for one project), as their catalogs now hold
+// them, so a listing need not read those catalogs again; the other sources are
+// read from their catalogs. A nil *refreshed knows no source.
 type refreshed struct {
 	bySource map[string][]indexer.Entry
+}
+
+// catalogsOnly reports whether the listing reads every source from its
+// catalogs (a daemon keeps them, or each was proven up to date).
+func (r *refreshed) catalogsOnly() bool {
+	return r == nil || len(r.bySource) == 0
 }
 
 // refreshForListing is refreshCatalogs for list and show, which read only the
 // catalogs of their scope sc. For one project (not --all), each source first
 // proves only that project's catalogs up to date (indexer.ProveProject: its
 // files and directories, nothing of other projects), and when it can, that is
-// the listing. Otherwise each source's catalogs are loaded and every file is
-// stat'ed; when nothing changed (the common case) nothing else happens and the
-// loaded sessions are the listing. Only a source where something changed is
-// refreshed, with the consumers attached as refreshCatalogs does (opening them
-// costs more than the whole listing).
+// the listing. Otherwise each source's files are all stat'ed against its
+// catalogs (indexer.ProveLean, which keeps no session); when nothing changed
+// (the common case) nothing else happens and the listing reads the catalogs.
+// Only a source where something changed is refreshed, with the consumers
+// attached as refreshCatalogs does (opening them costs more than the whole
+// listing).
 func refreshForListing(e *env, cfg *config.Config, sc scope) *refreshed {
 	w := acquireRefreshWriter(cfg)
 	if w == nil {
@@ -90,23 +99,24 @@ func refreshForListing(e *env, cfg *config.Config, sc scope) *refreshed {
 				fresh.bySource[src] = es
 				continue
 			}
-			// Not proven (a change, or doubt): the whole source, by a fresh
-			// indexer (ProveProject's holds that project's units only).
-			if ix, err = indexer.New(ix.Options()); err != nil {
-				stale = append(stale, src)
-				continue
-			}
+		}
+		// The whole source, by a fresh indexer (ProveProject's holds that
+		// project's units only) that keeps no session: when it is proven,
+		// the listing reads its catalogs.
+		lean, err := indexer.New(ix.Options())
+		if err != nil {
+			stale = append(stale, src)
+			continue
 		}
 		start := time.Now()
-		if err := ix.LoadLite(); err == nil && ix.Unchanged() {
-			// Proven whole: a later list of one project relies on that
-			// (indexer.ProveProject). Without the mark, it proves more.
-			if err := ix.MarkProven(start); err != nil {
-				fmt.Fprintf(e.stderr, "sessionwatch: index %s: %v\n", src, err)
-			}
-			fresh.add(ix)
-		} else {
+		if !lean.ProveLean() {
 			stale = append(stale, src)
+			continue
+		}
+		// Proven whole: a later list of one project relies on that
+		// (indexer.ProveProject). Without the mark, it proves more.
+		if err := lean.MarkProven(start); err != nil {
+			fmt.Fprintf(e.stderr, "sessionwatch: index %s: %v\n", src, err)
 		}
 	}
 	if len(stale) > 0 {
@@ -130,11 +140,26 @@ func acquireRefreshWriter(cfg *config.Config) *indexer.Writer {
 	return w
 }
 
+// listMemLimit is the soft memory limit of list and show (with the collector
+// off: it runs only near the limit). A listing of a store proven up to date
+// streams its catalogs and stays well under it (list --all at 100k sessions:
+// ~35 MiB); roomForSessions raises it for what holds every session at once.
+const listMemLimit = 40 << 20
+
+// roomForSessions raises list's and show's soft memory limit before they hold
+// every session of a scope (a refresh's Load, the rows of list --json): at
+// 100k sessions more than listMemLimit, which would make the collector run
+// without pause.
+func roomForSessions() {
+	debug.SetMemoryLimit(max(debug.SetMemoryLimit(-1), 256<<20))
+}
+
 // refreshSources loads and refreshes the given sources (all when empty) with the
 // consumers attached; the caller holds the writer lock. The sessions of each
 // source refreshed without error are added to fresh, if given. ok: every one
 // was refreshed without error.
 func refreshSources(e *env, cfg *config.Config, sources []string, fresh *refreshed) (ok bool) {
+	roomForSessions()
 	logger := quietLogger(cfg, e.stderr)
 	g, err := indexer.NewGroup(cfg, logger, false)
 	if err != nil {
@@ -175,6 +200,7 @@ func (r *refreshed) selectSessions(cfg *config.Config, sc scope) ([]indexer.Entr
 	if r == nil {
 		return selectSessions(cfg, sc)
 	}
+	roomForSessions()
 	sources := sc.sources
 	if sources == nil {
 		// Every source with catalogs, configured or not, as ReadCatalogs lists them.
