@@ -1,6 +1,8 @@
 package indexer
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"io/fs"
 	"os"
@@ -219,18 +221,10 @@ func (ix *Indexer) ProveLean() bool {
 		if !e.IsDir() {
 			continue
 		}
-		c, err := lr.read(filepath.Join(dir, e.Name(), CatalogName))
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err != nil || c.Source != ix.opt.Source || c.Layout != ix.layout.Name() {
-			return false // a refresh rebuilds it
-		}
-		for _, s := range c.Sessions {
-			if s.Tail == nil {
-				return false
-			}
-			rel, ok := ix.relOf(s.File)
+		key := e.Name()
+		// add restores a unit of catalog key from one session's file and tail.
+		add := func(file string, t *Tail) bool {
+			rel, ok := ix.relOf(file)
 			if !ok {
 				return false
 			}
@@ -239,14 +233,109 @@ func (ix *Indexer) ProveLean() bool {
 				return false
 			}
 			if ix.units[urel] != nil {
-				continue
+				return true
 			}
-			// Its sessions are in catalog e (skey), as a parked unit's are:
-			// the unit has sessions, none in memory.
-			u := &unit{rel: strings.Clone(urel), kind: kind, tail: *s.Tail, skey: e.Name()}
+			// Its sessions are in catalog key (skey), as a parked unit's
+			// are: the unit has sessions, none in memory.
+			u := &unit{rel: strings.Clone(urel), kind: kind, tail: *t, skey: key}
 			u.tail.State, u.tail.OwnProject = nil, ""
 			ix.units[u.rel] = u
+			return true
+		}
+		path := filepath.Join(dir, key, CatalogName)
+		ok, stopped, err := lr.unitTails(path, ix.opt.Source, ix.layout.Name(), add)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			continue
+		case err != nil || stopped:
+			return false
+		case ok:
+			continue
+		}
+		// Not as the writer leaves it: read in full (a catalog of an older
+		// version holds its tails), with the units of what was read before.
+		c, err := lr.read(path)
+		if err != nil || c.Source != ix.opt.Source || c.Layout != ix.layout.Name() {
+			return false // a refresh rebuilds it
+		}
+		for _, s := range c.Sessions {
+			if s.Tail == nil || !add(s.File, s.Tail) {
+				return false
+			}
 		}
 	}
 	return ix.unchangedLocked()
+}
+
+// unitTails reads the catalog at path for ProveLean without decoding its
+// sessions: each session line is matched, at its own position, to its resume
+// entry (the checksum of the line, and its id and file members as the entry
+// writes them), and fn is given the entry's file and tail. ok false, with
+// nothing given to fn or only part of the catalog: anything else (a catalog
+// and resume file out of step, an older or hand-edited catalog, another
+// source's), which the caller reads the usual way. fn returns false to stop.
+func (r *liteReader) unitTails(path, source, layout string, fn func(file string, t *Tail) bool) (ok, stopped bool, err error) {
+	if r.cat, err = readFileInto(r.cat, path); err != nil {
+		return false, false, err
+	}
+	head, rest, found := bytes.Cut(r.cat, []byte("\n"))
+	if !found || !bytes.HasSuffix(head, []byte(`"sessions":[`)) {
+		return false, false, nil
+	}
+	var c Catalog
+	if json.Unmarshal(append(append(r.key[:0:0], head...), "]}"...), &c) != nil || c.Version != CatalogVersion ||
+		c.Generator != "sessionwatch" || c.Source != source || c.Layout != layout {
+		return false, false, nil
+	}
+	res, err := readResumeTails(resumePath(path), r.res)
+	if res != nil {
+		r.res = res
+	}
+	if err != nil {
+		return false, false, nil
+	}
+	entries, ok := decodeResume(res, &c, false)
+	if !ok {
+		return false, false, nil
+	}
+	// has reports whether line holds the member key with the JSON string v.
+	has := func(line []byte, key string, v []byte) bool {
+		r.key = append(append(r.key[:0], key...), v...)
+		return bytes.Contains(line, r.key)
+	}
+	more := false
+	for i := 0; len(rest) > 0; i++ {
+		var line []byte
+		line, rest, _ = bytes.Cut(rest, []byte("\n"))
+		if string(line) == "]}" {
+			return !more && len(bytes.TrimSpace(rest)) == 0, false, nil
+		}
+		if i > 0 && !more {
+			return false, false, nil
+		}
+		line, more = bytes.CutSuffix(line, []byte(","))
+		if i >= len(entries) {
+			return false, false, nil
+		}
+		e := &entries[i]
+		if e.sum != lineSum(line) || !has(line, `"id":`, e.id) || !has(line, `"file":`, e.file) {
+			return false, false, nil
+		}
+		file, ok := JSONString(e.file)
+		if !ok {
+			return false, false, nil
+		}
+		var t Tail
+		if !tailLite(e.tail, &t) {
+			d, ok := decodeTail(e.tail)
+			if !ok {
+				return false, false, nil
+			}
+			t = *d
+		}
+		if !fn(file, &t) {
+			return true, true, nil
+		}
+	}
+	return false, false, nil
 }
