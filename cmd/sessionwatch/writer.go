@@ -7,8 +7,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/sessionwatch/sessionwatch/config"
@@ -88,7 +90,7 @@ func refreshForListing(e *env, cfg *config.Config, sc scope) *refreshed {
 	if err != nil {
 		return nil
 	}
-	var stale []string
+	var whole []*indexer.Indexer // sources to prove whole
 	for _, ix := range g.Indexers() {
 		src := ix.Options().Source
 		if len(sc.sources) > 0 && !slices.Contains(sc.sources, src) {
@@ -100,23 +102,37 @@ func refreshForListing(e *env, cfg *config.Config, sc scope) *refreshed {
 				continue
 			}
 		}
-		// The whole source, by a fresh indexer (ProveProject's holds that
-		// project's units only) that keeps no session: when it is proven,
-		// the listing reads its catalogs.
-		lean, err := indexer.New(ix.Options())
-		if err != nil {
-			stale = append(stale, src)
-			continue
-		}
-		start := time.Now()
-		if !lean.ProveLean() {
-			stale = append(stale, src)
-			continue
-		}
-		// Proven whole: a later list of one project relies on that
-		// (indexer.ProveProject). Without the mark, it proves more.
-		if err := lean.MarkProven(start); err != nil {
-			fmt.Fprintf(e.stderr, "sessionwatch: index %s: %v\n", src, err)
+		whole = append(whole, ix)
+	}
+	// Each source by a fresh indexer (ProveProject's holds that project's
+	// units only) that keeps no session: when it is proven, the listing reads
+	// its catalogs. The proofs (a stat of every file) run side by side.
+	proven := make([]bool, len(whole))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for i, ix := range whole {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			lean, err := indexer.New(ix.Options())
+			if err != nil {
+				return
+			}
+			start := time.Now()
+			if proven[i] = lean.ProveLean(); proven[i] {
+				// Proven whole: a later list of one project relies on that
+				// (indexer.ProveProject). Without the mark, it proves more.
+				if err := lean.MarkProven(start); err != nil {
+					fmt.Fprintf(e.stderr, "sessionwatch: index %s: %v\n", ix.Options().Source, err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	var stale []string
+	for i, ix := range whole {
+		if !proven[i] {
+			stale = append(stale, ix.Options().Source)
 		}
 	}
 	if len(stale) > 0 {
