@@ -164,10 +164,17 @@ func (claudeLayout) projectDirNames(_, project string) []string {
 }
 
 // Gemini: the legacy directory named by the path's sha256, and the slugs
-// projects.json gives the path.
+// projects.json gives the path. The registry is parsed (and each of its paths
+// hashed, for the cache) only when it may name the path: it holds the path's
+// JSON string, or escapes that could spell it otherwise.
 func (geminiLayout) projectDirNames(root, project string) []string {
 	dirs := []string{sha256Hex(project)}
-	for slug, p := range geminiRegistries.dirsOf(filepath.Join(filepath.Dir(root), "projects.json")) {
+	file := filepath.Join(filepath.Dir(root), "projects.json")
+	data, err := readCappedRegular(file, maxRegistryBytes)
+	if err != nil || bytes.IndexByte(data, '\\') < 0 && !bytes.Contains(data, appendJSONString(nil, project)) {
+		return dirs
+	}
+	for slug, p := range geminiRegistries.dirsOf(file) {
 		if p == project {
 			dirs = append(dirs, slug)
 		}

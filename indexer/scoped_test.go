@@ -183,3 +183,43 @@ func age(t *testing.T, dir string) {
 		}
 	}
 }
+
+// A Gemini project's first session, in the directory projects.json gives it,
+// is a change to that project (it has no catalog yet: the directory is found
+// through the registry), also when the registry spells the path with escapes.
+func TestProveProjectGeminiRegistry(t *testing.T) {
+	for _, reg := range []string{
+		`{"projects":{"/home/u/webapp":"webapp","/home/u/fresh":"fresh-slug"}}`,
+		`{"projects":{"/home/u/webapp":"webapp","\u002fhome\u002fu\u002ffresh":"fresh-slug"}}`,
+	} {
+		top := t.TempDir()
+		root, state := filepath.Join(top, "tmp"), t.TempDir()
+		copyTree(t, filepath.Join("testdata", "gemini", "basic", "store"), root)
+		if err := os.WriteFile(filepath.Join(top, "projects.json"), []byte(reg), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		newLayoutIndexer(t, "gemini", root, state, false).Reconcile()
+		if _, ok := newLayoutIndexer(t, "gemini", root, state, false).ProveProject([]string{"/home/u/fresh"}); !ok {
+			t.Fatal("ProveProject of a project without sessions = false")
+		}
+		src := filepath.Join(root, "webapp", "chats", "session-2026-03-01T10-00-1a2b3c4d.jsonl")
+		data, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.MkdirAll(filepath.Join(root, "fresh-slug", "chats"), 0o700)
+		if err := os.WriteFile(filepath.Join(root, "fresh-slug", "chats", "session-2026-03-09T10-00-99aa88bb.jsonl"), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := newLayoutIndexer(t, "gemini", root, state, false).ProveProject([]string{"/home/u/fresh"}); ok {
+			t.Errorf("registry %s: ProveProject after a first session in the project's directory = true", reg)
+		}
+		// A refresh files it under that project indeed.
+		ref := newLayoutIndexer(t, "gemini", root, state, false)
+		ref.Load()
+		ref.Refresh()
+		if rows, _ := ReadCatalogs(state, []string{"gemini"}, []string{"/home/u/fresh"}); len(rows) != 1 {
+			t.Errorf("registry %s: a refresh lists %d sessions of /home/u/fresh, want 1", reg, len(rows))
+		}
+	}
+}
