@@ -109,6 +109,7 @@ func refreshForListing(e *env, cfg *config.Config, sc scope) *refreshed {
 	// its catalogs. The proofs (a stat of every file) run side by side.
 	proven := make([]bool, len(whole))
 	var wg sync.WaitGroup
+	var errMu sync.Mutex // e.stderr
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	for i, ix := range whole {
 		wg.Go(func() {
@@ -123,7 +124,9 @@ func refreshForListing(e *env, cfg *config.Config, sc scope) *refreshed {
 				// Proven whole: a later list of one project relies on that
 				// (indexer.ProveProject). Without the mark, it proves more.
 				if err := lean.MarkProven(start); err != nil {
+					errMu.Lock()
 					fmt.Fprintf(e.stderr, "sessionwatch: index %s: %v\n", ix.Options().Source, err)
+					errMu.Unlock()
 				}
 			}
 		})
