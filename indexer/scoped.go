@@ -35,8 +35,8 @@ import (
 // ok false means a change or any doubt (a catalog that does not read, a layout
 // without either property, a directory that cannot be listed, a file of
 // another project in this project's directory): the caller then proves the
-// whole source the usual way (LoadLite, Unchanged; New for a fresh indexer,
-// this one is spent). ProveProject writes nothing.
+// whole source (ProveLean, on a fresh indexer: this one is spent).
+// ProveProject writes nothing.
 //
 // What it cannot see, by design, is what happens outside the project's
 // directories: a session of another directory whose own project became this
