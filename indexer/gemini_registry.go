@@ -73,3 +73,16 @@ func parseRegistry(file string) map[string]string {
 	}
 	return dirs
 }
+
+// dirsOf is the current version of file's index: every slug and sha256 of a
+// path, mapped to the smallest path that has it (nil when there is none). The
+// map is not changed after it is made.
+func (c *registryCache) dirsOf(file string) map[string]string {
+	c.lookup(file, "")
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if idx := c.m[file]; idx != nil {
+		return idx.dirs
+	}
+	return nil
+}

@@ -24,6 +24,10 @@ import (
 func (ix *Indexer) Unchanged() bool {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
+	return ix.unchangedLocked()
+}
+
+func (ix *Indexer) unchangedLocked() bool {
 	if ix.unrestored > 0 || ix.rootPending {
 		return false
 	}

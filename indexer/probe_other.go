@@ -10,3 +10,7 @@ var probeRaw = false
 
 // probeTypeless has no effect here (rawDir's knob).
 var probeTypeless = false
+
+// walkSub probes the directory rel (relative to the root), as the walk from
+// the root would when it reaches it.
+func (p *prober) walkSub(rel string) bool { return p.dirSub(rel) }

@@ -236,3 +236,26 @@ func direntTypeOf(mode uint32) byte {
 	}
 	return dtOther
 }
+
+// walkSub probes the directory rel (relative to the root, not "."), as the
+// walk from the root would when it reaches it. Nothing there (or a symlink,
+// never followed, or no directory) holds nothing.
+func (p *prober) walkSub(rel string) bool {
+	if !probeRaw {
+		return p.dirSub(rel)
+	}
+	fd, err := syscall.Open(p.ix.rootDir+"/"+rel, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
+	switch err {
+	case nil:
+	case syscall.ENOENT, syscall.ELOOP, syscall.ENOTDIR:
+		return true
+	default:
+		return false // unreadable: doubt
+	}
+	defer syscall.Close(fd)
+	p.rel = append(p.rel[:0], rel...)
+	if child, only := onlyChildOf(p.ix.layout, rel); only {
+		return p.rawChild(fd, child, 0)
+	}
+	return p.rawDir(fd, 0)
+}

@@ -138,6 +138,10 @@ func checkUnchangedSees(t *testing.T, layout, store, change string) {
 		t.Fatal(err)
 	}
 	got := probe.Unchanged()
+	// ProveLean (no session kept) answers as LoadLite and Unchanged do.
+	if lean := newLayoutIndexer(t, layout, root, state, false).ProveLean(); lean != got {
+		t.Errorf("%s: ProveLean() = %v, Unchanged() = %v", change, lean, got)
+	}
 	if err := probe.Refresh(); !errors.Is(err, ErrLite) {
 		t.Errorf("Refresh after LoadLite = %v, want ErrLite", err)
 	}

@@ -337,6 +337,7 @@ func readResumeTails(path string, buf []byte) ([]byte, error) {
 type liteReader struct {
 	cat, res []byte
 	sums     []uint32
+	key      []byte // unitTails's scratch
 }
 
 // catalogTails reads the catalog at path into r.cat and the tails of its

@@ -55,6 +55,7 @@ type scope struct {
 // selectSessions reads the catalogs of the scope: the current directory's project,
 // or every project.
 func selectSessions(cfg *config.Config, sc scope) ([]indexer.Entry, error) {
+	roomForSessions()
 	projects, err := sc.projects()
 	if err != nil {
 		return nil, err
@@ -177,10 +178,10 @@ func cmdList(e *env, args []string) error {
 	if f.archived {
 		return cmdListArchived(e, cfg, f.archivedScope(sc), f.json)
 	}
-	fresh := refreshForListing(e, cfg, sc.sources)
-	if fresh == nil && !f.json {
-		// Nothing refreshed (a daemon keeps the catalogs): the table straight
-		// from them.
+	fresh := refreshForListing(e, cfg, sc)
+	if fresh.catalogsOnly() && !f.json {
+		// Nothing refreshed (a daemon keeps the catalogs, or they were proven
+		// up to date): the table straight from them.
 		if n, done, err := printCatalogs(e.stdout, cfg, sc, termWidth(e.stdout)); done {
 			if err != nil {
 				return err

@@ -12,9 +12,11 @@ func main() {
 	if len(os.Args) > 1 && (os.Args[1] == "list" || os.Args[1] == "show" || os.Args[1] == completeCmd) {
 		// A listing (or a completion) lives for milliseconds and frees nothing until it exits:
 		// collecting garbage (an eighth of `list --all`) would cost more than it
-		// saves. The soft limit still bounds a listing of a huge store.
+		// saves. The soft limit bounds what it streams (a proof of the store,
+		// the catalogs it prints); what holds every session in memory at
+		// once raises it first (roomForSessions).
 		debug.SetGCPercent(-1)
-		debug.SetMemoryLimit(256 << 20)
+		debug.SetMemoryLimit(listMemLimit)
 	}
 	if len(os.Args) > 1 && os.Args[1] == "reindex" {
 		// A rebuild is a batch job whose live heap grows to the end of each

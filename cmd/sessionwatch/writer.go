@@ -7,7 +7,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/sessionwatch/sessionwatch/config"
@@ -46,39 +49,93 @@ func refreshCatalogs(e *env, cfg *config.Config, sources []string) {
 }
 
 // refreshed holds the sessions of the sources refreshForListing brought up to
-// date (or proved up to date), as their catalogs now hold them, so a listing
-// need not read those catalogs again. A nil *refreshed knows no source.
+// date (or proved up to date, for one project), as their catalogs now hold
+// them, so a listing need not read those catalogs again; the other sources are
+// read from their catalogs. A nil *refreshed knows no source.
 type refreshed struct {
 	bySource map[string][]indexer.Entry
 }
 
+// catalogsOnly reports whether the listing reads every source from its
+// catalogs (a daemon keeps them, or each was proven up to date).
+func (r *refreshed) catalogsOnly() bool {
+	return r == nil || len(r.bySource) == 0
+}
+
 // refreshForListing is refreshCatalogs for list and show, which read only the
-// catalogs: each source's catalogs are loaded and every file is stat'ed; when
-// nothing changed (the common case) nothing else happens and the loaded
-// sessions are the listing. Only a source where something changed is refreshed,
-// with the consumers attached as refreshCatalogs does (opening them costs more
-// than the whole listing).
-func refreshForListing(e *env, cfg *config.Config, sources []string) *refreshed {
+// catalogs of their scope sc. For one project (not --all), each source first
+// proves only that project's catalogs up to date (indexer.ProveProject: its
+// files and directories, nothing of other projects), and when it can, that is
+// the listing. Otherwise each source's files are all stat'ed against its
+// catalogs (indexer.ProveLean, which keeps no session); when nothing changed
+// (the common case) nothing else happens and the listing reads the catalogs.
+// Only a source where something changed is refreshed, with the consumers
+// attached as refreshCatalogs does (opening them costs more than the whole
+// listing).
+func refreshForListing(e *env, cfg *config.Config, sc scope) *refreshed {
 	w := acquireRefreshWriter(cfg)
 	if w == nil {
 		return nil
 	}
 	defer w.Release()
+	var projects []string
+	if !sc.all {
+		var err error
+		if projects, err = sc.projects(); err != nil {
+			return nil
+		}
+	}
 	fresh := &refreshed{bySource: map[string][]indexer.Entry{}}
 	g, err := indexer.NewGroup(cfg, quietLogger(cfg, e.stderr), false)
 	if err != nil {
 		return nil
 	}
-	var stale []string
+	var whole []*indexer.Indexer // sources to prove whole
 	for _, ix := range g.Indexers() {
 		src := ix.Options().Source
-		if len(sources) > 0 && !slices.Contains(sources, src) {
+		if len(sc.sources) > 0 && !slices.Contains(sc.sources, src) {
 			continue
 		}
-		if err := ix.LoadLite(); err == nil && ix.Unchanged() {
-			fresh.add(ix)
-		} else {
-			stale = append(stale, src)
+		if len(projects) > 0 {
+			if es, ok := ix.ProveProject(projects); ok {
+				fresh.bySource[src] = es
+				continue
+			}
+		}
+		whole = append(whole, ix)
+	}
+	// Each source by a fresh indexer (ProveProject's holds that project's
+	// units only) that keeps no session: when it is proven, the listing reads
+	// its catalogs. The proofs (a stat of every file) run side by side.
+	proven := make([]bool, len(whole))
+	var wg sync.WaitGroup
+	var errMu sync.Mutex // e.stderr
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for i, ix := range whole {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			lean, err := indexer.New(ix.Options())
+			if err != nil {
+				return
+			}
+			start := time.Now()
+			if proven[i] = lean.ProveLean(); proven[i] {
+				// Proven whole: a later list of one project relies on that
+				// (indexer.ProveProject). Without the mark, it proves more.
+				if err := lean.MarkProven(start); err != nil {
+					errMu.Lock()
+					fmt.Fprintf(e.stderr, "sessionwatch: index %s: %v\n", ix.Options().Source, err)
+					errMu.Unlock()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	var stale []string
+	for i, ix := range whole {
+		if !proven[i] {
+			stale = append(stale, ix.Options().Source)
 		}
 	}
 	if len(stale) > 0 {
@@ -102,11 +159,26 @@ func acquireRefreshWriter(cfg *config.Config) *indexer.Writer {
 	return w
 }
 
+// listMemLimit is the soft memory limit of list and show (with the collector
+// off: it runs only near the limit). A listing of a store proven up to date
+// streams its catalogs and stays well under it (list --all at 100k sessions:
+// ~35 MiB); roomForSessions raises it for what holds every session at once.
+const listMemLimit = 40 << 20
+
+// roomForSessions raises list's and show's soft memory limit before they hold
+// every session of a scope (a refresh's Load, the rows of list --json): at
+// 100k sessions more than listMemLimit, which would make the collector run
+// without pause.
+func roomForSessions() {
+	debug.SetMemoryLimit(max(debug.SetMemoryLimit(-1), 256<<20))
+}
+
 // refreshSources loads and refreshes the given sources (all when empty) with the
 // consumers attached; the caller holds the writer lock. The sessions of each
 // source refreshed without error are added to fresh, if given. ok: every one
 // was refreshed without error.
 func refreshSources(e *env, cfg *config.Config, sources []string, fresh *refreshed) (ok bool) {
+	roomForSessions()
 	logger := quietLogger(cfg, e.stderr)
 	g, err := indexer.NewGroup(cfg, logger, false)
 	if err != nil {
@@ -147,6 +219,7 @@ func (r *refreshed) selectSessions(cfg *config.Config, sc scope) ([]indexer.Entr
 	if r == nil {
 		return selectSessions(cfg, sc)
 	}
+	roomForSessions()
 	sources := sc.sources
 	if sources == nil {
 		// Every source with catalogs, configured or not, as ReadCatalogs lists them.
