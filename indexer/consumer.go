@@ -140,7 +140,7 @@ func (ix *Indexer) consumersBehindLocked(u *unit) bool {
 	ref := ix.unitRef(u)
 	for _, c := range ix.consumers {
 		off, fp, ok := c.Resume(ref)
-		if !ok || off != u.tail.Offset || fp != u.tail.Fp {
+		if !ok || off != u.tail.Offset || !u.tail.fpIs(fp) {
 			return true
 		}
 	}
@@ -200,7 +200,7 @@ func (ix *Indexer) catchUpConsumersLocked(f *os.File, u *unit, reset bool) (func
 		switch {
 		case !ok:
 			c.Reset(ref)
-		case off == u.tail.Offset && fp == u.tail.Fp:
+		case off == u.tail.Offset && u.tail.fpIs(fp):
 			from[i] = off
 		default:
 			got, n, err := Fingerprint(f, off)

@@ -141,7 +141,7 @@ const (
 type unit struct {
 	rel   string
 	kind  UnitKind
-	tail  Tail
+	tail  unitTail
 	acc   Accumulator
 	state json.RawMessage // acc's state from a catalog, not decoded yet
 	// lazyKey (parked units only): the state is not in memory either, but in
@@ -368,9 +368,8 @@ func (ix *Indexer) restoreLocked(s *Session, key string, slab *unitSlab) *unit {
 			// outlives the session (parked) and the rest of the name.
 			urel = strings.Clone(urel)
 		}
-		u.rel, u.kind, u.tail = urel, kind, *s.Tail
-		u.tail.State = nil
-		u.tail.OwnProject = ""
+		u.rel, u.kind = urel, kind
+		u.tail.set(s.Tail)
 		ix.units[urel] = u
 	}
 	if kind == UnitLines && !ix.lite {
@@ -863,7 +862,7 @@ func (ix *Indexer) updateLinesLocked(urel, path string) (bool, error) {
 			// The periodic rescan also proves the consumed bytes unchanged at
 			// their two ends: a rewrite that kept size and mtime is caught
 			// within an hour.
-			ok, err := ix.fingerprintsMatchLocked(f, &u.tail)
+			ok, err := ix.fingerprintsMatchLocked(f, u.tail.Offset, u.tail.Fp(), u.tail.Hfp())
 			if err != nil {
 				return false, fmt.Errorf("read %s: %w", path, err)
 			}
@@ -882,7 +881,7 @@ func (ix *Indexer) updateLinesLocked(urel, path string) (bool, error) {
 		// Same inode, grown: make sure the consumed bytes are still there (a
 		// truncate-and-regrow between two looks leaves the size past the offset;
 		// a rewrite of the start shows in the head).
-		ok, err := ix.fingerprintsMatchLocked(f, &u.tail)
+		ok, err := ix.fingerprintsMatchLocked(f, u.tail.Offset, u.tail.Fp(), u.tail.Hfp())
 		if err != nil {
 			return false, fmt.Errorf("read %s: %w", path, err)
 		}
@@ -894,7 +893,7 @@ func (ix *Indexer) updateLinesLocked(urel, path string) (bool, error) {
 	if reset {
 		// New, replaced, rewritten or truncated: read from the start.
 		u.acc, u.state, u.parked, u.lazyKey = ll.NewAccumulator(urel), nil, false, ""
-		u.tail = Tail{Dev: dev, Ino: ino}
+		u.tail = newUnitTail(dev, ino)
 		u.skipped = 0
 		oldOffset = 0
 	}
@@ -903,8 +902,9 @@ func (ix *Indexer) updateLinesLocked(urel, path string) (bool, error) {
 		return false, fmt.Errorf("read %s: %w", path, err)
 	}
 	acc := u.acc
-	head := headCollector{from: oldOffset, sum: u.tail.Hfp}
-	st, err := readLines(f, &u.tail, func(off int64, line []byte) {
+	head := headCollector{from: oldOffset, sum: u.tail.Hfp()}
+	rt := Tail{Offset: u.tail.Offset, LongLine: u.tail.LongLine}
+	st, err := readLines(f, &rt, func(off int64, line []byte) {
 		head.line(line)
 		line = bytes.TrimSpace(line)
 		if len(line) == 0 {
@@ -919,6 +919,7 @@ func (ix *Indexer) updateLinesLocked(urel, path string) (bool, error) {
 		}
 		feed(off, line)
 	})
+	u.tail.Offset, u.tail.LongLine = rt.Offset, rt.LongLine
 	ix.stats.BytesRead += st.BytesRead
 	u.skipped += st.Long
 	if err != nil {
@@ -935,7 +936,7 @@ func (ix *Indexer) updateLinesLocked(urel, path string) (bool, error) {
 	if err != nil {
 		return true, fmt.Errorf("read %s: %w", path, err)
 	}
-	u.tail.Fp = fp
+	u.tail.SetFp(fp)
 	// The head changes only while the offset is inside it (it was just verified
 	// otherwise); the lines just read continue its hash.
 	if oldOffset < headWindow {
@@ -950,7 +951,7 @@ func (ix *Indexer) updateLinesLocked(urel, path string) (bool, error) {
 				return true, fmt.Errorf("read %s: %w", path, err)
 			}
 		}
-		u.tail.Hfp = hfp
+		u.tail.SetHfp(hfp)
 	}
 	if len(ix.consumers) > 0 {
 		ref := ix.unitRef(u)
@@ -985,22 +986,22 @@ func (ix *Indexer) decodeStateLocked(u *unit) bool {
 // fingerprintsMatchLocked reports whether the bytes before t.Offset still hold
 // what was indexed, by the tail fingerprint and (where one was recorded: catalogs
 // of older versions have none) the head fingerprint.
-func (ix *Indexer) fingerprintsMatchLocked(f *os.File, t *Tail) (bool, error) {
-	fp, n, err := Fingerprint(f, t.Offset)
+func (ix *Indexer) fingerprintsMatchLocked(f *os.File, offset int64, tfp, thfp string) (bool, error) {
+	fp, n, err := Fingerprint(f, offset)
 	ix.stats.BytesRead += n
-	if err != nil || fp != t.Fp {
+	if err != nil || fp != tfp {
 		return false, err
 	}
-	if t.Hfp == "" {
+	if thfp == "" {
 		return true, nil
 	}
-	hfp, n, err := HeadFingerprint(f, t.Offset)
+	hfp, n, err := HeadFingerprint(f, offset)
 	ix.stats.BytesRead += n
-	return hfp == t.Hfp, err
+	return hfp == thfp, err
 }
 
 func (ix *Indexer) summarizeLinesLocked(u *unit, path string) {
-	t := u.tail
+	t := u.tail.get()
 	s := &Session{File: path, SizeBytes: t.Size, SkippedLines: u.skipped, Tail: &t}
 	u.acc.Summarize(s, FileFacts{Root: ix.rootDir, Unit: u.rel, Path: path, Size: t.Size, Mtime: time.Unix(0, t.Mtime)})
 	s.Dir = ix.layout.ProjectDir(u.rel)
@@ -1056,9 +1057,9 @@ func (ix *Indexer) updateDocumentLocked(urel, path string) (bool, error) {
 		// Only a consumer attached since is behind: hand it the document.
 		ref := ix.unitRef(u)
 		for _, c := range ix.consumers {
-			if off, fp, ok := c.Resume(ref); !ok || off != u.tail.Offset || fp != u.tail.Fp {
+			if off, fp, ok := c.Resume(ref); !ok || off != u.tail.Offset || !u.tail.fpIs(fp) {
 				c.Document(ref, data, ix.sessionsOfLocked(u))
-				c.Done(ref, u.tail.Offset, u.tail.Fp)
+				c.Done(ref, u.tail.Offset, u.tail.Fp())
 			}
 		}
 		return false, nil
@@ -1067,7 +1068,7 @@ func (ix *Indexer) updateDocumentLocked(urel, path string) (bool, error) {
 		u = &unit{rel: urel, kind: UnitDocument}
 		ix.units[urel] = u
 	}
-	u.tail = Tail{Dev: dev, Ino: ino, Size: int64(len(data)), Offset: int64(len(data)), Mtime: mtime, Dep: dep}
+	u.tail = unitTail{Dev: dev, Ino: ino, Size: int64(len(data)), Offset: int64(len(data)), Mtime: mtime, Dep: dep}
 	old := map[string]string{}
 	for _, s := range u.sessions {
 		old[s.ID] = s.Project
@@ -1077,7 +1078,7 @@ func (ix *Indexer) updateDocumentLocked(urel, path string) (bool, error) {
 		parkedIn = ix.parkedProject(u)
 	}
 	for _, s := range ss {
-		t := u.tail
+		t := u.tail.get()
 		if s.Tail != nil {
 			t.State, t.OwnProject = s.Tail.State, s.Tail.OwnProject
 		}
@@ -1099,7 +1100,7 @@ func (ix *Indexer) updateDocumentLocked(urel, path string) (bool, error) {
 		ref := ix.unitRef(u)
 		for _, c := range ix.consumers {
 			c.Document(ref, data, ss)
-			c.Done(ref, u.tail.Offset, u.tail.Fp)
+			c.Done(ref, u.tail.Offset, u.tail.Fp())
 		}
 	}
 	return true, nil

@@ -237,7 +237,7 @@ func (ix *Indexer) readParkedLocked(k string, verify bool) map[*unit][]*Session 
 			continue
 		}
 		if verify {
-			if s.Tail == nil || !sameTail(s.Tail, &u.tail) || s.Tail.Dep != u.tail.Dep {
+			if s.Tail == nil || !u.tail.same(s.Tail) || s.Tail.Dep != u.tail.Dep {
 				if bad == nil {
 					bad = map[*unit]bool{}
 				}

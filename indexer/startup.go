@@ -265,7 +265,7 @@ func (ix *Indexer) parkLocked() {
 			if u.acc == nil {
 				continue
 			}
-			if len(u.sessions) != 1 || u.state != nil || !sameTail(u.sessions[0].Tail, &u.tail) {
+			if len(u.sessions) != 1 || u.state != nil || !u.tail.same(u.sessions[0].Tail) {
 				keep = append(keep, u)
 				continue
 			}
@@ -394,7 +394,7 @@ func (ix *Indexer) catalogStatesLocked(key string, us []*unit, states [][]byte) 
 		if states[i] != nil {
 			continue
 		}
-		if t := byFile[ix.unitFile(u)]; t != nil && t.State != nil && sameTail(t, &u.tail) {
+		if t := byFile[ix.unitFile(u)]; t != nil && t.State != nil && u.tail.same(t) {
 			states[i] = t.State
 		}
 	}
@@ -494,7 +494,7 @@ func (ix *Indexer) resumeStatesLocked(key, path string, us []*unit) [][]byte {
 		}
 		taken = append(taken, -1)
 		if i := find(e.file); i >= 0 && out[i] == nil {
-			if t, ok := decodeTailFixed(e.tail); ok && sameTail(t, &us[i].tail) {
+			if t, ok := decodeTailFixed(e.tail); ok && us[i].tail.same(t) {
 				taken[n] = i
 				out[i] = []byte{} // claimed; its state is read below
 			}
@@ -596,11 +596,4 @@ func (ix *Indexer) fetchBeforeRemoveLocked(key string) {
 	if len(us) > 0 {
 		ix.fetchStatesLocked(key, us)
 	}
-}
-
-// sameTail reports whether a session's tail is the unit's position (the state it
-// holds was encoded at that position).
-func sameTail(t, u *Tail) bool {
-	return t != nil && t.Dev == u.Dev && t.Ino == u.Ino && t.Offset == u.Offset && t.Size == u.Size &&
-		t.Mtime == u.Mtime && t.Fp == u.Fp && t.Hfp == u.Hfp && t.LongLine == u.LongLine
 }

@@ -1,0 +1,92 @@
+package indexer
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// Every fingerprint string a catalog can hold comes back from a unit's tail as
+// it was read, and compares equal to itself only.
+func TestUnitTailFingerprintRoundTrip(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(path, []byte("one line\nanother line\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fp, _, err := Fingerprint(f, 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hfp, _, err := HeadFingerprint(f, 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	short, _, err := Fingerprint(f, 1000)
+	if err != nil || short != "short" {
+		t.Fatalf("fingerprint past the end: %q, %v", short, err)
+	}
+	fps := []string{"", fp, hfp, short, "0000000000000000", "ffffffffffffffff", "00000000000000ab",
+		"ABCDEF0123456789", "0123456789abcde", "0123456789abcdef0", "g123456789abcdef", "shorts", "x"}
+	for _, a := range fps {
+		for _, b := range fps {
+			x := Tail{Dev: 7, Ino: 9, Offset: 20, Mtime: 11, Size: 22, LongLine: true, Fp: a, Hfp: b, Dep: "d",
+				OwnProject: "p", State: []byte(`{"k":1}`)}
+			var u unitTail
+			u.set(&x)
+			got := u.get()
+			want := x
+			want.OwnProject, want.State = "", nil
+			if got.Dev != want.Dev || got.Ino != want.Ino || got.Offset != want.Offset || got.Mtime != want.Mtime ||
+				got.Size != want.Size || got.LongLine != want.LongLine || got.Fp != want.Fp || got.Hfp != want.Hfp ||
+				got.Dep != want.Dep || got.OwnProject != "" || got.State != nil {
+				t.Fatalf("fp %q hfp %q: got %+v, want %+v", a, b, got, want)
+			}
+			if !u.same(&x) {
+				t.Fatalf("fp %q hfp %q: a tail is not the same as itself", a, b)
+			}
+			if (u.odd != nil) != (!canonicalFp(a) || !canonicalFp(b)) {
+				t.Fatalf("fp %q hfp %q: odd kept %v", a, b, u.odd)
+			}
+			for _, c := range fps {
+				if u.fpIs(c) != (c == a) || u.hfpIs(c) != (c == b) {
+					t.Fatalf("fp %q hfp %q: fpIs(%q) %v, hfpIs(%q) %v", a, b, c, u.fpIs(c), c, u.hfpIs(c))
+				}
+				y := x
+				y.Fp = c
+				if u.same(&y) != (c == a) {
+					t.Fatalf("fp %q: same as a tail with fp %q: %v", a, c, u.same(&y))
+				}
+			}
+			u.SetFp(b)
+			u.SetHfp(a)
+			if u.Fp() != b || u.Hfp() != a {
+				t.Fatalf("set %q, %q: got %q, %q", b, a, u.Fp(), u.Hfp())
+			}
+		}
+	}
+	var u unitTail
+	if u.same(nil) {
+		t.Fatal("a unit's tail is the same as no tail")
+	}
+}
+
+// canonicalFp: the fingerprints a read writes, held without a string.
+func canonicalFp(s string) bool {
+	if s == "" || s == "short" {
+		return true
+	}
+	if len(s) != 16 {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
