@@ -164,7 +164,7 @@ func (ix *Indexer) syncConsumersLocked() error {
 			continue
 		}
 		ref := ix.unitRef(u)
-		for _, s := range u.sessions {
+		for _, s := range u.sessions() {
 			refs = append(refs, SessionRef{UnitRef: ref, ID: s.ID, Type: s.Type, ParentID: s.ParentID,
 				File: s.File, Project: s.Project, Title: s.Title, Created: s.CreatedAt, Last: s.LastActiveAt})
 		}

@@ -36,7 +36,7 @@ func (ix *Indexer) flushLocked() error {
 	ix.fetchDirtyLocked()
 	byDir := map[string][]*unit{}
 	for _, u := range ix.units {
-		for _, s := range u.sessions {
+		for _, s := range u.sessions() {
 			if us := byDir[s.Dir]; ix.dirtyDirs[s.Dir] && (len(us) == 0 || us[len(us)-1] != u) {
 				byDir[s.Dir] = append(us, u)
 			}
@@ -60,7 +60,7 @@ func (ix *Indexer) flushLocked() error {
 		fallback := ""
 		var ss []*Session
 		for _, u := range us {
-			for _, s := range u.sessions {
+			for _, s := range u.sessions() {
 				if s.Dir != dir {
 					continue
 				}
@@ -206,7 +206,7 @@ func (ix *Indexer) writeCatalogsLocked() error {
 	}
 	clear(projects)
 	for _, u := range ix.units {
-		for _, s := range u.sessions {
+		for _, s := range u.sessions() {
 			projects[s.Project] = true
 		}
 		if u.skey != "" {
@@ -246,7 +246,7 @@ func (ix *Indexer) writeCatalogsLocked() error {
 		ix.failed = append(ix.failed, dirtyMark{project: p})
 	}
 	for _, u := range ix.units {
-		for _, s := range u.sessions {
+		for _, s := range u.sessions() {
 			byProject[s.Project] = append(byProject[s.Project], s)
 		}
 	}

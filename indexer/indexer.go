@@ -139,11 +139,11 @@ const (
 // file, and (its sessions parked) little else: 288 bytes, with parked beside
 // probed.
 type unit struct {
-	rel   string
-	kind  UnitKind
-	tail  unitTail
-	acc   Accumulator
-	state json.RawMessage // acc's state from a catalog, not decoded yet
+	rel string
+	// live holds the unit's accumulator, its encoded state and its sessions
+	// while any is in memory; nil for a parked unit (unitlive.go).
+	live *unitLive
+	tail unitTail
 	// lazyKey (parked units only): the state is not in memory either, but in
 	// the resume file of this catalog key, where the last flush left it.
 	lazyKey string
@@ -151,13 +151,13 @@ type unit struct {
 	// catalog of this key, filed under its project (ix.owners[skey]), where the
 	// last flush or Load left them; nsess, sbytes and sskip are their count,
 	// their sizes' and skipped lines' sums (parksessions.go).
-	skey     string
-	sessions []*Session
-	sbytes   int64
-	skipped  int
-	sskip    int32
-	nsess    int32
-	probed   uint32 // the last Unchanged walk that found it (probe.go)
+	skey    string
+	sbytes  int64
+	skipped int
+	sskip   int32
+	nsess   int32
+	probed  uint32 // the last Unchanged walk that found it (probe.go)
+	kind    UnitKind
 	// parked: acc is not in memory; state (nil: a new accumulator's) is all of it,
 	// decoded when the unit is next read or projected (startup.go).
 	parked bool
@@ -297,7 +297,7 @@ func (ix *Indexer) loadLocked() error {
 	if lr != nil {
 		// A listing's units live for milliseconds: allocated together, in a
 		// map sized once.
-		slab = &unitSlab{units: make([]unit, n), sessions: make([]*Session, n)}
+		slab = &unitSlab{units: make([]unit, n), lives: make([]unitLive, n), sessions: make([]*Session, n)}
 		if len(ix.units) == 0 {
 			ix.units = make(map[string]*unit, n)
 		}
@@ -332,6 +332,7 @@ func (ix *Indexer) loadLocked() error {
 // takes in turn, for LoadLite.
 type unitSlab struct {
 	units    []unit
+	lives    []unitLive
 	sessions []*Session
 }
 
@@ -361,7 +362,8 @@ func (ix *Indexer) restoreLocked(s *Session, key string, slab *unitSlab) *unit {
 	if u == nil {
 		if slab != nil && len(slab.units) > 0 {
 			u, slab.units = &slab.units[0], slab.units[1:]
-			u.sessions, slab.sessions = slab.sessions[:0:1], slab.sessions[1:]
+			u.live, slab.lives = &slab.lives[0], slab.lives[1:]
+			u.live.sessions, slab.sessions = slab.sessions[:0:1], slab.sessions[1:]
 		} else {
 			u = &unit{}
 			// A part of the session's file name: copied, as the unit
@@ -378,11 +380,12 @@ func (ix *Indexer) restoreLocked(s *Session, key string, slab *unitSlab) *unit {
 		}
 		// The accumulator is made and its state decoded when first needed (an
 		// append, a native index): a restart over 100k unchanged sessions makes none.
-		u.state, u.parked = s.Tail.State, true
+		u.setState(s.Tail.State)
+		u.parked = true
 		u.skipped = s.SkippedLines
 	}
 	s.Dir = ix.layout.ProjectDir(urel)
-	u.sessions = append(u.sessions, s)
+	u.setSessions(append(u.sessions(), s))
 	if slab != nil {
 		ix.restored = append(ix.restored, s)
 	}
@@ -617,7 +620,9 @@ func (ix *Indexer) forceLocked(urel string) {
 	if u := ix.units[urel]; u != nil {
 		u.tail.Mtime = -1
 		if u.kind == UnitLines {
-			u.acc, u.state, u.parked, u.lazyKey = nil, nil, false, ""
+			u.setAcc(nil)
+			u.setState(nil)
+			u.parked, u.lazyKey = false, ""
 		}
 	}
 }
@@ -748,7 +753,7 @@ func (ix *Indexer) removeUnitLocked(urel string) bool {
 }
 
 func (ix *Indexer) setSessionsLocked(u *unit, ss []*Session) {
-	for _, s := range u.sessions {
+	for _, s := range u.sessions() {
 		ix.dirtyDirs[s.Dir] = true
 		ix.dirtyProjects[s.Project] = true
 	}
@@ -761,7 +766,7 @@ func (ix *Indexer) setSessionsLocked(u *unit, ss []*Session) {
 	for _, s := range ss {
 		ix.dirtyDirs[s.Dir] = true
 	}
-	u.sessions = ss
+	u.setSessions(ss)
 	ix.touched[u.rel] = true
 }
 
@@ -892,7 +897,9 @@ func (ix *Indexer) updateLinesLocked(urel, path string) (bool, error) {
 	}
 	if reset {
 		// New, replaced, rewritten or truncated: read from the start.
-		u.acc, u.state, u.parked, u.lazyKey = ll.NewAccumulator(urel), nil, false, ""
+		u.setAcc(ll.NewAccumulator(urel))
+		u.setState(nil)
+		u.parked, u.lazyKey = false, ""
 		u.tail = newUnitTail(dev, ino)
 		u.skipped = 0
 		oldOffset = 0
@@ -901,7 +908,7 @@ func (ix *Indexer) updateLinesLocked(urel, path string) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("read %s: %w", path, err)
 	}
-	acc := u.acc
+	acc := u.acc()
 	head := headCollector{from: oldOffset, sum: u.tail.Hfp()}
 	rt := Tail{Offset: u.tail.Offset, LongLine: u.tail.LongLine}
 	st, err := readLines(f, &rt, func(off int64, line []byte) {
@@ -970,12 +977,12 @@ func (ix *Indexer) decodeStateLocked(u *unit) bool {
 	if !u.hasState() {
 		return false // forced: read again from the start
 	}
-	if u.state == nil {
+	if u.state() == nil {
 		return true
 	}
-	st := u.state
-	u.state = nil
-	if len(st) > 0 && json.Unmarshal(st, u.acc) != nil {
+	st := u.state()
+	u.setState(nil)
+	if len(st) > 0 && json.Unmarshal(st, u.acc()) != nil {
 		ix.log.Warn("catalog state unreadable, re-reading", "unit", u.rel)
 		ix.forceLocked(u.rel)
 		return false
@@ -1003,15 +1010,15 @@ func (ix *Indexer) fingerprintsMatchLocked(f *os.File, offset int64, tfp, thfp s
 func (ix *Indexer) summarizeLinesLocked(u *unit, path string) {
 	t := u.tail.get()
 	s := &Session{File: path, SizeBytes: t.Size, SkippedLines: u.skipped, Tail: &t}
-	u.acc.Summarize(s, FileFacts{Root: ix.rootDir, Unit: u.rel, Path: path, Size: t.Size, Mtime: time.Unix(0, t.Mtime)})
+	u.acc().Summarize(s, FileFacts{Root: ix.rootDir, Unit: u.rel, Path: path, Size: t.Size, Mtime: time.Unix(0, t.Mtime)})
 	s.Dir = ix.layout.ProjectDir(u.rel)
-	st, err := marshalNoEscape(u.acc)
+	st, err := marshalNoEscape(u.acc())
 	if err == nil && string(st) != "{}" {
 		s.Tail.State = st
 	}
-	s.acc = u.acc
-	if len(u.sessions) == 1 {
-		s.Project = u.sessions[0].Project
+	s.acc = u.acc()
+	if len(u.sessions()) == 1 {
+		s.Project = u.sessions()[0].Project
 	} else if u.skey != "" && u.nsess == 1 {
 		s.Project = ix.parkedProject(u)
 	}
@@ -1038,7 +1045,7 @@ func (ix *Indexer) updateDocumentLocked(urel, path string) (bool, error) {
 		dep = ds.DepStamp(ix.rootDir, urel)
 	}
 	u := ix.units[urel]
-	unchanged := u != nil && u.tail.Dev == dev && u.tail.Ino == ino && u.tail.Size == fi.Size() && u.tail.Mtime == mtime && u.tail.Dep == dep
+	unchanged := u != nil && u.tail.Dev == dev && u.tail.Ino == ino && u.tail.Size == fi.Size() && u.tail.Mtime == mtime && u.tail.Dep() == dep
 	if unchanged && !ix.consumersBehindLocked(u) {
 		return false, nil
 	}
@@ -1068,9 +1075,10 @@ func (ix *Indexer) updateDocumentLocked(urel, path string) (bool, error) {
 		u = &unit{rel: urel, kind: UnitDocument}
 		ix.units[urel] = u
 	}
-	u.tail = unitTail{Dev: dev, Ino: ino, Size: int64(len(data)), Offset: int64(len(data)), Mtime: mtime, Dep: dep}
+	u.tail = unitTail{Dev: dev, Ino: ino, Size: int64(len(data)), Offset: int64(len(data)), Mtime: mtime}
+	u.tail.setStrings("", "", dep)
 	old := map[string]string{}
-	for _, s := range u.sessions {
+	for _, s := range u.sessions() {
 		old[s.ID] = s.Project
 	}
 	parkedIn := "" // parked: every session was filed under this project
@@ -1113,7 +1121,7 @@ func (ix *Indexer) Sessions() []*Session {
 	defer ix.mu.Unlock()
 	var out []*Session
 	for _, u := range ix.units {
-		for _, s := range u.sessions {
+		for _, s := range u.sessions() {
 			c := *s
 			out = append(out, &c)
 		}

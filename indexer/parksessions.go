@@ -22,7 +22,7 @@ import (
 // keeps its sessions too.
 
 // hasSessions reports whether the unit has sessions, in memory or parked.
-func (u *unit) hasSessions() bool { return len(u.sessions) > 0 || u.skey != "" }
+func (u *unit) hasSessions() bool { return len(u.sessions()) > 0 || u.skey != "" }
 
 // setKeysLocked records the catalog key of every project, and the project of
 // every key (the project parked sessions are filed under).
@@ -43,8 +43,8 @@ func (ix *Indexer) parkedProject(u *unit) string { return ix.owners[u.skey] }
 // unitFile is the file a line unit's session names: its own path when the
 // session is parked.
 func (ix *Indexer) unitFile(u *unit) string {
-	if len(u.sessions) == 1 {
-		return u.sessions[0].File
+	if len(u.sessions()) == 1 {
+		return u.sessions()[0].File
 	}
 	return ix.unitPath(u.rel)
 }
@@ -54,33 +54,33 @@ func (ix *Indexer) unitFile(u *unit) string {
 // render (just written or checked by a flush, or just read by Load). It
 // reports whether it did.
 func (ix *Indexer) parkSessionsLocked(u *unit, k string) bool {
-	if ix.opt.Check || ix.lite || u.skey != "" || len(u.sessions) == 0 || ix.touched[u.rel] {
+	if ix.opt.Check || ix.lite || u.skey != "" || len(u.sessions()) == 0 || ix.touched[u.rel] {
 		return false
 	}
-	p := u.sessions[0].Project
+	p := u.sessions()[0].Project
 	if k == "" || ix.keys[p] != k || ix.owners[k] != p {
 		return false
 	}
 	if u.kind == UnitLines {
 		// The state must be where the sessions are (or empty): a unit holding
 		// its accumulator or an encoded state keeps its sessions.
-		if u.acc != nil || !u.parked || u.state != nil || (u.lazyKey != "" && u.lazyKey != k) {
+		if u.acc() != nil || !u.parked || u.state() != nil || (u.lazyKey != "" && u.lazyKey != k) {
 			return false
 		}
 	}
 	var bytes, skipped int64
-	for _, s := range u.sessions {
+	for _, s := range u.sessions() {
 		if s.Project != p || s.Tail == nil {
 			return false
 		}
 		bytes += s.SizeBytes
 		skipped += int64(s.SkippedLines)
 	}
-	if len(u.sessions) > 1<<30 || skipped > 1<<30 {
+	if len(u.sessions()) > 1<<30 || skipped > 1<<30 {
 		return false
 	}
-	u.skey, u.nsess, u.sbytes, u.sskip = k, int32(len(u.sessions)), bytes, int32(skipped)
-	u.sessions = nil
+	u.skey, u.nsess, u.sbytes, u.sskip = k, int32(len(u.sessions())), bytes, int32(skipped)
+	u.setSessions(nil)
 	return true
 }
 
@@ -91,10 +91,10 @@ func (ix *Indexer) parkRenderedLocked() {
 		return
 	}
 	for _, u := range ix.units {
-		if u.skey != "" || len(u.sessions) == 0 {
+		if u.skey != "" || len(u.sessions()) == 0 {
 			continue
 		}
-		p := u.sessions[0].Project
+		p := u.sessions()[0].Project
 		if k, ok := ix.rendered[p]; ok && !ix.dirtyProjects[p] {
 			if u.kind == UnitLines && u.lazyKey == "" {
 				// A state fetched by a flush whose write failed (and left out
@@ -186,7 +186,7 @@ func (ix *Indexer) unparkKeysLocked(keys map[string]bool) (stale []string) {
 			ss, n := got[u], int(u.nsess)
 			u.skey, u.nsess, u.sbytes, u.sskip = "", 0, 0, 0
 			if len(ss) == n {
-				u.sessions = ss
+				u.setSessions(ss)
 				continue
 			}
 			ix.log.Warn("catalog no longer holds the unit's sessions, re-reading", "unit", u.rel, "key", k)
@@ -237,7 +237,7 @@ func (ix *Indexer) readParkedLocked(k string, verify bool) map[*unit][]*Session 
 			continue
 		}
 		if verify {
-			if s.Tail == nil || !u.tail.same(s.Tail) || s.Tail.Dep != u.tail.Dep {
+			if s.Tail == nil || !u.tail.same(s.Tail) || s.Tail.Dep != u.tail.Dep() {
 				if bad == nil {
 					bad = map[*unit]bool{}
 				}
@@ -249,11 +249,11 @@ func (ix *Indexer) readParkedLocked(k string, verify bool) map[*unit][]*Session 
 				switch {
 				case u.lazyKey == k:
 					s.Tail.State = nil // left in the resume file, as Load leaves it
-				case u.state != nil:
-					s.Tail.State = u.state
-				case u.acc != nil:
-					s.acc = u.acc
-					if st, err := marshalNoEscape(u.acc); err == nil && string(st) != "{}" {
+				case u.state() != nil:
+					s.Tail.State = u.state()
+				case u.acc() != nil:
+					s.acc = u.acc()
+					if st, err := marshalNoEscape(u.acc()); err == nil && string(st) != "{}" {
 						s.Tail.State = st
 					}
 				}
@@ -324,7 +324,7 @@ func (ix *Indexer) parkedSessionsLocked(fn func(s *Session)) {
 // to a consumer behind reads their catalog once, not once per document.
 func (ix *Indexer) sessionsOfLocked(u *unit) []*Session {
 	if u.skey == "" {
-		return u.sessions
+		return u.sessions()
 	}
 	if ix.lastParked.m == nil || ix.lastParked.key != u.skey {
 		ix.lastParked = parkedRead{u.skey, ix.readParkedLocked(u.skey, false)}
@@ -346,7 +346,7 @@ var trackSessionPeak = false
 func (ix *Indexer) heldSessionsLocked() int {
 	n := 0
 	for _, u := range ix.units {
-		if len(u.sessions) > 0 {
+		if len(u.sessions()) > 0 {
 			n++
 		}
 	}

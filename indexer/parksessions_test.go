@@ -16,7 +16,7 @@ func inMemory(ix *Indexer) (held, parked int) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	for _, u := range ix.units {
-		if len(u.sessions) > 0 {
+		if len(u.sessions()) > 0 {
 			held++
 		}
 		if u.skey != "" {

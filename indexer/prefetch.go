@@ -386,7 +386,7 @@ func (ix *Indexer) fetchedLocked(urel, path string) bool {
 	if r == nil {
 		return false
 	}
-	u := &unit{rel: urel, kind: UnitLines, acc: r.acc, tail: newUnitTail(r.tail.Dev, r.tail.Ino)}
+	u := &unit{rel: urel, kind: UnitLines, live: &unitLive{acc: r.acc}, tail: newUnitTail(r.tail.Dev, r.tail.Ino)}
 	ix.units[urel] = u
 	if len(ix.consumers) > 0 {
 		// A unit read from the start: every consumer is reset and handed every

@@ -71,7 +71,7 @@ func (ix *Indexer) renderAllLocked() error {
 	var errs []error
 	dirs := map[string][]string{} // project → its sessions' directories
 	for _, u := range ix.units {
-		for _, s := range u.sessions {
+		for _, s := range u.sessions() {
 			dirs[s.Project] = append(dirs[s.Project], s.Dir)
 		}
 		if u.skey != "" {
@@ -109,7 +109,7 @@ func (ix *Indexer) anyParkedLocked() bool {
 func (ix *Indexer) heldStatesLocked() int {
 	n := 0
 	for _, u := range ix.units {
-		if u.acc != nil || u.state != nil {
+		if u.acc() != nil || u.state() != nil {
 			n++
 		}
 	}
@@ -120,7 +120,7 @@ func (ix *Indexer) heldStatesLocked() int {
 // flush renders all of them (writing only what differs).
 func (ix *Indexer) markAllLocked() {
 	for _, u := range ix.units {
-		for _, s := range u.sessions {
+		for _, s := range u.sessions() {
 			ix.dirtyDirs[s.Dir] = true
 			ix.dirtyProjects[s.Project] = true
 		}
@@ -142,7 +142,7 @@ var verifyBatch = 2000 // a var for tests
 func (ix *Indexer) verifyBatchesLocked() [][]string {
 	count := map[string]int{}
 	for _, u := range ix.units {
-		for _, s := range u.sessions {
+		for _, s := range u.sessions() {
 			count[s.Project]++
 		}
 		if u.skey != "" {
@@ -180,7 +180,7 @@ func (ix *Indexer) nativePresenceLocked(natives map[string]bool) {
 	}
 	have := map[string]bool{}
 	for _, u := range ix.units {
-		for _, s := range u.sessions {
+		for _, s := range u.sessions() {
 			if s.Dir != "" {
 				have[s.Dir] = true
 			}
@@ -207,7 +207,7 @@ func (ix *Indexer) countLocked() {
 	projects := map[string]bool{}
 	ix.stats.Sessions, ix.stats.Bytes, ix.stats.SkippedLines = 0, 0, 0
 	for _, u := range ix.units {
-		for _, s := range u.sessions {
+		for _, s := range u.sessions() {
 			projects[s.Project] = true
 			ix.stats.Sessions++
 			ix.stats.Bytes += s.SizeBytes
@@ -225,7 +225,7 @@ func (ix *Indexer) countLocked() {
 
 // hasState reports whether the unit was read (or restored) with its accumulator's
 // state, in memory or parked: the condition for going on from its offset.
-func (u *unit) hasState() bool { return u.acc != nil || u.parked }
+func (u *unit) hasState() bool { return u.acc() != nil || u.parked }
 
 // unparkLocked gives a parked unit its accumulator back (the state in u.state is
 // decoded into it by decodeStateLocked).
@@ -243,9 +243,10 @@ func (ix *Indexer) unparkLocked(u *unit) {
 	if !ok {
 		return
 	}
-	u.acc, u.parked = ll.NewAccumulator(u.rel), false
-	for _, s := range u.sessions {
-		s.acc = u.acc
+	u.setAcc(ll.NewAccumulator(u.rel))
+	u.parked = false
+	for _, s := range u.sessions() {
+		s.acc = u.acc()
 	}
 	ix.hot = append(ix.hot, u)
 }
@@ -262,21 +263,23 @@ func (ix *Indexer) parkLocked() {
 			continue
 		}
 		if !u.parked {
-			if u.acc == nil {
+			if u.acc() == nil {
 				continue
 			}
-			if len(u.sessions) != 1 || u.state != nil || !u.tail.same(u.sessions[0].Tail) {
+			if len(u.sessions()) != 1 || u.state() != nil || !u.tail.same(u.sessions()[0].Tail) {
 				keep = append(keep, u)
 				continue
 			}
-			s := u.sessions[0]
-			u.acc, u.state, u.parked = nil, s.Tail.State, true
+			s := u.sessions()[0]
+			u.setAcc(nil)
+			u.setState(s.Tail.State)
+			u.parked = true
 			s.acc = nil
 		}
 		// This flush left the state in its catalog's resume file: it need not
 		// stay in memory either (unless the write failed and waits for a retry).
-		if len(u.sessions) == 1 {
-			p := u.sessions[0].Project
+		if len(u.sessions()) == 1 {
+			p := u.sessions()[0].Project
 			if k, ok := ix.rendered[p]; ok && !ix.dirtyProjects[p] {
 				ix.lazyLocked(u, k, false)
 			}
@@ -294,10 +297,10 @@ func (ix *Indexer) parkLocked() {
 // With fresh set (the session was just decoded, no snapshot shares its tail),
 // the tail is changed in place rather than copied.
 func (ix *Indexer) lazyLocked(u *unit, key string, fresh bool) {
-	if ix.opt.Check || ix.lite || !u.parked || u.state == nil || len(u.sessions) != 1 || u.sessions[0].Tail == nil {
+	if ix.opt.Check || ix.lite || !u.parked || u.state() == nil || len(u.sessions()) != 1 || u.sessions()[0].Tail == nil {
 		return
 	}
-	s := u.sessions[0]
+	s := u.sessions()[0]
 	if fresh {
 		s.Tail.State = nil
 	} else {
@@ -305,7 +308,8 @@ func (ix *Indexer) lazyLocked(u *unit, key string, fresh bool) {
 		t.State = nil
 		s.Tail = &t
 	}
-	u.state, u.lazyKey = nil, key
+	u.setState(nil)
+	u.lazyKey = key
 }
 
 // fetchStatesLocked brings back the states of lazy units us (those of them left
@@ -333,7 +337,7 @@ func (ix *Indexer) fetchStatesLocked(key string, us []*unit) {
 			want = append(want, u) // its session parked in the same catalog
 			continue
 		}
-		if len(u.sessions) != 1 || u.sessions[0].Tail == nil {
+		if len(u.sessions()) != 1 || u.sessions()[0].Tail == nil {
 			ix.forceLocked(u.rel)
 			continue
 		}
@@ -351,7 +355,7 @@ func (ix *Indexer) fetchStatesLocked(key string, us []*unit) {
 			// The session is not in memory: only the unit takes the state (a
 			// session read back from the catalog holds none, being lazy).
 			if st := states[i]; st != nil {
-				u.state = st
+				u.setState(st)
 				ix.hot = append(ix.hot, u)
 			} else {
 				ix.log.Warn("resume state not found, re-reading", "unit", u.rel, "file", path)
@@ -359,10 +363,11 @@ func (ix *Indexer) fetchStatesLocked(key string, us []*unit) {
 			}
 			continue
 		}
-		s := u.sessions[0]
+		s := u.sessions()[0]
 		nt := *s.Tail
 		if st := states[i]; st != nil {
-			u.state, nt.State = st, st
+			u.setState(st)
+			nt.State = st
 			s.Tail = &nt
 			ix.hot = append(ix.hot, u) // to be left lazy again after the flush
 			continue
@@ -531,7 +536,7 @@ func (ix *Indexer) fetchForWriteLocked(keys map[string]string) {
 		if u.lazyKey == "" || u.skey != "" {
 			continue // parked with its session: brought back with it when needed
 		}
-		if len(u.sessions) != 1 || ix.dirtyProjects[u.sessions[0].Project] || keys[u.sessions[0].Project] != u.lazyKey {
+		if len(u.sessions()) != 1 || ix.dirtyProjects[u.sessions()[0].Project] || keys[u.sessions()[0].Project] != u.lazyKey {
 			need[u.lazyKey] = append(need[u.lazyKey], u)
 		}
 	}
@@ -550,7 +555,7 @@ func (ix *Indexer) fetchDirtyLocked() {
 		if u.lazyKey == "" || u.skey != "" {
 			continue // parked with its session: unparkDirtyLocked brought back those needed
 		}
-		if len(u.sessions) != 1 || ix.dirtyDirs[u.sessions[0].Dir] || ix.dirtyProjects[u.sessions[0].Project] {
+		if len(u.sessions()) != 1 || ix.dirtyDirs[u.sessions()[0].Dir] || ix.dirtyProjects[u.sessions()[0].Project] {
 			need[u.lazyKey] = append(need[u.lazyKey], u)
 		}
 	}

@@ -3,9 +3,10 @@ package indexer
 // unitTail is a unit's Tail as the indexer keeps it in memory, for every unit
 // of a source at once: the fixed fields only (the state and the own project are
 // the sessions'), with the fingerprints held as their 64-bit values instead of
-// the 16 hex digits a catalog's Tail carries, so a parked unit costs no string
-// beside its path. get and set convert; the catalogs and resume files are
-// unchanged.
+// the 16 hex digits a catalog's Tail carries, and the rare strings (a
+// dependency stamp, a fingerprint of another form) behind a pointer, so a
+// parked unit costs no string beside its path. get and set convert; the
+// catalogs and resume files are unchanged.
 type unitTail struct {
 	Dev    uint64
 	Ino    uint64
@@ -14,13 +15,18 @@ type unitTail struct {
 	Size   int64
 	fp     uint64
 	hfp    uint64
-	Dep    string
-	// odd holds the fingerprints, as read, when either is not one Fingerprint
-	// writes (a catalog edited by hand or by another tool): nil otherwise.
-	odd      *[2]string
+	// rare holds Dep and the fingerprints not of a form Fingerprint writes (a
+	// catalog edited by hand or by another tool), as read: nil when there are
+	// none (every line unit's tail, as a rule).
+	rare     *tailRare
 	LongLine bool
 	fpk      fpKind
 	hfpk     fpKind
+}
+
+// tailRare is what a unitTail holds as strings.
+type tailRare struct {
+	dep, fp, hfp string // fp, hfp: set for an fpOdd fingerprint only
 }
 
 // fpKind says what a fingerprint string was.
@@ -79,23 +85,38 @@ func fpString(v uint64, k fpKind, odd string) string {
 }
 
 // Fp is the tail fingerprint as Tail.Fp holds it.
-func (t *unitTail) Fp() string { return fpString(t.fp, t.fpk, t.oddAt(0)) }
+func (t *unitTail) Fp() string { return fpString(t.fp, t.fpk, t.oddFp()) }
 
 // Hfp is the head fingerprint as Tail.Hfp holds it.
-func (t *unitTail) Hfp() string { return fpString(t.hfp, t.hfpk, t.oddAt(1)) }
+func (t *unitTail) Hfp() string { return fpString(t.hfp, t.hfpk, t.oddHfp()) }
 
-func (t *unitTail) oddAt(i int) string {
-	if t.odd == nil {
+// Dep is the dependency stamp (Tail.Dep).
+func (t *unitTail) Dep() string {
+	if t.rare == nil {
 		return ""
 	}
-	return t.odd[i]
+	return t.rare.dep
+}
+
+func (t *unitTail) oddFp() string {
+	if t.rare == nil {
+		return ""
+	}
+	return t.rare.fp
+}
+
+func (t *unitTail) oddHfp() string {
+	if t.rare == nil {
+		return ""
+	}
+	return t.rare.hfp
 }
 
 // fpIs reports whether the tail fingerprint is s, without making a string.
 func (t *unitTail) fpIs(s string) bool {
 	v, k := parseFp(s)
 	if k == fpOdd || t.fpk == fpOdd {
-		return k == t.fpk && s == t.oddAt(0)
+		return k == t.fpk && s == t.oddFp()
 	}
 	return k == t.fpk && v == t.fp
 }
@@ -104,7 +125,7 @@ func (t *unitTail) fpIs(s string) bool {
 func (t *unitTail) hfpIs(s string) bool {
 	v, k := parseFp(s)
 	if k == fpOdd || t.hfpk == fpOdd {
-		return k == t.hfpk && s == t.oddAt(1)
+		return k == t.hfpk && s == t.oddHfp()
 	}
 	return k == t.hfpk && v == t.hfp
 }
@@ -115,25 +136,35 @@ func (t *unitTail) SetFp(s string) { t.setFps(s, t.Hfp()) }
 // SetHfp sets the head fingerprint from its string.
 func (t *unitTail) SetHfp(s string) { t.setFps(t.Fp(), s) }
 
-func (t *unitTail) setFps(fp, hfp string) {
+func (t *unitTail) setFps(fp, hfp string) { t.setStrings(fp, hfp, t.Dep()) }
+
+// setStrings sets the fingerprints and the dependency stamp.
+func (t *unitTail) setStrings(fp, hfp, dep string) {
 	t.fp, t.fpk = parseFp(fp)
 	t.hfp, t.hfpk = parseFp(hfp)
-	t.odd = nil
-	if t.fpk == fpOdd || t.hfpk == fpOdd {
-		t.odd = &[2]string{fp, hfp}
+	t.rare = nil
+	if t.fpk == fpOdd || t.hfpk == fpOdd || dep != "" {
+		r := &tailRare{dep: dep}
+		if t.fpk == fpOdd {
+			r.fp = fp
+		}
+		if t.hfpk == fpOdd {
+			r.hfp = hfp
+		}
+		t.rare = r
 	}
 }
 
 // set makes t x's fixed fields.
 func (t *unitTail) set(x *Tail) {
-	*t = unitTail{Dev: x.Dev, Ino: x.Ino, Offset: x.Offset, Mtime: x.Mtime, Size: x.Size, Dep: x.Dep, LongLine: x.LongLine}
-	t.setFps(x.Fp, x.Hfp)
+	*t = unitTail{Dev: x.Dev, Ino: x.Ino, Offset: x.Offset, Mtime: x.Mtime, Size: x.Size, LongLine: x.LongLine}
+	t.setStrings(x.Fp, x.Hfp, x.Dep)
 }
 
 // get is t as a Tail (no State, no OwnProject).
 func (t *unitTail) get() Tail {
 	return Tail{Dev: t.Dev, Ino: t.Ino, Offset: t.Offset, Mtime: t.Mtime, Size: t.Size, LongLine: t.LongLine,
-		Fp: t.Fp(), Hfp: t.Hfp(), Dep: t.Dep}
+		Fp: t.Fp(), Hfp: t.Hfp(), Dep: t.Dep()}
 }
 
 // same reports whether a session's tail x is the unit's position (the state it

@@ -32,9 +32,13 @@ func TestUnitTailFingerprintRoundTrip(t *testing.T) {
 	}
 	fps := []string{"", fp, hfp, short, "0000000000000000", "ffffffffffffffff", "00000000000000ab",
 		"ABCDEF0123456789", "0123456789abcde", "0123456789abcdef0", "g123456789abcdef", "shorts", "x"}
-	for _, a := range fps {
+	for i, a := range fps {
 		for _, b := range fps {
-			x := Tail{Dev: 7, Ino: 9, Offset: 20, Mtime: 11, Size: 22, LongLine: true, Fp: a, Hfp: b, Dep: "d",
+			dep := ""
+			if i%2 == 1 {
+				dep = "d"
+			}
+			x := Tail{Dev: 7, Ino: 9, Offset: 20, Mtime: 11, Size: 22, LongLine: true, Fp: a, Hfp: b, Dep: dep,
 				OwnProject: "p", State: []byte(`{"k":1}`)}
 			var u unitTail
 			u.set(&x)
@@ -49,8 +53,8 @@ func TestUnitTailFingerprintRoundTrip(t *testing.T) {
 			if !u.same(&x) {
 				t.Fatalf("fp %q hfp %q: a tail is not the same as itself", a, b)
 			}
-			if (u.odd != nil) != (!canonicalFp(a) || !canonicalFp(b)) {
-				t.Fatalf("fp %q hfp %q: odd kept %v", a, b, u.odd)
+			if (u.rare != nil) != (!canonicalFp(a) || !canonicalFp(b) || dep != "") {
+				t.Fatalf("fp %q hfp %q dep %q: rare strings kept %v", a, b, dep, u.rare)
 			}
 			for _, c := range fps {
 				if u.fpIs(c) != (c == a) || u.hfpIs(c) != (c == b) {
@@ -64,8 +68,8 @@ func TestUnitTailFingerprintRoundTrip(t *testing.T) {
 			}
 			u.SetFp(b)
 			u.SetHfp(a)
-			if u.Fp() != b || u.Hfp() != a {
-				t.Fatalf("set %q, %q: got %q, %q", b, a, u.Fp(), u.Hfp())
+			if u.Fp() != b || u.Hfp() != a || u.Dep() != dep {
+				t.Fatalf("set %q, %q: got %q, %q, dep %q", b, a, u.Fp(), u.Hfp(), u.Dep())
 			}
 		}
 	}
