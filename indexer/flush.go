@@ -209,7 +209,7 @@ func (ix *Indexer) writeCatalogsLocked() error {
 		for _, s := range u.sessions() {
 			projects[s.Project] = true
 		}
-		if u.skey != "" {
+		if u.skey != 0 {
 			projects[ix.parkedProject(u)] = true
 		}
 	}
@@ -234,9 +234,9 @@ func (ix *Indexer) writeCatalogsLocked() error {
 	// once that unit is read again.
 	need := map[string]bool{}
 	for _, u := range ix.units {
-		if u.skey != "" {
-			if p := ix.parkedProject(u); ix.dirtyProjects[p] || keys[p] != u.skey {
-				need[u.skey] = true
+		if u.skey != 0 {
+			if p := ix.parkedProject(u); ix.dirtyProjects[p] || keys[p] != ix.skeyOf(u) {
+				need[ix.skeyOf(u)] = true
 			}
 		}
 	}

@@ -115,6 +115,7 @@ type Indexer struct {
 	statePeak     int         // VerifyOutputs: most units holding a state at one flush (for tests)
 	sessionPeak   int         // with trackSessionPeak: most units holding sessions at one flush
 	lastParked    parkedRead  // sessionsOfLocked's last catalog read, until a flush or write begins
+	ktab          keyTab      // the catalog keys units name (keytab.go)
 	parkedReads   int         // catalogs read for parked sessions (for tests)
 	verifyFetched bool        // the flush at hand is one of VerifyOutputs' (statePeak is kept)
 	resCache      resumeCache // the resume file fetchStatesLocked last read (startup.go)
@@ -145,13 +146,14 @@ type unit struct {
 	live *unitLive
 	tail unitTail
 	// lazyKey (parked units only): the state is not in memory either, but in
-	// the resume file of this catalog key, where the last flush left it.
-	lazyKey string
+	// the resume file of this catalog key, where the last flush left it. Both
+	// keys are ids in ix.ktab (keytab.go): ix.lazyKeyOf, ix.skeyOf name them.
+	lazyKey ckey
 	// skey: the unit's sessions are not in memory (sessions is nil) but in the
 	// catalog of this key, filed under its project (ix.owners[skey]), where the
 	// last flush or Load left them; nsess, sbytes and sskip are their count,
 	// their sizes' and skipped lines' sums (parksessions.go).
-	skey    string
+	skey    ckey
 	sbytes  int64
 	skipped int
 	sskip   int32
@@ -354,10 +356,10 @@ func (ix *Indexer) restoreLocked(s *Session, key string, slab *unitSlab) *unit {
 		return nil
 	}
 	u := ix.units[urel]
-	if u != nil && u.skey != "" {
+	if u != nil && u.skey != 0 {
 		// Already restored from another catalog and parked there: the unit
 		// keeps its sessions in memory.
-		ix.unparkKeysLocked(map[string]bool{u.skey: true})
+		ix.unparkKeysLocked(map[string]bool{ix.skeyOf(u): true})
 	}
 	if u == nil {
 		if slab != nil && len(slab.units) > 0 {
@@ -622,7 +624,8 @@ func (ix *Indexer) forceLocked(urel string) {
 		if u.kind == UnitLines {
 			u.setAcc(nil)
 			u.setState(nil)
-			u.parked, u.lazyKey = false, ""
+			u.parked = false
+			ix.setLazyKey(u, "")
 		}
 	}
 }
@@ -742,6 +745,7 @@ func (ix *Indexer) removeUnitLocked(urel string) bool {
 		return false
 	}
 	ix.setSessionsLocked(u, nil)
+	ix.setLazyKey(u, "")
 	delete(ix.units, urel)
 	if len(ix.consumers) > 0 {
 		ref := ix.unitRef(u)
@@ -757,11 +761,12 @@ func (ix *Indexer) setSessionsLocked(u *unit, ss []*Session) {
 		ix.dirtyDirs[s.Dir] = true
 		ix.dirtyProjects[s.Project] = true
 	}
-	if u.skey != "" {
+	if u.skey != 0 {
 		// Parked: they leave the catalog they are in.
 		ix.dirtyDirs[ix.layout.ProjectDir(u.rel)] = true
 		ix.dirtyProjects[ix.parkedProject(u)] = true
-		u.skey, u.nsess, u.sbytes, u.sskip = "", 0, 0, 0
+		ix.setSkey(u, "")
+		u.nsess, u.sbytes, u.sskip = 0, 0, 0
 	}
 	for _, s := range ss {
 		ix.dirtyDirs[s.Dir] = true
@@ -899,7 +904,8 @@ func (ix *Indexer) updateLinesLocked(urel, path string) (bool, error) {
 		// New, replaced, rewritten or truncated: read from the start.
 		u.setAcc(ll.NewAccumulator(urel))
 		u.setState(nil)
-		u.parked, u.lazyKey = false, ""
+		u.parked = false
+		ix.setLazyKey(u, "")
 		u.tail = newUnitTail(dev, ino)
 		u.skipped = 0
 		oldOffset = 0
@@ -910,7 +916,7 @@ func (ix *Indexer) updateLinesLocked(urel, path string) (bool, error) {
 	}
 	acc := u.acc()
 	head := headCollector{from: oldOffset, sum: u.tail.Hfp()}
-	rt := Tail{Offset: u.tail.Offset, LongLine: u.tail.LongLine}
+	rt := Tail{Offset: u.tail.Offset, LongLine: u.tail.LongLine()}
 	st, err := readLines(f, &rt, func(off int64, line []byte) {
 		head.line(line)
 		line = bytes.TrimSpace(line)
@@ -926,7 +932,8 @@ func (ix *Indexer) updateLinesLocked(urel, path string) (bool, error) {
 		}
 		feed(off, line)
 	})
-	u.tail.Offset, u.tail.LongLine = rt.Offset, rt.LongLine
+	u.tail.Offset = rt.Offset
+	u.tail.SetLongLine(rt.LongLine)
 	ix.stats.BytesRead += st.BytesRead
 	u.skipped += st.Long
 	if err != nil {
@@ -948,7 +955,7 @@ func (ix *Indexer) updateLinesLocked(urel, path string) (bool, error) {
 	// otherwise); the lines just read continue its hash.
 	if oldOffset < headWindow {
 		hfp, ok := "", false
-		if st.Long == 0 && !u.tail.LongLine {
+		if st.Long == 0 && !rt.LongLine {
 			hfp, ok = head.fingerprint(u.tail.Offset)
 		}
 		if !ok {
@@ -1019,7 +1026,7 @@ func (ix *Indexer) summarizeLinesLocked(u *unit, path string) {
 	s.acc = u.acc()
 	if len(u.sessions()) == 1 {
 		s.Project = u.sessions()[0].Project
-	} else if u.skey != "" && u.nsess == 1 {
+	} else if u.skey != 0 && u.nsess == 1 {
 		s.Project = ix.parkedProject(u)
 	}
 	ix.setSessionsLocked(u, []*Session{s})
@@ -1076,13 +1083,13 @@ func (ix *Indexer) updateDocumentLocked(urel, path string) (bool, error) {
 		ix.units[urel] = u
 	}
 	u.tail = unitTail{Dev: dev, Ino: ino, Size: int64(len(data)), Offset: int64(len(data)), Mtime: mtime}
-	u.tail.setStrings("", "", dep)
+	u.tail.setRare("", "", dep, false)
 	old := map[string]string{}
 	for _, s := range u.sessions() {
 		old[s.ID] = s.Project
 	}
 	parkedIn := "" // parked: every session was filed under this project
-	if u.skey != "" {
+	if u.skey != 0 {
 		parkedIn = ix.parkedProject(u)
 	}
 	for _, s := range ss {

@@ -161,7 +161,7 @@ func TestFailedWriteUnitsParkAgain(t *testing.T) {
 		ix.mu.Lock()
 		for _, u := range ix.units {
 			if len(u.sessions()) > 0 {
-				t.Logf("held: %s state=%d bytes parked=%v lazyKey=%q", u.rel, len(u.state()), u.parked, u.lazyKey)
+				t.Logf("held: %s state=%d bytes parked=%v lazyKey=%q", u.rel, len(u.state()), u.parked, ix.lazyKeyOf(u))
 			}
 		}
 		ix.mu.Unlock()

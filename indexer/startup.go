@@ -74,7 +74,7 @@ func (ix *Indexer) renderAllLocked() error {
 		for _, s := range u.sessions() {
 			dirs[s.Project] = append(dirs[s.Project], s.Dir)
 		}
-		if u.skey != "" {
+		if u.skey != 0 {
 			p := ix.parkedProject(u)
 			if d := ix.layout.ProjectDir(u.rel); d != "" { // see inDirtyDirLocked
 				dirs[p] = append(dirs[p], d)
@@ -98,7 +98,7 @@ func (ix *Indexer) renderAllLocked() error {
 // anyParkedLocked reports whether a unit's sessions are parked.
 func (ix *Indexer) anyParkedLocked() bool {
 	for _, u := range ix.units {
-		if u.skey != "" {
+		if u.skey != 0 {
 			return true
 		}
 	}
@@ -124,7 +124,7 @@ func (ix *Indexer) markAllLocked() {
 			ix.dirtyDirs[s.Dir] = true
 			ix.dirtyProjects[s.Project] = true
 		}
-		if u.skey != "" {
+		if u.skey != 0 {
 			ix.dirtyDirs[ix.layout.ProjectDir(u.rel)] = true
 			ix.dirtyProjects[ix.parkedProject(u)] = true
 		}
@@ -145,7 +145,7 @@ func (ix *Indexer) verifyBatchesLocked() [][]string {
 		for _, s := range u.sessions() {
 			count[s.Project]++
 		}
-		if u.skey != "" {
+		if u.skey != 0 {
 			count[ix.parkedProject(u)] += int(u.nsess)
 		}
 	}
@@ -185,7 +185,7 @@ func (ix *Indexer) nativePresenceLocked(natives map[string]bool) {
 				have[s.Dir] = true
 			}
 		}
-		if d := ix.layout.ProjectDir(u.rel); u.skey != "" && d != "" {
+		if d := ix.layout.ProjectDir(u.rel); u.skey != 0 && d != "" {
 			have[d] = true
 		}
 	}
@@ -213,7 +213,7 @@ func (ix *Indexer) countLocked() {
 			ix.stats.Bytes += s.SizeBytes
 			ix.stats.SkippedLines += s.SkippedLines
 		}
-		if u.skey != "" {
+		if u.skey != 0 {
 			projects[ix.parkedProject(u)] = true
 			ix.stats.Sessions += int(u.nsess)
 			ix.stats.Bytes += u.sbytes
@@ -233,8 +233,8 @@ func (ix *Indexer) unparkLocked(u *unit) {
 	if !u.parked {
 		return
 	}
-	if u.lazyKey != "" {
-		ix.fetchStatesLocked(u.lazyKey, []*unit{u})
+	if u.lazyKey != 0 {
+		ix.fetchStatesLocked(ix.lazyKeyOf(u), []*unit{u})
 		if !u.parked {
 			return // its state was not found: it is read again from the start
 		}
@@ -259,7 +259,7 @@ func (ix *Indexer) unparkLocked(u *unit) {
 func (ix *Indexer) parkLocked() {
 	keep := ix.hot[:0]
 	for _, u := range ix.hot {
-		if ix.units[u.rel] != u || u.lazyKey != "" {
+		if ix.units[u.rel] != u || u.lazyKey != 0 {
 			continue
 		}
 		if !u.parked {
@@ -309,7 +309,7 @@ func (ix *Indexer) lazyLocked(u *unit, key string, fresh bool) {
 		s.Tail = &t
 	}
 	u.setState(nil)
-	u.lazyKey = key
+	ix.setLazyKey(u, key)
 }
 
 // fetchStatesLocked brings back the states of lazy units us (those of them left
@@ -329,11 +329,11 @@ func (ix *Indexer) fetchStatesLocked(key string, us []*unit) {
 	path := filepath.Join(CatalogDir(ix.opt.StateDir, ix.opt.Source), key, ResumeName)
 	want := us[:0:0]
 	for _, u := range us {
-		if u.lazyKey != key {
+		if ix.lazyKeyOf(u) != key {
 			continue
 		}
-		u.lazyKey = ""
-		if u.skey != "" && u.nsess == 1 {
+		ix.setLazyKey(u, "")
+		if u.skey != 0 && u.nsess == 1 {
 			want = append(want, u) // its session parked in the same catalog
 			continue
 		}
@@ -351,7 +351,7 @@ func (ix *Indexer) fetchStatesLocked(key string, us []*unit) {
 		ix.catalogStatesLocked(key, want, states)
 	}
 	for i, u := range want {
-		if u.skey != "" {
+		if u.skey != 0 {
 			// The session is not in memory: only the unit takes the state (a
 			// session read back from the catalog holds none, being lazy).
 			if st := states[i]; st != nil {
@@ -533,11 +533,11 @@ func (ix *Indexer) resumeStatesLocked(key, path string, us []*unit) [][]byte {
 func (ix *Indexer) fetchForWriteLocked(keys map[string]string) {
 	need := map[string][]*unit{}
 	for _, u := range ix.units {
-		if u.lazyKey == "" || u.skey != "" {
+		if u.lazyKey == 0 || u.skey != 0 {
 			continue // parked with its session: brought back with it when needed
 		}
-		if len(u.sessions()) != 1 || ix.dirtyProjects[u.sessions()[0].Project] || keys[u.sessions()[0].Project] != u.lazyKey {
-			need[u.lazyKey] = append(need[u.lazyKey], u)
+		if len(u.sessions()) != 1 || ix.dirtyProjects[u.sessions()[0].Project] || keys[u.sessions()[0].Project] != ix.lazyKeyOf(u) {
+			need[ix.lazyKeyOf(u)] = append(need[ix.lazyKeyOf(u)], u)
 		}
 	}
 	for k, us := range need {
@@ -552,11 +552,11 @@ func (ix *Indexer) fetchForWriteLocked(keys map[string]string) {
 func (ix *Indexer) fetchDirtyLocked() {
 	need := map[string][]*unit{}
 	for _, u := range ix.units {
-		if u.lazyKey == "" || u.skey != "" {
+		if u.lazyKey == 0 || u.skey != 0 {
 			continue // parked with its session: unparkDirtyLocked brought back those needed
 		}
 		if len(u.sessions()) != 1 || ix.dirtyDirs[u.sessions()[0].Dir] || ix.dirtyProjects[u.sessions()[0].Project] {
-			need[u.lazyKey] = append(need[u.lazyKey], u)
+			need[ix.lazyKeyOf(u)] = append(need[ix.lazyKeyOf(u)], u)
 		}
 	}
 	for k, us := range need {
@@ -578,8 +578,8 @@ func (ix *Indexer) fetchDirsLocked(byDir map[string][]*unit) {
 	need := map[string][]*unit{}
 	for dir := range ix.dirtyDirs {
 		for _, u := range byDir[dir] {
-			if u.lazyKey != "" {
-				need[u.lazyKey] = append(need[u.lazyKey], u)
+			if u.lazyKey != 0 {
+				need[ix.lazyKeyOf(u)] = append(need[ix.lazyKeyOf(u)], u)
 			}
 		}
 	}
@@ -594,7 +594,7 @@ func (ix *Indexer) fetchBeforeRemoveLocked(key string) {
 	ix.unparkKeysLocked(map[string]bool{key: true})
 	var us []*unit
 	for _, u := range ix.units {
-		if u.lazyKey == key {
+		if ix.lazyKeyOf(u) == key {
 			us = append(us, u)
 		}
 	}

@@ -4,8 +4,8 @@ package indexer
 // of a source at once: the fixed fields only (the state and the own project are
 // the sessions'), with the fingerprints held as their 64-bit values instead of
 // the 16 hex digits a catalog's Tail carries, and the rare strings (a
-// dependency stamp, a fingerprint of another form) behind a pointer, so a
-// parked unit costs no string beside its path. get and set convert; the
+// dependency stamp, LongLine, a fingerprint of another form) behind a pointer,
+// so a parked unit costs no string beside its path. get and set convert; the
 // catalogs and resume files are unchanged.
 type unitTail struct {
 	Dev    uint64
@@ -13,41 +13,30 @@ type unitTail struct {
 	Offset int64
 	Mtime  int64
 	Size   int64
-	fp     uint64
-	hfp    uint64
-	// rare holds Dep and the fingerprints not of a form Fingerprint writes (a
-	// catalog edited by hand or by another tool), as read: nil when there are
-	// none (every line unit's tail, as a rule).
-	rare     *tailRare
-	LongLine bool
-	fpk      fpKind
-	hfpk     fpKind
+	// fp and hfp are the fingerprints' values when they are 16 hex digits
+	// (fingerprintBytes), not all zero; 0 otherwise: "" when rare is nil or
+	// does not have it, else rare's string.
+	fp  uint64
+	hfp uint64
+	// rare holds what most tails lack: Dep, LongLine, and the fingerprints of
+	// another form ("short", one edited by hand or by another tool), as read;
+	// nil when there is none of them (every line unit's tail, as a rule).
+	rare *tailRare
 }
 
-// tailRare is what a unitTail holds as strings.
+// tailRare is what a unitTail holds beyond its numbers.
 type tailRare struct {
-	dep, fp, hfp string // fp, hfp: set for an fpOdd fingerprint only
+	dep           string
+	fp, hfp       string // with fpSet, hfpSet: a fingerprint that is not a value
+	fpSet, hfpSet bool
+	longLine      bool
 }
 
-// fpKind says what a fingerprint string was.
-type fpKind uint8
-
-const (
-	fpNone  fpKind = iota // "": nothing consumed
-	fpHex                 // 16 lower-case hex digits (fingerprintBytes)
-	fpShort               // "short": the file no longer reached the offset
-	fpOdd                 // anything else, kept as read in odd
-)
-
-// parseFp is the value and kind of fingerprint s.
-func parseFp(s string) (uint64, fpKind) {
-	switch {
-	case s == "":
-		return 0, fpNone
-	case s == "short":
-		return 0, fpShort
-	case len(s) != 16:
-		return 0, fpOdd
+// parseFp is the value of fingerprint s, and whether it has one (16 lower-case
+// hex digits, not all zero).
+func parseFp(s string) (uint64, bool) {
+	if len(s) != 16 {
+		return 0, false
 	}
 	var v uint64
 	for i := 0; i < len(s); i++ {
@@ -58,37 +47,45 @@ func parseFp(s string) (uint64, fpKind) {
 		case c >= 'a' && c <= 'f':
 			c -= 'a' - 10
 		default:
-			return 0, fpOdd
+			return 0, false
 		}
 		v = v<<4 | uint64(c)
 	}
-	return v, fpHex
+	return v, v != 0
 }
 
-// fpString is the fingerprint string of v and k (odd: the string kept for fpOdd).
-func fpString(v uint64, k fpKind, odd string) string {
-	switch k {
-	case fpHex:
-		const digits = "0123456789abcdef"
-		var b [16]byte
-		for i := 15; i >= 0; i-- {
-			b[i] = digits[v&0xf]
-			v >>= 4
-		}
-		return string(b[:])
-	case fpShort:
-		return "short"
-	case fpOdd:
-		return odd
+// fpHex is the fingerprint string of value v, as fingerprintBytes writes it.
+func fpHex(v uint64) string {
+	const digits = "0123456789abcdef"
+	var b [16]byte
+	for i := 15; i >= 0; i-- {
+		b[i] = digits[v&0xf]
+		v >>= 4
+	}
+	return string(b[:])
+}
+
+// Fp is the tail fingerprint as Tail.Fp holds it.
+func (t *unitTail) Fp() string {
+	switch {
+	case t.fp != 0:
+		return fpHex(t.fp)
+	case t.rare != nil && t.rare.fpSet:
+		return t.rare.fp
 	}
 	return ""
 }
 
-// Fp is the tail fingerprint as Tail.Fp holds it.
-func (t *unitTail) Fp() string { return fpString(t.fp, t.fpk, t.oddFp()) }
-
 // Hfp is the head fingerprint as Tail.Hfp holds it.
-func (t *unitTail) Hfp() string { return fpString(t.hfp, t.hfpk, t.oddHfp()) }
+func (t *unitTail) Hfp() string {
+	switch {
+	case t.hfp != 0:
+		return fpHex(t.hfp)
+	case t.rare != nil && t.rare.hfpSet:
+		return t.rare.hfp
+	}
+	return ""
+}
 
 // Dep is the dependency stamp (Tail.Dep).
 func (t *unitTail) Dep() string {
@@ -98,72 +95,66 @@ func (t *unitTail) Dep() string {
 	return t.rare.dep
 }
 
-func (t *unitTail) oddFp() string {
-	if t.rare == nil {
-		return ""
-	}
-	return t.rare.fp
-}
-
-func (t *unitTail) oddHfp() string {
-	if t.rare == nil {
-		return ""
-	}
-	return t.rare.hfp
-}
+// LongLine is Tail.LongLine.
+func (t *unitTail) LongLine() bool { return t.rare != nil && t.rare.longLine }
 
 // fpIs reports whether the tail fingerprint is s, without making a string.
 func (t *unitTail) fpIs(s string) bool {
-	v, k := parseFp(s)
-	if k == fpOdd || t.fpk == fpOdd {
-		return k == t.fpk && s == t.oddFp()
+	if v, ok := parseFp(s); ok {
+		return v == t.fp
 	}
-	return k == t.fpk && v == t.fp
+	return t.fp == 0 && s == t.Fp()
 }
 
 // hfpIs reports whether the head fingerprint is s.
 func (t *unitTail) hfpIs(s string) bool {
-	v, k := parseFp(s)
-	if k == fpOdd || t.hfpk == fpOdd {
-		return k == t.hfpk && s == t.oddHfp()
+	if v, ok := parseFp(s); ok {
+		return v == t.hfp
 	}
-	return k == t.hfpk && v == t.hfp
+	return t.hfp == 0 && s == t.Hfp()
 }
 
 // SetFp sets the tail fingerprint from its string.
-func (t *unitTail) SetFp(s string) { t.setFps(s, t.Hfp()) }
+func (t *unitTail) SetFp(s string) { t.setRare(s, t.Hfp(), t.Dep(), t.LongLine()) }
 
 // SetHfp sets the head fingerprint from its string.
-func (t *unitTail) SetHfp(s string) { t.setFps(t.Fp(), s) }
+func (t *unitTail) SetHfp(s string) { t.setRare(t.Fp(), s, t.Dep(), t.LongLine()) }
 
-func (t *unitTail) setFps(fp, hfp string) { t.setStrings(fp, hfp, t.Dep()) }
-
-// setStrings sets the fingerprints and the dependency stamp.
-func (t *unitTail) setStrings(fp, hfp, dep string) {
-	t.fp, t.fpk = parseFp(fp)
-	t.hfp, t.hfpk = parseFp(hfp)
-	t.rare = nil
-	if t.fpk == fpOdd || t.hfpk == fpOdd || dep != "" {
-		r := &tailRare{dep: dep}
-		if t.fpk == fpOdd {
-			r.fp = fp
-		}
-		if t.hfpk == fpOdd {
-			r.hfp = hfp
-		}
-		t.rare = r
+// SetLongLine sets LongLine.
+func (t *unitTail) SetLongLine(b bool) {
+	if b != t.LongLine() {
+		t.setRare(t.Fp(), t.Hfp(), t.Dep(), b)
 	}
+}
+
+// setRare sets the fingerprints, the dependency stamp and LongLine.
+func (t *unitTail) setRare(fp, hfp, dep string, longLine bool) {
+	var fpOK, hfpOK bool
+	t.fp, fpOK = parseFp(fp)
+	t.hfp, hfpOK = parseFp(hfp)
+	t.rare = nil
+	if (fpOK || fp == "") && (hfpOK || hfp == "") && dep == "" && !longLine {
+		return
+	}
+	r := &tailRare{dep: dep, longLine: longLine}
+	if !fpOK && fp != "" {
+		r.fp, r.fpSet = fp, true
+	}
+	if !hfpOK && hfp != "" {
+		r.hfp, r.hfpSet = hfp, true
+	}
+	t.rare = r
 }
 
 // set makes t x's fixed fields.
 func (t *unitTail) set(x *Tail) {
-	*t = unitTail{Dev: x.Dev, Ino: x.Ino, Offset: x.Offset, Mtime: x.Mtime, Size: x.Size, LongLine: x.LongLine}
-	t.setStrings(x.Fp, x.Hfp, x.Dep)
+	*t = unitTail{Dev: x.Dev, Ino: x.Ino, Offset: x.Offset, Mtime: x.Mtime, Size: x.Size}
+	t.setRare(x.Fp, x.Hfp, x.Dep, x.LongLine)
 }
 
 // get is t as a Tail (no State, no OwnProject).
 func (t *unitTail) get() Tail {
-	return Tail{Dev: t.Dev, Ino: t.Ino, Offset: t.Offset, Mtime: t.Mtime, Size: t.Size, LongLine: t.LongLine,
+	return Tail{Dev: t.Dev, Ino: t.Ino, Offset: t.Offset, Mtime: t.Mtime, Size: t.Size, LongLine: t.LongLine(),
 		Fp: t.Fp(), Hfp: t.Hfp(), Dep: t.Dep()}
 }
 
@@ -171,7 +162,7 @@ func (t *unitTail) get() Tail {
 // holds was encoded at that position): the fixed fields but Dep.
 func (t *unitTail) same(x *Tail) bool {
 	return x != nil && x.Dev == t.Dev && x.Ino == t.Ino && x.Offset == t.Offset && x.Size == t.Size &&
-		x.Mtime == t.Mtime && x.LongLine == t.LongLine && t.fpIs(x.Fp) && t.hfpIs(x.Hfp)
+		x.Mtime == t.Mtime && x.LongLine == t.LongLine() && t.fpIs(x.Fp) && t.hfpIs(x.Hfp)
 }
 
 // newUnitTail is a tail of a file of identity dev and ino, nothing consumed.
