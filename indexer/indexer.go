@@ -116,6 +116,7 @@ type Indexer struct {
 	sessionPeak   int         // with trackSessionPeak: most units holding sessions at one flush
 	lastParked    parkedRead  // sessionsOfLocked's last catalog read, until a flush or write begins
 	ktab          keyTab      // the catalog keys units name (keytab.go)
+	rels          relArena    // Load's copies of the units' paths (unitlive.go)
 	parkedReads   int         // catalogs read for parked sessions (for tests)
 	verifyFetched bool        // the flush at hand is one of VerifyOutputs' (statePeak is kept)
 	resCache      resumeCache // the resume file fetchStatesLocked last read (startup.go)
@@ -322,6 +323,7 @@ func (ix *Indexer) loadLocked() error {
 			}
 		}
 	}
+	ix.rels = relArena{} // its last block stays with the units cut from it
 	ix.setKeysLocked(ix.keys)
 	// The sessions just read are what their catalog holds: parked again.
 	for u, k := range from {
@@ -370,7 +372,7 @@ func (ix *Indexer) restoreLocked(s *Session, key string, slab *unitSlab) *unit {
 			u = &unit{}
 			// A part of the session's file name: copied, as the unit
 			// outlives the session (parked) and the rest of the name.
-			urel = strings.Clone(urel)
+			urel = ix.rels.clone(urel)
 		}
 		u.rel, u.kind = urel, kind
 		u.tail.set(s.Tail)

@@ -1,6 +1,10 @@
 package indexer
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"strings"
+	"unsafe"
+)
 
 // unitLive is what a unit holds in memory only between a change and the flush
 // that parks it again: its accumulator, its encoded state and its sessions. A
@@ -75,4 +79,25 @@ func (u *unit) shrink() {
 	if l := u.live; l.acc == nil && l.state == nil && l.sessions == nil {
 		u.live = nil
 	}
+}
+
+// relArena copies the paths of the units Load restores into shared blocks: a
+// unit's path, its key in ix.units, is its largest part after the unit, and
+// one allocation each costs the rounding up to a size class (~10 bytes of ~90)
+// and a malloc. A block is freed when no path cut from it is held any more;
+// a unit removed since Load keeps at most its path's bytes in a live block.
+type relArena struct{ buf []byte }
+
+const relBlock = 16 << 10
+
+func (a *relArena) clone(s string) string {
+	if len(s) == 0 || len(s) > relBlock/16 {
+		return strings.Clone(s)
+	}
+	if cap(a.buf)-len(a.buf) < len(s) {
+		a.buf = make([]byte, 0, relBlock)
+	}
+	n := len(a.buf)
+	a.buf = append(a.buf, s...)
+	return unsafe.String(&a.buf[n], len(s))
 }

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"unsafe"
 )
 
 // Every fingerprint string a catalog can hold comes back from a unit's tail as
@@ -94,4 +95,35 @@ func canonicalFp(s string) bool {
 		}
 	}
 	return true
+}
+
+// Load's path copies equal their source, survive its reuse, and never share
+// bytes with one another, across blocks and for paths too long for one.
+func TestRelArena(t *testing.T) {
+	var a relArena
+	src := make([]byte, 0, 4096)
+	var got, want []string
+	for i := 0; i < 3000; i++ {
+		n := 1 + i*7%300
+		if i%500 == 0 {
+			n = relBlock // longer than a block's share: copied on its own
+		}
+		src = src[:0]
+		for j := 0; j < n; j++ {
+			src = append(src, byte('a'+(i+j)%26))
+		}
+		want = append(want, string(src))
+		got = append(got, a.clone(unsafe.String(&src[0], len(src)))) // the source's bytes, not a copy
+		for j := range src {
+			src[j] = '!' // the source's bytes reused: the copy keeps its own
+		}
+	}
+	if a.clone("") != "" {
+		t.Error("an empty path copied as another")
+	}
+	for i := range got {
+		if got[i] != want[i] {
+			t.Fatalf("copy %d is %q, want %q", i, got[i], want[i])
+		}
+	}
 }
