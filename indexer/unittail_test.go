@@ -3,6 +3,8 @@ package indexer
 import (
 	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 	"unsafe"
 )
@@ -126,4 +128,63 @@ func TestRelArena(t *testing.T) {
 			t.Fatalf("copy %d is %q, want %q", i, got[i], want[i])
 		}
 	}
+}
+
+var fpField = regexp.MustCompile(`"h?fp":"[0-9a-f]{16}"`)
+
+// A resume file whose fingerprints are not of the form Fingerprint writes (a
+// catalog edited by another tool) is kept as read: a restart parks its units
+// and writes nothing, and the sessions read back carry the same strings.
+func TestUnitTailOddFingerprintsRestart(t *testing.T) {
+	root, state, files := startStore(t, 2)
+	paths, err := filepath.Glob(filepath.Join(CatalogDir(state, "wave"), "*", ResumeName))
+	if err != nil || len(paths) != 2 {
+		t.Fatalf("resume files %v, %v", paths, err)
+	}
+	edited := 0
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Upper-case hex and a stranger head fingerprint: same length, so
+		// every offset in the file stays right.
+		s := fpField.ReplaceAllStringFunc(string(data), func(f string) string {
+			edited++
+			if strings.HasPrefix(f, `"hfp"`) {
+				return `"hfp":"zzzzzzzzzzzzzzzz"`
+			}
+			return `"fp":"` + strings.ToUpper(f[6:22]) + `"`
+		})
+		if err := os.WriteFile(p, []byte(s), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if edited != 2*len(files) {
+		t.Fatalf("edited %d fingerprints, want %d", edited, 2*len(files))
+	}
+	ix := loadedIndexer(t, root, state)
+	if err := ix.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if st := ix.Stats(); st.BytesRead != 0 || st.CatalogWrites != 0 || st.Sessions != len(files) {
+		t.Errorf("Start read %d bytes, wrote %d catalogs, counts %d sessions; want none, none, %d", st.BytesRead, st.CatalogWrites, st.Sessions, len(files))
+	}
+	ix.mu.Lock()
+	for _, u := range ix.units {
+		if u.skey == 0 || u.tail.rare == nil || !upperFp(u.tail.Fp()) || u.tail.Hfp() != "zzzzzzzzzzzzzzzz" {
+			t.Errorf("%s: parked %v, fingerprints %q, %q", u.rel, u.skey != 0, u.tail.Fp(), u.tail.Hfp())
+		}
+	}
+	ix.mu.Unlock()
+	for _, s := range ix.Sessions() {
+		if s.Tail == nil || !upperFp(s.Tail.Fp) || s.Tail.Hfp != "zzzzzzzzzzzzzzzz" {
+			t.Errorf("%s: read back with tail %+v", s.File, s.Tail)
+		}
+	}
+}
+
+// upperFp: a fingerprint of 16 hex digits, upper-case, one of them a letter.
+func upperFp(s string) bool {
+	return len(s) == 16 && s == strings.ToUpper(s) && s != strings.ToLower(s) && strings.Trim(s, "0123456789ABCDEF") == ""
 }
