@@ -140,7 +140,7 @@ func (ix *Indexer) consumersBehindLocked(u *unit) bool {
 	ref := ix.unitRef(u)
 	for _, c := range ix.consumers {
 		off, fp, ok := c.Resume(ref)
-		if !ok || off != u.tail.Offset || fp != u.tail.Fp {
+		if !ok || off != u.tail.Offset || !u.tail.fpIs(fp) {
 			return true
 		}
 	}
@@ -164,7 +164,7 @@ func (ix *Indexer) syncConsumersLocked() error {
 			continue
 		}
 		ref := ix.unitRef(u)
-		for _, s := range u.sessions {
+		for _, s := range u.sessions() {
 			refs = append(refs, SessionRef{UnitRef: ref, ID: s.ID, Type: s.Type, ParentID: s.ParentID,
 				File: s.File, Project: s.Project, Title: s.Title, Created: s.CreatedAt, Last: s.LastActiveAt})
 		}
@@ -200,7 +200,7 @@ func (ix *Indexer) catchUpConsumersLocked(f *os.File, u *unit, reset bool) (func
 		switch {
 		case !ok:
 			c.Reset(ref)
-		case off == u.tail.Offset && fp == u.tail.Fp:
+		case off == u.tail.Offset && u.tail.fpIs(fp):
 			from[i] = off
 		default:
 			got, n, err := Fingerprint(f, off)

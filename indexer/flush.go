@@ -36,7 +36,7 @@ func (ix *Indexer) flushLocked() error {
 	ix.fetchDirtyLocked()
 	byDir := map[string][]*unit{}
 	for _, u := range ix.units {
-		for _, s := range u.sessions {
+		for _, s := range u.sessions() {
 			if us := byDir[s.Dir]; ix.dirtyDirs[s.Dir] && (len(us) == 0 || us[len(us)-1] != u) {
 				byDir[s.Dir] = append(us, u)
 			}
@@ -60,7 +60,7 @@ func (ix *Indexer) flushLocked() error {
 		fallback := ""
 		var ss []*Session
 		for _, u := range us {
-			for _, s := range u.sessions {
+			for _, s := range u.sessions() {
 				if s.Dir != dir {
 					continue
 				}
@@ -206,10 +206,10 @@ func (ix *Indexer) writeCatalogsLocked() error {
 	}
 	clear(projects)
 	for _, u := range ix.units {
-		for _, s := range u.sessions {
+		for _, s := range u.sessions() {
 			projects[s.Project] = true
 		}
-		if u.skey != "" {
+		if u.skey != 0 {
 			projects[ix.parkedProject(u)] = true
 		}
 	}
@@ -234,9 +234,9 @@ func (ix *Indexer) writeCatalogsLocked() error {
 	// once that unit is read again.
 	need := map[string]bool{}
 	for _, u := range ix.units {
-		if u.skey != "" {
-			if p := ix.parkedProject(u); ix.dirtyProjects[p] || keys[p] != u.skey {
-				need[u.skey] = true
+		if u.skey != 0 {
+			if p := ix.parkedProject(u); ix.dirtyProjects[p] || keys[p] != ix.skeyOf(u) {
+				need[ix.skeyOf(u)] = true
 			}
 		}
 	}
@@ -246,7 +246,7 @@ func (ix *Indexer) writeCatalogsLocked() error {
 		ix.failed = append(ix.failed, dirtyMark{project: p})
 	}
 	for _, u := range ix.units {
-		for _, s := range u.sessions {
+		for _, s := range u.sessions() {
 			byProject[s.Project] = append(byProject[s.Project], s)
 		}
 	}

@@ -115,6 +115,8 @@ type Indexer struct {
 	statePeak     int         // VerifyOutputs: most units holding a state at one flush (for tests)
 	sessionPeak   int         // with trackSessionPeak: most units holding sessions at one flush
 	lastParked    parkedRead  // sessionsOfLocked's last catalog read, until a flush or write begins
+	ktab          keyTab      // the catalog keys units name (keytab.go)
+	rels          relArena    // Load's copies of the units' paths (unitlive.go)
 	parkedReads   int         // catalogs read for parked sessions (for tests)
 	verifyFetched bool        // the flush at hand is one of VerifyOutputs' (statePeak is kept)
 	resCache      resumeCache // the resume file fetchStatesLocked last read (startup.go)
@@ -139,25 +141,26 @@ const (
 // file, and (its sessions parked) little else: 288 bytes, with parked beside
 // probed.
 type unit struct {
-	rel   string
-	kind  UnitKind
-	tail  Tail
-	acc   Accumulator
-	state json.RawMessage // acc's state from a catalog, not decoded yet
+	rel string
+	// live holds the unit's accumulator, its encoded state and its sessions
+	// while any is in memory; nil for a parked unit (unitlive.go).
+	live *unitLive
+	tail unitTail
 	// lazyKey (parked units only): the state is not in memory either, but in
-	// the resume file of this catalog key, where the last flush left it.
-	lazyKey string
+	// the resume file of this catalog key, where the last flush left it. Both
+	// keys are ids in ix.ktab (keytab.go): ix.lazyKeyOf, ix.skeyOf name them.
+	lazyKey ckey
 	// skey: the unit's sessions are not in memory (sessions is nil) but in the
 	// catalog of this key, filed under its project (ix.owners[skey]), where the
 	// last flush or Load left them; nsess, sbytes and sskip are their count,
 	// their sizes' and skipped lines' sums (parksessions.go).
-	skey     string
-	sessions []*Session
-	sbytes   int64
-	skipped  int
-	sskip    int32
-	nsess    int32
-	probed   uint32 // the last Unchanged walk that found it (probe.go)
+	skey    ckey
+	sbytes  int64
+	skipped int
+	sskip   int32
+	nsess   int32
+	probed  uint32 // the last Unchanged walk that found it (probe.go)
+	kind    UnitKind
 	// parked: acc is not in memory; state (nil: a new accumulator's) is all of it,
 	// decoded when the unit is next read or projected (startup.go).
 	parked bool
@@ -297,7 +300,7 @@ func (ix *Indexer) loadLocked() error {
 	if lr != nil {
 		// A listing's units live for milliseconds: allocated together, in a
 		// map sized once.
-		slab = &unitSlab{units: make([]unit, n), sessions: make([]*Session, n)}
+		slab = &unitSlab{units: make([]unit, n), lives: make([]unitLive, n), sessions: make([]*Session, n)}
 		if len(ix.units) == 0 {
 			ix.units = make(map[string]*unit, n)
 		}
@@ -320,6 +323,7 @@ func (ix *Indexer) loadLocked() error {
 			}
 		}
 	}
+	ix.rels = relArena{} // its last block stays with the units cut from it
 	ix.setKeysLocked(ix.keys)
 	// The sessions just read are what their catalog holds: parked again.
 	for u, k := range from {
@@ -332,6 +336,7 @@ func (ix *Indexer) loadLocked() error {
 // takes in turn, for LoadLite.
 type unitSlab struct {
 	units    []unit
+	lives    []unitLive
 	sessions []*Session
 }
 
@@ -353,24 +358,24 @@ func (ix *Indexer) restoreLocked(s *Session, key string, slab *unitSlab) *unit {
 		return nil
 	}
 	u := ix.units[urel]
-	if u != nil && u.skey != "" {
+	if u != nil && u.skey != 0 {
 		// Already restored from another catalog and parked there: the unit
 		// keeps its sessions in memory.
-		ix.unparkKeysLocked(map[string]bool{u.skey: true})
+		ix.unparkKeysLocked(map[string]bool{ix.skeyOf(u): true})
 	}
 	if u == nil {
 		if slab != nil && len(slab.units) > 0 {
 			u, slab.units = &slab.units[0], slab.units[1:]
-			u.sessions, slab.sessions = slab.sessions[:0:1], slab.sessions[1:]
+			u.live, slab.lives = &slab.lives[0], slab.lives[1:]
+			u.live.sessions, slab.sessions = slab.sessions[:0:1], slab.sessions[1:]
 		} else {
 			u = &unit{}
 			// A part of the session's file name: copied, as the unit
 			// outlives the session (parked) and the rest of the name.
-			urel = strings.Clone(urel)
+			urel = ix.rels.clone(urel)
 		}
-		u.rel, u.kind, u.tail = urel, kind, *s.Tail
-		u.tail.State = nil
-		u.tail.OwnProject = ""
+		u.rel, u.kind = urel, kind
+		u.tail.set(s.Tail)
 		ix.units[urel] = u
 	}
 	if kind == UnitLines && !ix.lite {
@@ -379,11 +384,12 @@ func (ix *Indexer) restoreLocked(s *Session, key string, slab *unitSlab) *unit {
 		}
 		// The accumulator is made and its state decoded when first needed (an
 		// append, a native index): a restart over 100k unchanged sessions makes none.
-		u.state, u.parked = s.Tail.State, true
+		u.setState(s.Tail.State)
+		u.parked = true
 		u.skipped = s.SkippedLines
 	}
 	s.Dir = ix.layout.ProjectDir(urel)
-	u.sessions = append(u.sessions, s)
+	u.setSessions(append(u.sessions(), s))
 	if slab != nil {
 		ix.restored = append(ix.restored, s)
 	}
@@ -618,7 +624,10 @@ func (ix *Indexer) forceLocked(urel string) {
 	if u := ix.units[urel]; u != nil {
 		u.tail.Mtime = -1
 		if u.kind == UnitLines {
-			u.acc, u.state, u.parked, u.lazyKey = nil, nil, false, ""
+			u.setAcc(nil)
+			u.setState(nil)
+			u.parked = false
+			ix.setLazyKey(u, "")
 		}
 	}
 }
@@ -738,6 +747,7 @@ func (ix *Indexer) removeUnitLocked(urel string) bool {
 		return false
 	}
 	ix.setSessionsLocked(u, nil)
+	ix.setLazyKey(u, "")
 	delete(ix.units, urel)
 	if len(ix.consumers) > 0 {
 		ref := ix.unitRef(u)
@@ -749,20 +759,21 @@ func (ix *Indexer) removeUnitLocked(urel string) bool {
 }
 
 func (ix *Indexer) setSessionsLocked(u *unit, ss []*Session) {
-	for _, s := range u.sessions {
+	for _, s := range u.sessions() {
 		ix.dirtyDirs[s.Dir] = true
 		ix.dirtyProjects[s.Project] = true
 	}
-	if u.skey != "" {
+	if u.skey != 0 {
 		// Parked: they leave the catalog they are in.
 		ix.dirtyDirs[ix.layout.ProjectDir(u.rel)] = true
 		ix.dirtyProjects[ix.parkedProject(u)] = true
-		u.skey, u.nsess, u.sbytes, u.sskip = "", 0, 0, 0
+		ix.setSkey(u, "")
+		u.nsess, u.sbytes, u.sskip = 0, 0, 0
 	}
 	for _, s := range ss {
 		ix.dirtyDirs[s.Dir] = true
 	}
-	u.sessions = ss
+	u.setSessions(ss)
 	ix.touched[u.rel] = true
 }
 
@@ -863,7 +874,7 @@ func (ix *Indexer) updateLinesLocked(urel, path string) (bool, error) {
 			// The periodic rescan also proves the consumed bytes unchanged at
 			// their two ends: a rewrite that kept size and mtime is caught
 			// within an hour.
-			ok, err := ix.fingerprintsMatchLocked(f, &u.tail)
+			ok, err := ix.fingerprintsMatchLocked(f, u.tail.Offset, u.tail.Fp(), u.tail.Hfp())
 			if err != nil {
 				return false, fmt.Errorf("read %s: %w", path, err)
 			}
@@ -882,7 +893,7 @@ func (ix *Indexer) updateLinesLocked(urel, path string) (bool, error) {
 		// Same inode, grown: make sure the consumed bytes are still there (a
 		// truncate-and-regrow between two looks leaves the size past the offset;
 		// a rewrite of the start shows in the head).
-		ok, err := ix.fingerprintsMatchLocked(f, &u.tail)
+		ok, err := ix.fingerprintsMatchLocked(f, u.tail.Offset, u.tail.Fp(), u.tail.Hfp())
 		if err != nil {
 			return false, fmt.Errorf("read %s: %w", path, err)
 		}
@@ -893,8 +904,11 @@ func (ix *Indexer) updateLinesLocked(urel, path string) (bool, error) {
 	}
 	if reset {
 		// New, replaced, rewritten or truncated: read from the start.
-		u.acc, u.state, u.parked, u.lazyKey = ll.NewAccumulator(urel), nil, false, ""
-		u.tail = Tail{Dev: dev, Ino: ino}
+		u.setAcc(ll.NewAccumulator(urel))
+		u.setState(nil)
+		u.parked = false
+		ix.setLazyKey(u, "")
+		u.tail = newUnitTail(dev, ino)
 		u.skipped = 0
 		oldOffset = 0
 	}
@@ -902,9 +916,10 @@ func (ix *Indexer) updateLinesLocked(urel, path string) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("read %s: %w", path, err)
 	}
-	acc := u.acc
-	head := headCollector{from: oldOffset, sum: u.tail.Hfp}
-	st, err := readLines(f, &u.tail, func(off int64, line []byte) {
+	acc := u.acc()
+	head := headCollector{from: oldOffset, sum: u.tail.Hfp()}
+	rt := Tail{Offset: u.tail.Offset, LongLine: u.tail.LongLine()}
+	st, err := readLines(f, &rt, func(off int64, line []byte) {
 		head.line(line)
 		line = bytes.TrimSpace(line)
 		if len(line) == 0 {
@@ -919,6 +934,8 @@ func (ix *Indexer) updateLinesLocked(urel, path string) (bool, error) {
 		}
 		feed(off, line)
 	})
+	u.tail.Offset = rt.Offset
+	u.tail.SetLongLine(rt.LongLine)
 	ix.stats.BytesRead += st.BytesRead
 	u.skipped += st.Long
 	if err != nil {
@@ -935,12 +952,12 @@ func (ix *Indexer) updateLinesLocked(urel, path string) (bool, error) {
 	if err != nil {
 		return true, fmt.Errorf("read %s: %w", path, err)
 	}
-	u.tail.Fp = fp
+	u.tail.SetFp(fp)
 	// The head changes only while the offset is inside it (it was just verified
 	// otherwise); the lines just read continue its hash.
 	if oldOffset < headWindow {
 		hfp, ok := "", false
-		if st.Long == 0 && !u.tail.LongLine {
+		if st.Long == 0 && !rt.LongLine {
 			hfp, ok = head.fingerprint(u.tail.Offset)
 		}
 		if !ok {
@@ -950,7 +967,7 @@ func (ix *Indexer) updateLinesLocked(urel, path string) (bool, error) {
 				return true, fmt.Errorf("read %s: %w", path, err)
 			}
 		}
-		u.tail.Hfp = hfp
+		u.tail.SetHfp(hfp)
 	}
 	if len(ix.consumers) > 0 {
 		ref := ix.unitRef(u)
@@ -969,12 +986,12 @@ func (ix *Indexer) decodeStateLocked(u *unit) bool {
 	if !u.hasState() {
 		return false // forced: read again from the start
 	}
-	if u.state == nil {
+	if u.state() == nil {
 		return true
 	}
-	st := u.state
-	u.state = nil
-	if len(st) > 0 && json.Unmarshal(st, u.acc) != nil {
+	st := u.state()
+	u.setState(nil)
+	if len(st) > 0 && json.Unmarshal(st, u.acc()) != nil {
 		ix.log.Warn("catalog state unreadable, re-reading", "unit", u.rel)
 		ix.forceLocked(u.rel)
 		return false
@@ -985,33 +1002,33 @@ func (ix *Indexer) decodeStateLocked(u *unit) bool {
 // fingerprintsMatchLocked reports whether the bytes before t.Offset still hold
 // what was indexed, by the tail fingerprint and (where one was recorded: catalogs
 // of older versions have none) the head fingerprint.
-func (ix *Indexer) fingerprintsMatchLocked(f *os.File, t *Tail) (bool, error) {
-	fp, n, err := Fingerprint(f, t.Offset)
+func (ix *Indexer) fingerprintsMatchLocked(f *os.File, offset int64, tfp, thfp string) (bool, error) {
+	fp, n, err := Fingerprint(f, offset)
 	ix.stats.BytesRead += n
-	if err != nil || fp != t.Fp {
+	if err != nil || fp != tfp {
 		return false, err
 	}
-	if t.Hfp == "" {
+	if thfp == "" {
 		return true, nil
 	}
-	hfp, n, err := HeadFingerprint(f, t.Offset)
+	hfp, n, err := HeadFingerprint(f, offset)
 	ix.stats.BytesRead += n
-	return hfp == t.Hfp, err
+	return hfp == thfp, err
 }
 
 func (ix *Indexer) summarizeLinesLocked(u *unit, path string) {
-	t := u.tail
+	t := u.tail.get()
 	s := &Session{File: path, SizeBytes: t.Size, SkippedLines: u.skipped, Tail: &t}
-	u.acc.Summarize(s, FileFacts{Root: ix.rootDir, Unit: u.rel, Path: path, Size: t.Size, Mtime: time.Unix(0, t.Mtime)})
+	u.acc().Summarize(s, FileFacts{Root: ix.rootDir, Unit: u.rel, Path: path, Size: t.Size, Mtime: time.Unix(0, t.Mtime)})
 	s.Dir = ix.layout.ProjectDir(u.rel)
-	st, err := marshalNoEscape(u.acc)
+	st, err := marshalNoEscape(u.acc())
 	if err == nil && string(st) != "{}" {
 		s.Tail.State = st
 	}
-	s.acc = u.acc
-	if len(u.sessions) == 1 {
-		s.Project = u.sessions[0].Project
-	} else if u.skey != "" && u.nsess == 1 {
+	s.acc = u.acc()
+	if len(u.sessions()) == 1 {
+		s.Project = u.sessions()[0].Project
+	} else if u.skey != 0 && u.nsess == 1 {
 		s.Project = ix.parkedProject(u)
 	}
 	ix.setSessionsLocked(u, []*Session{s})
@@ -1037,7 +1054,7 @@ func (ix *Indexer) updateDocumentLocked(urel, path string) (bool, error) {
 		dep = ds.DepStamp(ix.rootDir, urel)
 	}
 	u := ix.units[urel]
-	unchanged := u != nil && u.tail.Dev == dev && u.tail.Ino == ino && u.tail.Size == fi.Size() && u.tail.Mtime == mtime && u.tail.Dep == dep
+	unchanged := u != nil && u.tail.Dev == dev && u.tail.Ino == ino && u.tail.Size == fi.Size() && u.tail.Mtime == mtime && u.tail.Dep() == dep
 	if unchanged && !ix.consumersBehindLocked(u) {
 		return false, nil
 	}
@@ -1056,9 +1073,9 @@ func (ix *Indexer) updateDocumentLocked(urel, path string) (bool, error) {
 		// Only a consumer attached since is behind: hand it the document.
 		ref := ix.unitRef(u)
 		for _, c := range ix.consumers {
-			if off, fp, ok := c.Resume(ref); !ok || off != u.tail.Offset || fp != u.tail.Fp {
+			if off, fp, ok := c.Resume(ref); !ok || off != u.tail.Offset || !u.tail.fpIs(fp) {
 				c.Document(ref, data, ix.sessionsOfLocked(u))
-				c.Done(ref, u.tail.Offset, u.tail.Fp)
+				c.Done(ref, u.tail.Offset, u.tail.Fp())
 			}
 		}
 		return false, nil
@@ -1067,17 +1084,18 @@ func (ix *Indexer) updateDocumentLocked(urel, path string) (bool, error) {
 		u = &unit{rel: urel, kind: UnitDocument}
 		ix.units[urel] = u
 	}
-	u.tail = Tail{Dev: dev, Ino: ino, Size: int64(len(data)), Offset: int64(len(data)), Mtime: mtime, Dep: dep}
+	u.tail = unitTail{Dev: dev, Ino: ino, Size: int64(len(data)), Offset: int64(len(data)), Mtime: mtime}
+	u.tail.setRare("", "", dep, false)
 	old := map[string]string{}
-	for _, s := range u.sessions {
+	for _, s := range u.sessions() {
 		old[s.ID] = s.Project
 	}
 	parkedIn := "" // parked: every session was filed under this project
-	if u.skey != "" {
+	if u.skey != 0 {
 		parkedIn = ix.parkedProject(u)
 	}
 	for _, s := range ss {
-		t := u.tail
+		t := u.tail.get()
 		if s.Tail != nil {
 			t.State, t.OwnProject = s.Tail.State, s.Tail.OwnProject
 		}
@@ -1099,7 +1117,7 @@ func (ix *Indexer) updateDocumentLocked(urel, path string) (bool, error) {
 		ref := ix.unitRef(u)
 		for _, c := range ix.consumers {
 			c.Document(ref, data, ss)
-			c.Done(ref, u.tail.Offset, u.tail.Fp)
+			c.Done(ref, u.tail.Offset, u.tail.Fp())
 		}
 	}
 	return true, nil
@@ -1112,7 +1130,7 @@ func (ix *Indexer) Sessions() []*Session {
 	defer ix.mu.Unlock()
 	var out []*Session
 	for _, u := range ix.units {
-		for _, s := range u.sessions {
+		for _, s := range u.sessions() {
 			c := *s
 			out = append(out, &c)
 		}

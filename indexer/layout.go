@@ -7,7 +7,7 @@ import (
 )
 
 // UnitKind says how the indexer reads a unit (a file it parses).
-type UnitKind int
+type UnitKind uint8
 
 const (
 	// UnitNone: the path is not part of any session.

@@ -14,8 +14,11 @@ func TestLoadParksSessions(t *testing.T) {
 	ix := loadedIndexer(t, root, state)
 	ix.mu.Lock()
 	for _, u := range ix.units {
-		if u.sessions != nil || u.skey == "" || u.nsess != 1 {
-			t.Errorf("%s: %d sessions in memory, parked in %q (%d), want none in memory, one parked", u.rel, len(u.sessions), u.skey, u.nsess)
+		if u.sessions() != nil || u.skey == 0 || u.nsess != 1 {
+			t.Errorf("%s: %d sessions in memory, parked in %q (%d), want none in memory, one parked", u.rel, len(u.sessions()), ix.skeyOf(u), u.nsess)
+		}
+		if u.live != nil || u.tail.rare != nil {
+			t.Errorf("%s: parked with %+v in memory and rare tail strings %+v, want neither", u.rel, u.live, u.tail.rare)
 		}
 	}
 	ix.mu.Unlock()
@@ -39,8 +42,8 @@ func TestLoadParksSessions(t *testing.T) {
 	}
 	ix.mu.Lock()
 	for _, u := range ix.units {
-		if u.sessions != nil {
-			t.Errorf("%s: sessions in memory after Start", u.rel)
+		if u.live != nil {
+			t.Errorf("%s: sessions, state or accumulator in memory after Start: %+v", u.rel, u.live)
 		}
 	}
 	ix.mu.Unlock()
@@ -48,9 +51,15 @@ func TestLoadParksSessions(t *testing.T) {
 }
 
 // A unit, held per file by a daemon (without its sessions, parked), fits a
-// 288-byte allocation.
+// 128-byte allocation; its tail 64 bytes of it (64-bit platforms).
 func TestUnitSize(t *testing.T) {
-	if n := unsafe.Sizeof(unit{}); n > 288 {
-		t.Errorf("a unit takes %d bytes, more than 288", n)
+	if unsafe.Sizeof(uintptr(0)) != 8 {
+		t.Skip("sizes are budgeted for 64-bit platforms")
+	}
+	if n := unsafe.Sizeof(unit{}); n > 128 {
+		t.Errorf("a unit takes %d bytes, more than 128", n)
+	}
+	if n := unsafe.Sizeof(unitTail{}); n > 64 {
+		t.Errorf("a unit's tail takes %d bytes, more than 64", n)
 	}
 }

@@ -22,7 +22,7 @@ import (
 // keeps its sessions too.
 
 // hasSessions reports whether the unit has sessions, in memory or parked.
-func (u *unit) hasSessions() bool { return len(u.sessions) > 0 || u.skey != "" }
+func (u *unit) hasSessions() bool { return len(u.sessions()) > 0 || u.skey != 0 }
 
 // setKeysLocked records the catalog key of every project, and the project of
 // every key (the project parked sessions are filed under).
@@ -38,13 +38,13 @@ func (ix *Indexer) setKeysLocked(keys map[string]string) {
 }
 
 // parkedProject is the project a parked unit's sessions are filed under.
-func (ix *Indexer) parkedProject(u *unit) string { return ix.owners[u.skey] }
+func (ix *Indexer) parkedProject(u *unit) string { return ix.owners[ix.skeyOf(u)] }
 
 // unitFile is the file a line unit's session names: its own path when the
 // session is parked.
 func (ix *Indexer) unitFile(u *unit) string {
-	if len(u.sessions) == 1 {
-		return u.sessions[0].File
+	if len(u.sessions()) == 1 {
+		return u.sessions()[0].File
 	}
 	return ix.unitPath(u.rel)
 }
@@ -54,33 +54,34 @@ func (ix *Indexer) unitFile(u *unit) string {
 // render (just written or checked by a flush, or just read by Load). It
 // reports whether it did.
 func (ix *Indexer) parkSessionsLocked(u *unit, k string) bool {
-	if ix.opt.Check || ix.lite || u.skey != "" || len(u.sessions) == 0 || ix.touched[u.rel] {
+	if ix.opt.Check || ix.lite || u.skey != 0 || len(u.sessions()) == 0 || ix.touched[u.rel] {
 		return false
 	}
-	p := u.sessions[0].Project
+	p := u.sessions()[0].Project
 	if k == "" || ix.keys[p] != k || ix.owners[k] != p {
 		return false
 	}
 	if u.kind == UnitLines {
 		// The state must be where the sessions are (or empty): a unit holding
 		// its accumulator or an encoded state keeps its sessions.
-		if u.acc != nil || !u.parked || u.state != nil || (u.lazyKey != "" && u.lazyKey != k) {
+		if u.acc() != nil || !u.parked || u.state() != nil || (u.lazyKey != 0 && ix.lazyKeyOf(u) != k) {
 			return false
 		}
 	}
 	var bytes, skipped int64
-	for _, s := range u.sessions {
+	for _, s := range u.sessions() {
 		if s.Project != p || s.Tail == nil {
 			return false
 		}
 		bytes += s.SizeBytes
 		skipped += int64(s.SkippedLines)
 	}
-	if len(u.sessions) > 1<<30 || skipped > 1<<30 {
+	if len(u.sessions()) > 1<<30 || skipped > 1<<30 {
 		return false
 	}
-	u.skey, u.nsess, u.sbytes, u.sskip = k, int32(len(u.sessions)), bytes, int32(skipped)
-	u.sessions = nil
+	ix.setSkey(u, k)
+	u.nsess, u.sbytes, u.sskip = int32(len(u.sessions())), bytes, int32(skipped)
+	u.setSessions(nil)
 	return true
 }
 
@@ -91,12 +92,12 @@ func (ix *Indexer) parkRenderedLocked() {
 		return
 	}
 	for _, u := range ix.units {
-		if u.skey != "" || len(u.sessions) == 0 {
+		if u.skey != 0 || len(u.sessions()) == 0 {
 			continue
 		}
-		p := u.sessions[0].Project
+		p := u.sessions()[0].Project
 		if k, ok := ix.rendered[p]; ok && !ix.dirtyProjects[p] {
-			if u.kind == UnitLines && u.lazyKey == "" {
+			if u.kind == UnitLines && u.lazyKey == 0 {
 				// A state fetched by a flush whose write failed (and left out
 				// of hot since): this flush wrote it to k's resume file.
 				ix.lazyLocked(u, k, false)
@@ -115,11 +116,11 @@ func (ix *Indexer) unparkDirtyLocked() {
 		ix.rereadLocked()
 		keys := map[string]bool{}
 		for _, u := range ix.units {
-			if u.skey == "" || keys[u.skey] {
+			if u.skey == 0 || keys[ix.skeyOf(u)] {
 				continue
 			}
-			if ix.dirtyProjects[ix.owners[u.skey]] || ix.touched[u.rel] || ix.inDirtyDirLocked(u) {
-				keys[u.skey] = true
+			if ix.dirtyProjects[ix.owners[ix.skeyOf(u)]] || ix.touched[u.rel] || ix.inDirtyDirLocked(u) {
+				keys[ix.skeyOf(u)] = true
 			}
 		}
 		if len(keys) == 0 {
@@ -175,8 +176,8 @@ func (ix *Indexer) unparkKeysLocked(keys map[string]bool) (stale []string) {
 	}
 	byKey := map[string][]*unit{}
 	for _, u := range ix.units {
-		if u.skey != "" && keys[u.skey] {
-			byKey[u.skey] = append(byKey[u.skey], u)
+		if u.skey != 0 && keys[ix.skeyOf(u)] {
+			byKey[ix.skeyOf(u)] = append(byKey[ix.skeyOf(u)], u)
 		}
 	}
 	for k, us := range byKey {
@@ -184,9 +185,10 @@ func (ix *Indexer) unparkKeysLocked(keys map[string]bool) (stale []string) {
 		p := ix.owners[k]
 		for _, u := range us {
 			ss, n := got[u], int(u.nsess)
-			u.skey, u.nsess, u.sbytes, u.sskip = "", 0, 0, 0
+			ix.setSkey(u, "")
+			u.nsess, u.sbytes, u.sskip = 0, 0, 0
 			if len(ss) == n {
-				u.sessions = ss
+				u.setSessions(ss)
 				continue
 			}
 			ix.log.Warn("catalog no longer holds the unit's sessions, re-reading", "unit", u.rel, "key", k)
@@ -233,11 +235,11 @@ func (ix *Indexer) readParkedLocked(k string, verify bool) map[*unit][]*Session 
 		}
 		urel, kind := ix.layout.Classify(rel)
 		u := ix.units[urel]
-		if u == nil || u.skey != k || kind != u.kind {
+		if u == nil || ix.skeyOf(u) != k || kind != u.kind {
 			continue
 		}
 		if verify {
-			if s.Tail == nil || !sameTail(s.Tail, &u.tail) || s.Tail.Dep != u.tail.Dep {
+			if s.Tail == nil || !u.tail.same(s.Tail) || s.Tail.Dep != u.tail.Dep() {
 				if bad == nil {
 					bad = map[*unit]bool{}
 				}
@@ -247,13 +249,13 @@ func (ix *Indexer) readParkedLocked(k string, verify bool) map[*unit][]*Session 
 			if u.kind == UnitLines {
 				// The state as the unit holds it now.
 				switch {
-				case u.lazyKey == k:
+				case ix.lazyKeyOf(u) == k:
 					s.Tail.State = nil // left in the resume file, as Load leaves it
-				case u.state != nil:
-					s.Tail.State = u.state
-				case u.acc != nil:
-					s.acc = u.acc
-					if st, err := marshalNoEscape(u.acc); err == nil && string(st) != "{}" {
+				case u.state() != nil:
+					s.Tail.State = u.state()
+				case u.acc() != nil:
+					s.acc = u.acc()
+					if st, err := marshalNoEscape(u.acc()); err == nil && string(st) != "{}" {
 						s.Tail.State = st
 					}
 				}
@@ -303,8 +305,8 @@ func (r *tailReader) read(path string) (*Catalog, error) {
 func (ix *Indexer) parkedSessionsLocked(fn func(s *Session)) {
 	keys := map[string]bool{}
 	for _, u := range ix.units {
-		if u.skey != "" {
-			keys[u.skey] = true
+		if u.skey != 0 {
+			keys[ix.skeyOf(u)] = true
 		}
 	}
 	for k := range keys {
@@ -323,11 +325,11 @@ func (ix *Indexer) parkedSessionsLocked(fn func(s *Session)) {
 // write begins, so that a pass handing many unchanged documents of one project
 // to a consumer behind reads their catalog once, not once per document.
 func (ix *Indexer) sessionsOfLocked(u *unit) []*Session {
-	if u.skey == "" {
-		return u.sessions
+	if u.skey == 0 {
+		return u.sessions()
 	}
-	if ix.lastParked.m == nil || ix.lastParked.key != u.skey {
-		ix.lastParked = parkedRead{u.skey, ix.readParkedLocked(u.skey, false)}
+	if ix.lastParked.m == nil || ix.lastParked.key != ix.skeyOf(u) {
+		ix.lastParked = parkedRead{ix.skeyOf(u), ix.readParkedLocked(ix.skeyOf(u), false)}
 	}
 	return ix.lastParked.m[u]
 }
@@ -346,7 +348,7 @@ var trackSessionPeak = false
 func (ix *Indexer) heldSessionsLocked() int {
 	n := 0
 	for _, u := range ix.units {
-		if len(u.sessions) > 0 {
+		if len(u.sessions()) > 0 {
 			n++
 		}
 	}

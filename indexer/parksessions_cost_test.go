@@ -160,8 +160,8 @@ func TestFailedWriteUnitsParkAgain(t *testing.T) {
 	if held, parked := inMemory(ix); held != 0 {
 		ix.mu.Lock()
 		for _, u := range ix.units {
-			if len(u.sessions) > 0 {
-				t.Logf("held: %s state=%d bytes parked=%v lazyKey=%q", u.rel, len(u.state), u.parked, u.lazyKey)
+			if len(u.sessions()) > 0 {
+				t.Logf("held: %s state=%d bytes parked=%v lazyKey=%q", u.rel, len(u.state()), u.parked, ix.lazyKeyOf(u))
 			}
 		}
 		ix.mu.Unlock()

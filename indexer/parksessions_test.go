@@ -16,10 +16,10 @@ func inMemory(ix *Indexer) (held, parked int) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	for _, u := range ix.units {
-		if len(u.sessions) > 0 {
+		if len(u.sessions()) > 0 {
 			held++
 		}
-		if u.skey != "" {
+		if u.skey != 0 {
 			parked++
 		}
 	}
@@ -276,8 +276,8 @@ func TestParkedSessionsFiledElsewhere(t *testing.T) {
 	ix.mu.Lock()
 	if u := ix.units[filepath.Base(dirA)+"/"+a2+".jsonl"]; u == nil {
 		t.Error("no unit for the session filed under /w/b")
-	} else if u.skey != ProjectKey("/w/b") {
-		t.Errorf("the session filed under /w/b is parked in %q, want its catalog %q", u.skey, ProjectKey("/w/b"))
+	} else if ix.skeyOf(u) != ProjectKey("/w/b") {
+		t.Errorf("the session filed under /w/b is parked in %q, want its catalog %q", ix.skeyOf(u), ProjectKey("/w/b"))
 	}
 	ix.mu.Unlock()
 	check := func(step string, wantSessions int) {

@@ -386,7 +386,7 @@ func (ix *Indexer) fetchedLocked(urel, path string) bool {
 	if r == nil {
 		return false
 	}
-	u := &unit{rel: urel, kind: UnitLines, acc: r.acc, tail: Tail{Dev: r.tail.Dev, Ino: r.tail.Ino}}
+	u := &unit{rel: urel, kind: UnitLines, live: &unitLive{acc: r.acc}, tail: newUnitTail(r.tail.Dev, r.tail.Ino)}
 	ix.units[urel] = u
 	if len(ix.consumers) > 0 {
 		// A unit read from the start: every consumer is reset and handed every
@@ -405,13 +405,13 @@ func (ix *Indexer) fetchedLocked(urel, path string) bool {
 			}
 		}
 	}
-	u.tail = r.tail
+	u.tail.set(&r.tail)
 	u.skipped = r.skipped
 	ix.stats.BytesRead += r.bytesRead
 	if len(ix.consumers) > 0 {
 		ref := ix.unitRef(u)
 		for _, c := range ix.consumers {
-			c.Done(ref, u.tail.Offset, u.tail.Fp)
+			c.Done(ref, u.tail.Offset, r.tail.Fp)
 		}
 	}
 	ix.summarizeLinesLocked(u, path)

@@ -216,7 +216,7 @@ func tailUnchanged(ix *Indexer, u *unit, urel string, kind UnitKind, size int64)
 		return (u.hasState() || ix.lite) && size >= u.tail.Offset
 	case UnitDocument:
 		if ds, ok := ix.layout.(DependencyStamper); ok {
-			return ds.DepStamp(ix.rootDir, urel) == u.tail.Dep
+			return ds.DepStamp(ix.rootDir, urel) == u.tail.Dep()
 		}
 		return true
 	}

@@ -178,7 +178,7 @@ func (ix *Indexer) Entries() []Entry {
 	}
 	out := make([]Entry, 0, len(ix.units))
 	for _, u := range ix.units {
-		for _, s := range u.sessions {
+		for _, s := range u.sessions() {
 			out = append(out, Entry{Session: s, Source: ix.opt.Source, Layout: ix.layout.Name(), Project: s.Project})
 		}
 	}

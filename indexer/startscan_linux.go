@@ -298,7 +298,7 @@ func (s *startScan) statUnchanged(u *unit, st *syscall.Stat_t) bool {
 		if ds, ok := ix.layout.(DependencyStamper); ok {
 			dep = ds.DepStamp(ix.rootDir, u.rel)
 		}
-		if dep != t.Dep {
+		if dep != t.Dep() {
 			return false
 		}
 	default:

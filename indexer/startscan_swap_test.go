@@ -121,7 +121,7 @@ func TestStartOverParkedConvergesBeforeVerify(t *testing.T) {
 			ix := loadedIndexer(t, root, state)
 			parked := 0
 			for _, u := range ix.units {
-				if u.skey != "" {
+				if u.skey != 0 {
 					parked++
 				}
 			}

@@ -71,10 +71,10 @@ func (ix *Indexer) renderAllLocked() error {
 	var errs []error
 	dirs := map[string][]string{} // project → its sessions' directories
 	for _, u := range ix.units {
-		for _, s := range u.sessions {
+		for _, s := range u.sessions() {
 			dirs[s.Project] = append(dirs[s.Project], s.Dir)
 		}
-		if u.skey != "" {
+		if u.skey != 0 {
 			p := ix.parkedProject(u)
 			if d := ix.layout.ProjectDir(u.rel); d != "" { // see inDirtyDirLocked
 				dirs[p] = append(dirs[p], d)
@@ -98,7 +98,7 @@ func (ix *Indexer) renderAllLocked() error {
 // anyParkedLocked reports whether a unit's sessions are parked.
 func (ix *Indexer) anyParkedLocked() bool {
 	for _, u := range ix.units {
-		if u.skey != "" {
+		if u.skey != 0 {
 			return true
 		}
 	}
@@ -109,7 +109,7 @@ func (ix *Indexer) anyParkedLocked() bool {
 func (ix *Indexer) heldStatesLocked() int {
 	n := 0
 	for _, u := range ix.units {
-		if u.acc != nil || u.state != nil {
+		if u.acc() != nil || u.state() != nil {
 			n++
 		}
 	}
@@ -120,11 +120,11 @@ func (ix *Indexer) heldStatesLocked() int {
 // flush renders all of them (writing only what differs).
 func (ix *Indexer) markAllLocked() {
 	for _, u := range ix.units {
-		for _, s := range u.sessions {
+		for _, s := range u.sessions() {
 			ix.dirtyDirs[s.Dir] = true
 			ix.dirtyProjects[s.Project] = true
 		}
-		if u.skey != "" {
+		if u.skey != 0 {
 			ix.dirtyDirs[ix.layout.ProjectDir(u.rel)] = true
 			ix.dirtyProjects[ix.parkedProject(u)] = true
 		}
@@ -142,10 +142,10 @@ var verifyBatch = 2000 // a var for tests
 func (ix *Indexer) verifyBatchesLocked() [][]string {
 	count := map[string]int{}
 	for _, u := range ix.units {
-		for _, s := range u.sessions {
+		for _, s := range u.sessions() {
 			count[s.Project]++
 		}
-		if u.skey != "" {
+		if u.skey != 0 {
 			count[ix.parkedProject(u)] += int(u.nsess)
 		}
 	}
@@ -180,12 +180,12 @@ func (ix *Indexer) nativePresenceLocked(natives map[string]bool) {
 	}
 	have := map[string]bool{}
 	for _, u := range ix.units {
-		for _, s := range u.sessions {
+		for _, s := range u.sessions() {
 			if s.Dir != "" {
 				have[s.Dir] = true
 			}
 		}
-		if d := ix.layout.ProjectDir(u.rel); u.skey != "" && d != "" {
+		if d := ix.layout.ProjectDir(u.rel); u.skey != 0 && d != "" {
 			have[d] = true
 		}
 	}
@@ -207,13 +207,13 @@ func (ix *Indexer) countLocked() {
 	projects := map[string]bool{}
 	ix.stats.Sessions, ix.stats.Bytes, ix.stats.SkippedLines = 0, 0, 0
 	for _, u := range ix.units {
-		for _, s := range u.sessions {
+		for _, s := range u.sessions() {
 			projects[s.Project] = true
 			ix.stats.Sessions++
 			ix.stats.Bytes += s.SizeBytes
 			ix.stats.SkippedLines += s.SkippedLines
 		}
-		if u.skey != "" {
+		if u.skey != 0 {
 			projects[ix.parkedProject(u)] = true
 			ix.stats.Sessions += int(u.nsess)
 			ix.stats.Bytes += u.sbytes
@@ -225,7 +225,7 @@ func (ix *Indexer) countLocked() {
 
 // hasState reports whether the unit was read (or restored) with its accumulator's
 // state, in memory or parked: the condition for going on from its offset.
-func (u *unit) hasState() bool { return u.acc != nil || u.parked }
+func (u *unit) hasState() bool { return u.acc() != nil || u.parked }
 
 // unparkLocked gives a parked unit its accumulator back (the state in u.state is
 // decoded into it by decodeStateLocked).
@@ -233,8 +233,8 @@ func (ix *Indexer) unparkLocked(u *unit) {
 	if !u.parked {
 		return
 	}
-	if u.lazyKey != "" {
-		ix.fetchStatesLocked(u.lazyKey, []*unit{u})
+	if u.lazyKey != 0 {
+		ix.fetchStatesLocked(ix.lazyKeyOf(u), []*unit{u})
 		if !u.parked {
 			return // its state was not found: it is read again from the start
 		}
@@ -243,9 +243,10 @@ func (ix *Indexer) unparkLocked(u *unit) {
 	if !ok {
 		return
 	}
-	u.acc, u.parked = ll.NewAccumulator(u.rel), false
-	for _, s := range u.sessions {
-		s.acc = u.acc
+	u.setAcc(ll.NewAccumulator(u.rel))
+	u.parked = false
+	for _, s := range u.sessions() {
+		s.acc = u.acc()
 	}
 	ix.hot = append(ix.hot, u)
 }
@@ -258,25 +259,27 @@ func (ix *Indexer) unparkLocked(u *unit) {
 func (ix *Indexer) parkLocked() {
 	keep := ix.hot[:0]
 	for _, u := range ix.hot {
-		if ix.units[u.rel] != u || u.lazyKey != "" {
+		if ix.units[u.rel] != u || u.lazyKey != 0 {
 			continue
 		}
 		if !u.parked {
-			if u.acc == nil {
+			if u.acc() == nil {
 				continue
 			}
-			if len(u.sessions) != 1 || u.state != nil || !sameTail(u.sessions[0].Tail, &u.tail) {
+			if len(u.sessions()) != 1 || u.state() != nil || !u.tail.same(u.sessions()[0].Tail) {
 				keep = append(keep, u)
 				continue
 			}
-			s := u.sessions[0]
-			u.acc, u.state, u.parked = nil, s.Tail.State, true
+			s := u.sessions()[0]
+			u.setAcc(nil)
+			u.setState(s.Tail.State)
+			u.parked = true
 			s.acc = nil
 		}
 		// This flush left the state in its catalog's resume file: it need not
 		// stay in memory either (unless the write failed and waits for a retry).
-		if len(u.sessions) == 1 {
-			p := u.sessions[0].Project
+		if len(u.sessions()) == 1 {
+			p := u.sessions()[0].Project
 			if k, ok := ix.rendered[p]; ok && !ix.dirtyProjects[p] {
 				ix.lazyLocked(u, k, false)
 			}
@@ -294,10 +297,10 @@ func (ix *Indexer) parkLocked() {
 // With fresh set (the session was just decoded, no snapshot shares its tail),
 // the tail is changed in place rather than copied.
 func (ix *Indexer) lazyLocked(u *unit, key string, fresh bool) {
-	if ix.opt.Check || ix.lite || !u.parked || u.state == nil || len(u.sessions) != 1 || u.sessions[0].Tail == nil {
+	if ix.opt.Check || ix.lite || !u.parked || u.state() == nil || len(u.sessions()) != 1 || u.sessions()[0].Tail == nil {
 		return
 	}
-	s := u.sessions[0]
+	s := u.sessions()[0]
 	if fresh {
 		s.Tail.State = nil
 	} else {
@@ -305,7 +308,8 @@ func (ix *Indexer) lazyLocked(u *unit, key string, fresh bool) {
 		t.State = nil
 		s.Tail = &t
 	}
-	u.state, u.lazyKey = nil, key
+	u.setState(nil)
+	ix.setLazyKey(u, key)
 }
 
 // fetchStatesLocked brings back the states of lazy units us (those of them left
@@ -325,15 +329,15 @@ func (ix *Indexer) fetchStatesLocked(key string, us []*unit) {
 	path := filepath.Join(CatalogDir(ix.opt.StateDir, ix.opt.Source), key, ResumeName)
 	want := us[:0:0]
 	for _, u := range us {
-		if u.lazyKey != key {
+		if ix.lazyKeyOf(u) != key {
 			continue
 		}
-		u.lazyKey = ""
-		if u.skey != "" && u.nsess == 1 {
+		ix.setLazyKey(u, "")
+		if u.skey != 0 && u.nsess == 1 {
 			want = append(want, u) // its session parked in the same catalog
 			continue
 		}
-		if len(u.sessions) != 1 || u.sessions[0].Tail == nil {
+		if len(u.sessions()) != 1 || u.sessions()[0].Tail == nil {
 			ix.forceLocked(u.rel)
 			continue
 		}
@@ -347,11 +351,11 @@ func (ix *Indexer) fetchStatesLocked(key string, us []*unit) {
 		ix.catalogStatesLocked(key, want, states)
 	}
 	for i, u := range want {
-		if u.skey != "" {
+		if u.skey != 0 {
 			// The session is not in memory: only the unit takes the state (a
 			// session read back from the catalog holds none, being lazy).
 			if st := states[i]; st != nil {
-				u.state = st
+				u.setState(st)
 				ix.hot = append(ix.hot, u)
 			} else {
 				ix.log.Warn("resume state not found, re-reading", "unit", u.rel, "file", path)
@@ -359,10 +363,11 @@ func (ix *Indexer) fetchStatesLocked(key string, us []*unit) {
 			}
 			continue
 		}
-		s := u.sessions[0]
+		s := u.sessions()[0]
 		nt := *s.Tail
 		if st := states[i]; st != nil {
-			u.state, nt.State = st, st
+			u.setState(st)
+			nt.State = st
 			s.Tail = &nt
 			ix.hot = append(ix.hot, u) // to be left lazy again after the flush
 			continue
@@ -394,7 +399,7 @@ func (ix *Indexer) catalogStatesLocked(key string, us []*unit, states [][]byte) 
 		if states[i] != nil {
 			continue
 		}
-		if t := byFile[ix.unitFile(u)]; t != nil && t.State != nil && sameTail(t, &u.tail) {
+		if t := byFile[ix.unitFile(u)]; t != nil && t.State != nil && u.tail.same(t) {
 			states[i] = t.State
 		}
 	}
@@ -494,7 +499,7 @@ func (ix *Indexer) resumeStatesLocked(key, path string, us []*unit) [][]byte {
 		}
 		taken = append(taken, -1)
 		if i := find(e.file); i >= 0 && out[i] == nil {
-			if t, ok := decodeTailFixed(e.tail); ok && sameTail(t, &us[i].tail) {
+			if t, ok := decodeTailFixed(e.tail); ok && us[i].tail.same(t) {
 				taken[n] = i
 				out[i] = []byte{} // claimed; its state is read below
 			}
@@ -528,11 +533,11 @@ func (ix *Indexer) resumeStatesLocked(key, path string, us []*unit) [][]byte {
 func (ix *Indexer) fetchForWriteLocked(keys map[string]string) {
 	need := map[string][]*unit{}
 	for _, u := range ix.units {
-		if u.lazyKey == "" || u.skey != "" {
+		if u.lazyKey == 0 || u.skey != 0 {
 			continue // parked with its session: brought back with it when needed
 		}
-		if len(u.sessions) != 1 || ix.dirtyProjects[u.sessions[0].Project] || keys[u.sessions[0].Project] != u.lazyKey {
-			need[u.lazyKey] = append(need[u.lazyKey], u)
+		if len(u.sessions()) != 1 || ix.dirtyProjects[u.sessions()[0].Project] || keys[u.sessions()[0].Project] != ix.lazyKeyOf(u) {
+			need[ix.lazyKeyOf(u)] = append(need[ix.lazyKeyOf(u)], u)
 		}
 	}
 	for k, us := range need {
@@ -547,11 +552,11 @@ func (ix *Indexer) fetchForWriteLocked(keys map[string]string) {
 func (ix *Indexer) fetchDirtyLocked() {
 	need := map[string][]*unit{}
 	for _, u := range ix.units {
-		if u.lazyKey == "" || u.skey != "" {
+		if u.lazyKey == 0 || u.skey != 0 {
 			continue // parked with its session: unparkDirtyLocked brought back those needed
 		}
-		if len(u.sessions) != 1 || ix.dirtyDirs[u.sessions[0].Dir] || ix.dirtyProjects[u.sessions[0].Project] {
-			need[u.lazyKey] = append(need[u.lazyKey], u)
+		if len(u.sessions()) != 1 || ix.dirtyDirs[u.sessions()[0].Dir] || ix.dirtyProjects[u.sessions()[0].Project] {
+			need[ix.lazyKeyOf(u)] = append(need[ix.lazyKeyOf(u)], u)
 		}
 	}
 	for k, us := range need {
@@ -573,8 +578,8 @@ func (ix *Indexer) fetchDirsLocked(byDir map[string][]*unit) {
 	need := map[string][]*unit{}
 	for dir := range ix.dirtyDirs {
 		for _, u := range byDir[dir] {
-			if u.lazyKey != "" {
-				need[u.lazyKey] = append(need[u.lazyKey], u)
+			if u.lazyKey != 0 {
+				need[ix.lazyKeyOf(u)] = append(need[ix.lazyKeyOf(u)], u)
 			}
 		}
 	}
@@ -589,18 +594,11 @@ func (ix *Indexer) fetchBeforeRemoveLocked(key string) {
 	ix.unparkKeysLocked(map[string]bool{key: true})
 	var us []*unit
 	for _, u := range ix.units {
-		if u.lazyKey == key {
+		if ix.lazyKeyOf(u) == key {
 			us = append(us, u)
 		}
 	}
 	if len(us) > 0 {
 		ix.fetchStatesLocked(key, us)
 	}
-}
-
-// sameTail reports whether a session's tail is the unit's position (the state it
-// holds was encoded at that position).
-func sameTail(t, u *Tail) bool {
-	return t != nil && t.Dev == u.Dev && t.Ino == u.Ino && t.Offset == u.Offset && t.Size == u.Size &&
-		t.Mtime == u.Mtime && t.Fp == u.Fp && t.Hfp == u.Hfp && t.LongLine == u.LongLine
 }

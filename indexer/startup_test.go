@@ -49,7 +49,7 @@ func stateless(ix *Indexer) (lazy, all int) {
 	defer ix.mu.Unlock()
 	for _, u := range ix.units {
 		all++
-		if u.acc == nil && u.state == nil && u.parked && u.lazyKey != "" && (u.skey == u.lazyKey && u.sessions == nil || u.sessions[0].Tail.State == nil) {
+		if u.acc() == nil && u.state() == nil && u.parked && u.lazyKey != 0 && (ix.skeyOf(u) == ix.lazyKeyOf(u) && u.sessions() == nil || u.sessions()[0].Tail.State == nil) {
 			lazy++
 		}
 	}
