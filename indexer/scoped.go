@@ -244,8 +244,9 @@ func (ix *Indexer) ProveLean() bool {
 			}
 			// Its sessions are in catalog key (skey), as a parked unit's
 			// are: the unit has sessions, none in memory.
-			u := &unit{rel: strings.Clone(urel), kind: kind, tail: *t, skey: key}
-			u.tail.State, u.tail.OwnProject = nil, ""
+			u := &unit{rel: strings.Clone(urel), kind: kind}
+			u.tail.set(t) // without the state and the own project
+			ix.setSkey(u, key)
 			ix.units[u.rel] = u
 			return true
 		}
