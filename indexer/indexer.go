@@ -300,7 +300,7 @@ func (ix *Indexer) loadLocked() error {
 	if lr != nil {
 		// A listing's units live for milliseconds: allocated together, in a
 		// map sized once.
-		slab = &unitSlab{units: make([]unit, n), lives: make([]unitLive, n), sessions: make([]*Session, n)}
+		slab = newUnitSlab(n)
 		if len(ix.units) == 0 {
 			ix.units = make(map[string]*unit, n)
 		}
@@ -338,6 +338,11 @@ type unitSlab struct {
 	units    []unit
 	lives    []unitLive
 	sessions []*Session
+}
+
+// newUnitSlab is a slab for n units.
+func newUnitSlab(n int) *unitSlab {
+	return &unitSlab{units: make([]unit, n), lives: make([]unitLive, n), sessions: make([]*Session, n)}
 }
 
 // restoreLocked adds a catalog session to its unit, made if new (from slab

@@ -83,7 +83,7 @@ func (ix *Indexer) ProveProject(projects []string) (entries []Entry, ok bool) {
 		cats = append(cats, c)
 		n += len(c.Sessions)
 	}
-	slab := &unitSlab{units: make([]unit, n), sessions: make([]*Session, n)}
+	slab := newUnitSlab(n)
 	ix.restored = make([]*Session, 0, n)
 	for _, c := range cats {
 		for _, s := range c.Sessions {
