@@ -172,6 +172,7 @@ type segWriter struct {
 	prev   string
 	tab    []byte // the unit table, while the records are written
 	sum    sumWriter
+	noSum  bool // write no session summaries (a cold build's segments, merged later)
 	err    error
 }
 
@@ -223,6 +224,16 @@ func (s *segWriter) write(b []byte) {
 	}
 	_, s.err = s.w.Write(b)
 	s.off += uint64(len(b))
+}
+
+// copyFrom writes the next n bytes of r.
+func (s *segWriter) copyFrom(r io.Reader, n int64) {
+	if s.err != nil {
+		return
+	}
+	var k int64
+	k, s.err = io.CopyN(s.w, r, n)
+	s.off += uint64(k)
 }
 
 // units writes the unit records (ascending ids) and their offset table.
@@ -288,11 +299,19 @@ func (s *segWriter) endDocs(tokens uint64) {
 // the per-session summary of a common term's postings after them.
 func (s *segWriter) term(term string, df uint32, post []byte) {
 	var sum []byte
-	if df >= sumMinDF && s.err == nil {
+	if df >= sumMinDF && !s.noSum && s.err == nil {
 		if sum, s.err = s.sum.summarize(post, df); s.err != nil {
 			s.err = fmt.Errorf("term %q: %w", term, s.err)
 		}
 	}
+	s.entry(term, df, uint64(len(post)), uint64(len(sum)))
+	s.write(post)
+	s.write(sum)
+}
+
+// entry adds term's dictionary entry, its postings (plen bytes, then a summary
+// of slen) to be written next.
+func (s *segWriter) entry(term string, df uint32, plen, slen uint64) {
 	if s.ft.nterms%blockTerms == 0 {
 		s.blocks = binary.LittleEndian.AppendUint64(s.blocks, uint64(s.dict.Len()))
 		s.prev = ""
@@ -306,11 +325,9 @@ func (s *segWriter) term(term string, df uint32, post []byte) {
 	e = appendStr(e, term[shared:])
 	e = binary.AppendUvarint(e, uint64(df))
 	e = binary.AppendUvarint(e, s.off-s.ft.postOff)
-	e = binary.AppendUvarint(e, uint64(len(post)))
-	e = binary.AppendUvarint(e, uint64(len(sum)))
+	e = binary.AppendUvarint(e, plen)
+	e = binary.AppendUvarint(e, slen)
 	s.dict.Write(e)
-	s.write(post)
-	s.write(sum)
 	s.prev = term
 	s.ft.nterms++
 }
