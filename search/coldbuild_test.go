@@ -20,8 +20,8 @@ import (
 // ordinary build's merges are not: the split writes the same bytes.
 func TestColdBuildEqualsOrdinaryBuild(t *testing.T) {
 	defer func(d uint32, p uint64) { sumMinDF, parallelMergeMin = d, p }(sumMinDF, parallelMergeMin)
-	sumMinDF = 8 // summaries on the small corpus's common terms
-	defer runtime.GOMAXPROCS(max(2, runtime.GOMAXPROCS(0)))
+	sumMinDF = 8                                                                // summaries on the small corpus's common terms
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(2, runtime.GOMAXPROCS(0)))) // the final merge splits
 	units := genUnits(t)
 	build := func(cold bool) (final []byte, mid int) {
 		parallelMergeMin = math.MaxUint64
@@ -97,7 +97,11 @@ func TestColdBuildEqualsOrdinaryBuild(t *testing.T) {
 		return data, mid
 	}
 	want, _ := build(false)
+	splits := mergeSplits.Load()
 	got, mid := build(true)
+	if mergeSplits.Load() == splits {
+		t.Error("the cold build's final merge was not split")
+	}
 	if mid < 5 {
 		t.Fatalf("the cold build committed %d segments before its end; the test needs several", mid)
 	}

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"sort"
 	"sync"
+	"sync/atomic"
 )
 
 // The terms of a merge: a k-way merge of the inputs' sorted dictionaries. A large
@@ -37,6 +38,9 @@ func (r *remapper) remap(i int, doc uint32) (uint32, bool) {
 // parallelMergeMin: a merge of inputs holding more postings bytes than this (and
 // a second core) merges its terms in two ranges at once.
 var parallelMergeMin uint64 = 4 << 20
+
+// mergeSplits counts the merges cut in two (tests).
+var mergeSplits atomic.Int64
 
 // mergeTerms writes the merged terms and their postings to w.
 func (job *mergeJob) mergeTerms(w *segWriter, rm *remapper) error {
@@ -69,6 +73,7 @@ func (job *mergeJob) mergeTerms(w *segWriter, rm *remapper) error {
 		return err
 	}
 	defer part.remove()
+	mergeSplits.Add(1)
 	var wg sync.WaitGroup
 	var herr error
 	wg.Add(1)
