@@ -20,8 +20,9 @@ import (
 // ordinary build's merges are not: the split writes the same bytes.
 func TestColdBuildEqualsOrdinaryBuild(t *testing.T) {
 	defer func(d uint32, p uint64) { sumMinDF, parallelMergeMin = d, p }(sumMinDF, parallelMergeMin)
-	sumMinDF = 8                                                                // summaries on the small corpus's common terms
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(2, runtime.GOMAXPROCS(0)))) // the final merge splits
+	sumMinDF = 8 // summaries on the small corpus's common terms
+	// Two procs at least: the final merge splits.
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(2, runtime.GOMAXPROCS(0))))
 	units := genUnits(t)
 	build := func(cold bool) (final []byte, mid int) {
 		parallelMergeMin = math.MaxUint64
