@@ -129,6 +129,7 @@ func Rebuild(cfg *config.Config, dir string) error {
 		return err
 	}
 	defer x.Close()
+	x.ColdBuild() // Compact below merges it into one segment
 	g, err := indexer.NewGroup(cfg, nil, true)
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"math/rand/v2"
 	"slices"
 	"sort"
 	"testing"
@@ -35,4 +36,29 @@ func FuzzAddFrontier(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestRunAfter: the galloping search finds the run a binary search over all runs
+// finds, from any earlier run.
+func TestRunAfter(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	for range 200 {
+		var w sumWriter
+		first := uint32(0)
+		for i := range 1 + rng.IntN(300) {
+			if i > 0 {
+				first += 1 + uint32(rng.IntN(5))
+			}
+			w.runs = append(w.runs, sumRun{first: first, ord: uint32(i)})
+		}
+		for range 50 {
+			d := uint32(rng.IntN(int(first) + 5))
+			want := sort.Search(len(w.runs), func(i int) bool { return w.runs[i].first > d }) - 1
+			for from := -1; from < want; from++ {
+				if got := w.runAfter(from, d); got != want {
+					t.Fatalf("runAfter(%d, %d) = %d, want %d (runs %v)", from, d, got, want, w.runs)
+				}
+			}
+		}
+	}
 }

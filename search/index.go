@@ -83,6 +83,10 @@ type Index struct {
 	msgs     []Message
 	stats    Stats
 
+	// cold: a cold build (ColdBuild): segments are written without summaries
+	// and merged only when many; Close or Compact merges them all with them.
+	cold bool
+
 	merging   int            // background merges running (0 or 1)
 	mergeHeld int            // segs[:mergeHeld] may be inputs of the background merge
 	mergeWG   sync.WaitGroup // the background merge
@@ -231,11 +235,34 @@ func (x *Index) removeStray() {
 	}
 }
 
-// Close releases the segment files (uncommitted data is dropped, as after a crash).
+// ColdBuild tells the index that a cold build (reindex) follows, which ends with
+// Close or Compact: until then its segments are written without session
+// summaries (a query ranks a term without one from its postings, the same
+// scores) and are not merged by size tier, only when there are too many; the end
+// merges them all into one segment with summaries. Every posting is then
+// summarized and rewritten once, not once per segment and again per merge. A
+// crash in between leaves committed segments without summaries, which the next
+// merges summarize.
+func (x *Index) ColdBuild() {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.cold = true
+}
+
+// Close releases the segment files (uncommitted data is dropped, as after a
+// crash). A cold build's committed segments are first merged into one.
 func (x *Index) Close() error {
 	x.mergeWG.Wait()
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	if x.cold {
+		x.cold = false
+		if len(x.segs) > 0 {
+			if err := x.mergeLocked(0); err != nil {
+				x.log.Warn("merge search segments", "err", err)
+			}
+		}
+	}
 	for _, s := range append(x.segs, x.spilled...) {
 		s.close()
 	}
@@ -390,6 +417,7 @@ func (x *Index) writeBufLocked(units []*unitRec) (*segment, error) {
 	if err != nil {
 		return nil, err
 	}
+	w.noSum = x.cold
 	w.units(units)
 	w.docs(x.buf.docs, x.buf.tokens)
 	terms := make([]string, 0, len(x.buf.terms))

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"time"
 )
 
@@ -25,6 +24,10 @@ func tier(size int64) int {
 	}
 	return t
 }
+
+// coldMaxSegments: during a cold build, segments are merged when more than this
+// many times MaxSegments of them are committed.
+const coldMaxSegments = 4
 
 // DefaultMergeBudget: a merge of at most this many input bytes runs inside the
 // Sync that calls for it; a larger one runs on its own goroutine, so that a Sync
@@ -64,6 +67,11 @@ func (x *Index) maybeMergeLocked() error {
 func (x *Index) mergeCandidateLocked() (int, bool) {
 	n := len(x.segs)
 	lo := x.mergeHeld
+	if x.cold {
+		// A cold build merges everything at its end; meanwhile only a long run
+		// of segments is merged (each query opens every segment).
+		return lo, n-lo > coldMaxSegments*x.opt.MaxSegments
+	}
 	if n-lo > x.opt.MaxSegments && n-lo > 1 {
 		return lo, true
 	}
@@ -122,7 +130,9 @@ func (x *Index) Compact() error {
 		x.mergeWG.Wait() // a merge the commit started
 		x.mu.Lock()
 	}
-	if len(x.segs) <= 1 && x.garbageLocked() == 0 {
+	cold := x.cold
+	x.cold = false // the end of a cold build: this merge writes summaries
+	if cold && len(x.segs) == 0 || !cold && len(x.segs) <= 1 && x.garbageLocked() == 0 {
 		return nil
 	}
 	return x.mergeLocked(0)
@@ -172,9 +182,13 @@ type mergeJob struct {
 	in   []*segment
 	full bool // the inputs are every segment: records of dropped units go too
 	path string
-	bg   bool      // built without the lock: ended ids from snap, removed ones asked under the lock
-	at   time.Time // when it was planned: KeepRemoved's since
-	snap []endedID
+	// noSum: the merged segment gets no session summaries (a merge during a cold
+	// build, whose segments are merged again at its end)
+	noSum bool
+	pivot *string   // tests: where the terms are split ("": not), instead of splitTerm's choice
+	bg    bool      // built without the lock: ended ids from snap, removed ones asked under the lock
+	at    time.Time // when it was planned: KeepRemoved's since
+	snap  []endedID
 	// verdict caches drop verdicts on ended ids; dropped lists the ids whose
 	// records a full merge left out.
 	verdict map[uint32]bool
@@ -188,7 +202,7 @@ type endedID struct {
 }
 
 func (x *Index) planMergeLocked(from int, bg bool) *mergeJob {
-	job := &mergeJob{x: x, in: slices.Clone(x.segs[from:]), full: from == 0, bg: bg, at: time.Now(), verdict: map[uint32]bool{},
+	job := &mergeJob{x: x, in: slices.Clone(x.segs[from:]), full: from == 0, noSum: x.cold, bg: bg, at: time.Now(), verdict: map[uint32]bool{},
 		path: filepath.Join(x.opt.Dir, x.newSegName())}
 	if bg {
 		for id, e := range x.u.ended {
@@ -283,6 +297,7 @@ func (job *mergeJob) build() (*segment, error) {
 	if err != nil {
 		return nil, err
 	}
+	w.noSum = job.noSum
 	fail := func(err error) (*segment, error) {
 		w.abort()
 		return nil, fmt.Errorf("merge search segments: %w", err)
@@ -338,58 +353,8 @@ func (job *mergeJob) build() (*segment, error) {
 		}
 	}
 	w.endDocs(tokens)
-	remap := func(i int, doc uint32) (uint32, bool) {
-		k := sort.Search(len(dropped[i]), func(j int) bool { return dropped[i][j] >= doc })
-		if k < len(dropped[i]) && dropped[i][k] == doc {
-			return 0, false
-		}
-		return base[i] + doc - uint32(k), true
-	}
-	// Terms: a k-way merge of the sorted dictionaries.
-	its := make([]*dictIter, len(in))
-	for i, s := range in {
-		its[i] = newDictIter(s)
-		if err := its[i].next(); err != nil {
-			return fail(err)
-		}
-	}
-	var tl termList
-	var pbuf []byte // the postings being read, reused
-	for {
-		term := ""
-		have := false
-		for _, it := range its {
-			if it.ok && (!have || it.e.term < term) {
-				term, have = it.e.term, true
-			}
-		}
-		if !have {
-			break
-		}
-		tl = termList{buf: tl.buf[:0]}
-		for i, it := range its {
-			if !it.ok || it.e.term != term {
-				continue
-			}
-			post, err := in[i].postingsInto(it.e, pbuf)
-			if err != nil {
-				return fail(err)
-			}
-			pbuf = post
-			if err := decodePostings(post, func(doc, tf uint32) {
-				if nd, ok := remap(i, doc); ok {
-					tl.add(nd, tf)
-				}
-			}); err != nil {
-				return fail(err)
-			}
-			if err := it.next(); err != nil {
-				return fail(err)
-			}
-		}
-		if tl.n > 0 {
-			w.term(term, tl.n, tl.buf)
-		}
+	if err := job.mergeTerms(w, &remapper{dropped: dropped, base: base}); err != nil {
+		return fail(err)
 	}
 	if err := w.finish(); err != nil {
 		return nil, err

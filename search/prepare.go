@@ -1,6 +1,7 @@
 package search
 
 import (
+	"encoding/binary"
 	"hash/maphash"
 	"sync"
 
@@ -83,9 +84,11 @@ func (p *preparedLines) line(off int64, line []byte, m *indexer.Members) {
 			continue
 		}
 		doc := uint32(len(p.docs)) + 1
-		for b := p.scratch; len(b) > 0; {
+		end := len(p.scratch)
+		p.scratch = append(p.scratch, 0, 0, 0, 0, 0, 0, 0, 0) // the dict reads 8 bytes of a term at once
+		for b := p.scratch[:end]; len(b) > 0; {
 			k := int(b[0])
-			id, added := p.dict.id(b[1 : 1+k])
+			id, added := p.dict.id(b[1 : 1+k : cap(b)])
 			b = b[1+k:]
 			if added {
 				p.mark = append(p.mark, 0)
@@ -114,7 +117,7 @@ func (p *preparedLines) line(off int64, line []byte, m *indexer.Members) {
 // Size implements indexer.Prepared.
 func (p *preparedLines) Size() int64 {
 	return int64(cap(p.pairs)*8 + cap(p.docs)*40 + cap(p.lineEnds)*4 + cap(p.scratch) +
-		cap(p.dict.arena) + cap(p.dict.table)*4 + cap(p.dict.ends)*8 + cap(p.mark)*8)
+		cap(p.dict.arena) + cap(p.dict.table)*16 + cap(p.dict.ends)*4 + cap(p.mark)*8)
 }
 
 // countTF counts tf occurrences of the term in doc at once, as that many count
@@ -187,12 +190,20 @@ func (x *Index) LinesPrepared(u indexer.UnitRef, prep indexer.Prepared) {
 var dictSeed = maphash.MakeSeed()
 
 // termDict numbers the distinct terms of a unit in order of first occurrence: an
-// open-addressing table over one arena of names, no string per term.
+// open-addressing table over one arena of names, no string per term. A slot
+// holds a term's first 8 bytes, its length and 24 bits of its hash, so that a
+// term of up to 8 bytes (most words) is found by comparing one slot, hashed
+// without a call; a longer one is compared with its name in the arena too.
 type termDict struct {
-	table []uint32 // by slot: 1 + id, 0 empty; a power of two, at most half full
-	arena []byte   // the names back to back
-	ends  []uint32 // by id: where its name ends in arena
-	hash  []uint32 // by id: the high half of its hash
+	table []dictSlot // a power of two, at most half full
+	arena []byte     // the names back to back
+	ends  []uint32   // by id: where its name ends in arena
+}
+
+type dictSlot struct {
+	key uint64 // the term's first 8 bytes, little-endian, zero-padded (no term holds a 0 byte)
+	id  uint32 // 1 + id; 0: empty
+	lh  uint32 // hash<<8 | length
 }
 
 // reset empties the dict, keeping its buffers; a table far larger than the unit
@@ -204,7 +215,7 @@ func (d *termDict) reset() {
 	} else {
 		clear(d.table)
 	}
-	d.arena, d.ends, d.hash = d.arena[:0], d.ends[:0], d.hash[:0]
+	d.arena, d.ends = d.arena[:0], d.ends[:0]
 }
 
 // name returns term id's bytes.
@@ -216,43 +227,66 @@ func (d *termDict) name(id uint32) []byte {
 	return d.arena[start:d.ends[id]]
 }
 
-// id returns the id of term t, added (true) if it is new.
+// termKey returns t's slot key and lh. t's capacity may run past it (a term in
+// the tokenizer's buffer): 8 bytes are then read at once.
+func termKey(t []byte) (uint64, uint32) {
+	var key uint64
+	if n := len(t); n >= 8 {
+		key = binary.LittleEndian.Uint64(t)
+	} else if cap(t) >= 8 {
+		key = binary.LittleEndian.Uint64(t[:8]) & (1<<(8*n) - 1)
+	} else {
+		var b [8]byte
+		copy(b[:], t)
+		key = binary.LittleEndian.Uint64(b[:])
+	}
+	var h uint64
+	if len(t) <= 8 {
+		h = key * 0x9E3779B97F4A7C15
+	} else {
+		h = maphash.Bytes(dictSeed, t)
+	}
+	return key, uint32(h>>40)<<8 | uint32(len(t))
+}
+
+// id returns the id of term t (at most 255 bytes), added (true) if it is new.
 func (d *termDict) id(t []byte) (uint32, bool) {
 	if d.table == nil {
-		d.table = make([]uint32, 256)
+		d.table = make([]dictSlot, 256)
 	}
-	h := maphash.Bytes(dictSeed, t)
-	mask := uint64(len(d.table) - 1)
-	hi := uint32(h >> 32)
-	for i := h & mask; ; i = (i + 1) & mask {
-		e := d.table[i]
-		if e == 0 {
+	key, lh := termKey(t)
+	mask := uint32(len(d.table) - 1)
+	for i := lh >> 8 & mask; ; i = (i + 1) & mask {
+		e := &d.table[i]
+		if e.id == 0 {
 			id := uint32(len(d.ends))
 			d.arena = append(d.arena, t...)
 			d.ends = append(d.ends, uint32(len(d.arena)))
-			d.hash = append(d.hash, hi)
-			d.table[i] = id + 1
+			*e = dictSlot{key: key, id: id + 1, lh: lh}
 			if 2*len(d.ends) > len(d.table) {
 				d.grow()
 			}
 			return id, true
 		}
-		if id := e - 1; d.hash[id] == hi && string(d.name(id)) == string(t) {
-			return id, false
+		if e.key == key && e.lh == lh && (len(t) <= 8 || string(d.name(e.id-1)) == string(t)) {
+			return e.id - 1, false
 		}
 	}
 }
 
-// grow doubles the table, placing every id again.
+// grow doubles the table, placing every slot again.
 func (d *termDict) grow() {
-	d.table = make([]uint32, 2*len(d.table))
-	mask := uint64(len(d.table) - 1)
-	for id := range d.ends {
-		h := maphash.Bytes(dictSeed, d.name(uint32(id)))
-		i := h & mask
-		for d.table[i] != 0 {
+	old := d.table
+	d.table = make([]dictSlot, 2*len(old))
+	mask := uint32(len(d.table) - 1)
+	for _, e := range old {
+		if e.id == 0 {
+			continue
+		}
+		i := e.lh >> 8 & mask
+		for d.table[i].id != 0 {
 			i = (i + 1) & mask
 		}
-		d.table[i] = uint32(id) + 1
+		d.table[i] = e
 	}
 }

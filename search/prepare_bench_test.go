@@ -50,3 +50,29 @@ func BenchmarkAppendTerms(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkTermDict: a read worker's per-unit term dictionary over the terms of a
+// generated store of every line layout (as the tokenizer leaves them, with the
+// padding preparedLines adds).
+func BenchmarkTermDict(b *testing.B) {
+	var scratch []byte
+	for _, u := range genUnits(b) {
+		for j, l := range u.Lines {
+			for _, m := range ExtractLine(nil, u.Ref.Layout, u.Offs[j], l, false) {
+				scratch, _ = appendTerms(scratch, m.Text)
+			}
+		}
+	}
+	end := len(scratch)
+	scratch = append(scratch, make([]byte, 8)...)
+	b.SetBytes(int64(end))
+	var d termDict
+	for b.Loop() {
+		d.reset()
+		for t := scratch[:end]; len(t) > 0; {
+			k := int(t[0])
+			d.id(t[1 : 1+k : cap(t)])
+			t = t[1+k:]
+		}
+	}
+}

@@ -113,10 +113,19 @@ func TestTermDict(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for i := range 20000 {
 		w := fmt.Sprintf("w%d", rng.IntN(3000))
-		if i%7 == 0 {
+		switch i % 7 {
+		case 0:
 			w = strings.Repeat("x", rng.IntN(64)+1) // shared prefixes, one byte apart
+		case 1:
+			w = fmt.Sprintf("abcdefgh%d", rng.IntN(50)) // the same first 8 bytes
 		}
-		id, added := d.id([]byte(w))
+		// As the tokenizer's buffer hands them over: bytes after the term (up
+		// to 8 read at once), or none.
+		b := []byte(w)
+		if i%2 == 0 {
+			b = append(b, "\x05zzzzzzzz"...)[:len(w)]
+		}
+		id, added := d.id(b)
 		want, ok := ref[w]
 		if !ok {
 			want = uint32(len(ref))

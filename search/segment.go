@@ -84,82 +84,6 @@ func (f *footer) fields() []*uint64 {
 		&f.dictOff, &f.dictLen, &f.blocksOff, &f.nblocks, &f.nterms, &f.tokens, &f.sessOff, &f.nsess}
 }
 
-// termList is one term's postings while a segment is written: doc numbers
-// ascending, each with its term frequency, encoded as (delta<<1 | tf==1) and tf
-// when above 1.
-type termList struct {
-	buf  []byte
-	last uint32
-	n    uint32 // doc frequency
-	// While a buffer is filled, the doc being counted and its count so far (count
-	// adds it to buf when the next doc starts; flush at the end).
-	cur, curTF uint32
-}
-
-// count counts one occurrence of the term in doc (docs come in ascending order)
-// and returns how many bytes buf grew by.
-func (t *termList) count(doc uint32) int {
-	if t.curTF > 0 && t.cur == doc {
-		t.curTF++
-		return 0
-	}
-	before := len(t.buf)
-	t.flush()
-	t.cur, t.curTF = doc, 1
-	return len(t.buf) - before + 2 // + the pending entry, about
-}
-
-// flush adds the pending doc to buf.
-func (t *termList) flush() {
-	if t.curTF > 0 {
-		t.add(t.cur, t.curTF)
-		t.curTF = 0
-	}
-}
-
-func (t *termList) add(doc uint32, tf uint32) {
-	d := uint64(doc-t.last) << 1
-	if t.n == 0 {
-		d = uint64(doc) << 1
-	}
-	if tf == 1 {
-		t.buf = binary.AppendUvarint(t.buf, d|1)
-	} else {
-		t.buf = binary.AppendUvarint(t.buf, d)
-		t.buf = binary.AppendUvarint(t.buf, uint64(tf))
-	}
-	t.last = doc
-	t.n++
-}
-
-// decodePostings calls fn for each (doc, tf) of an encoded list.
-func decodePostings(b []byte, fn func(doc uint32, tf uint32)) error {
-	var doc uint64
-	first := true
-	for len(b) > 0 {
-		v, n := binary.Uvarint(b)
-		if n <= 0 {
-			return errCorrupt
-		}
-		b = b[n:]
-		tf := uint64(1)
-		if v&1 == 0 {
-			tf, n = binary.Uvarint(b)
-			if n <= 0 {
-				return errCorrupt
-			}
-			b = b[n:]
-		}
-		if first {
-			doc, first = v>>1, false
-		} else {
-			doc += v >> 1
-		}
-		fn(uint32(doc), uint32(tf))
-	}
-	return nil
-}
-
 // segWriter streams a segment to a file: units, then docs, then terms in sorted
 // order (each with its encoded postings), then the dictionary and its sparse index.
 type segWriter struct {
@@ -172,6 +96,7 @@ type segWriter struct {
 	prev   string
 	tab    []byte // the unit table, while the records are written
 	sum    sumWriter
+	noSum  bool // write no session summaries (a cold build's segments, merged later)
 	err    error
 }
 
@@ -223,6 +148,16 @@ func (s *segWriter) write(b []byte) {
 	}
 	_, s.err = s.w.Write(b)
 	s.off += uint64(len(b))
+}
+
+// copyFrom writes the next n bytes of r.
+func (s *segWriter) copyFrom(r io.Reader, n int64) {
+	if s.err != nil {
+		return
+	}
+	var k int64
+	k, s.err = io.CopyN(s.w, r, n)
+	s.off += uint64(k)
 }
 
 // units writes the unit records (ascending ids) and their offset table.
@@ -288,11 +223,19 @@ func (s *segWriter) endDocs(tokens uint64) {
 // the per-session summary of a common term's postings after them.
 func (s *segWriter) term(term string, df uint32, post []byte) {
 	var sum []byte
-	if df >= sumMinDF && s.err == nil {
+	if df >= sumMinDF && !s.noSum && s.err == nil {
 		if sum, s.err = s.sum.summarize(post, df); s.err != nil {
 			s.err = fmt.Errorf("term %q: %w", term, s.err)
 		}
 	}
+	s.entry(term, df, uint64(len(post)), uint64(len(sum)))
+	s.write(post)
+	s.write(sum)
+}
+
+// entry adds term's dictionary entry, its postings (plen bytes, then a summary
+// of slen) to be written next.
+func (s *segWriter) entry(term string, df uint32, plen, slen uint64) {
 	if s.ft.nterms%blockTerms == 0 {
 		s.blocks = binary.LittleEndian.AppendUint64(s.blocks, uint64(s.dict.Len()))
 		s.prev = ""
@@ -306,11 +249,9 @@ func (s *segWriter) term(term string, df uint32, post []byte) {
 	e = appendStr(e, term[shared:])
 	e = binary.AppendUvarint(e, uint64(df))
 	e = binary.AppendUvarint(e, s.off-s.ft.postOff)
-	e = binary.AppendUvarint(e, uint64(len(post)))
-	e = binary.AppendUvarint(e, uint64(len(sum)))
+	e = binary.AppendUvarint(e, plen)
+	e = binary.AppendUvarint(e, slen)
 	s.dict.Write(e)
-	s.write(post)
-	s.write(sum)
 	s.prev = term
 	s.ft.nterms++
 }

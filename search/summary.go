@@ -126,14 +126,14 @@ func (w *sumWriter) summarize(post []byte, df uint32) ([]byte, error) {
 	off := 0
 	for off < len(post) {
 		at := off
-		v, n := binary.Uvarint(post[off:])
+		v, n := uvarint(post[off:])
 		if n <= 0 {
 			return nil, errCorrupt
 		}
 		off += n
 		tf := uint64(1)
 		if v&1 == 0 {
-			if tf, n = binary.Uvarint(post[off:]); n <= 0 {
+			if tf, n = uvarint(post[off:]); n <= 0 {
 				return nil, errCorrupt
 			}
 			off += n
@@ -149,7 +149,7 @@ func (w *sumWriter) summarize(post []byte, df uint32) ([]byte, error) {
 		d := uint32(doc)
 		// The run holding d: postings ascend, so the cursor only moves forward.
 		if run < 0 || run+1 < len(w.runs) && w.runs[run+1].first <= d {
-			run = sort.Search(len(w.runs), func(i int) bool { return w.runs[i].first > d }) - 1
+			run = w.runAfter(run, d)
 		}
 		o := w.runs[run].ord
 		i := int(w.at[o]) - 1
@@ -198,6 +198,18 @@ func (w *sumWriter) summarize(post []byte, df uint32) ([]byte, error) {
 		prevOrd, prevFirst, prevOff, prevTime = int64(st.ord), st.first, st.off, int64(st.maxTime)
 	}
 	return b, nil
+}
+
+// runAfter returns the run holding doc d, the last whose first doc is at most d,
+// given that it is after run (-1: from the start). The cursor mostly moves by a
+// few runs: it gallops, then searches the last stride.
+func (w *sumWriter) runAfter(run int, d uint32) int {
+	lo, hi := run+1, run+2
+	for step := 1; hi < len(w.runs) && w.runs[hi].first <= d; step *= 2 {
+		lo, hi = hi, hi+step
+	}
+	rs := w.runs[lo:min(hi, len(w.runs))]
+	return lo + sort.Search(len(rs), func(i int) bool { return rs[i].first > d }) - 1
 }
 
 // addFrontier adds p to a Pareto frontier of (higher tf, lower length) pairs kept

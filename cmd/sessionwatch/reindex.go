@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sessionwatch/sessionwatch/indexer"
+	"github.com/sessionwatch/sessionwatch/search"
 	"github.com/sessionwatch/sessionwatch/usage"
 )
 
@@ -60,6 +61,9 @@ func cmdReindex(e *env, args []string) error {
 		for _, c := range cs {
 			if l, ok := c.(*usage.Ledger); ok {
 				l.ColdBuild() // each source's rows appended once, no compactions
+			}
+			if x, ok := c.(*search.Index); ok {
+				x.ColdBuild() // one merge at the end (closeConsumers), summaries written once
 			}
 			g.AddConsumer(c)
 		}

@@ -177,3 +177,39 @@ func TestArchivesStamp(t *testing.T) {
 	})
 	step("an archive restored (removed)", func() { os.Remove(filepath.Join(proj, "a.jsonl.gz")) })
 }
+
+// TestSearchReindexMergesOnce: reindex is a cold build of the search index: the
+// segments its sources commit (one per source here) are merged at its end into
+// one, which finds every source's messages and equals a rebuild. (Built the
+// ordinary way, two segments are too few to merge.)
+func TestSearchReindexMergesOnce(t *testing.T) {
+	e := newEnv(t)
+	root2 := filepath.Join(e.home, ".wave2", "projects")
+	e.writeConfig(`{"state_dir":%q,"archive_dir":%q,"janitor":{"run_at_start":false,"schedule":"off"},
+	 "sources":[{"name":"wave","layout":"wave","root":%q},{"name":"wave2","layout":"wave","root":%q}]}`,
+		e.state, filepath.Join(e.home, "archive"), e.root, root2)
+	ts := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	appendTo(t, filepath.Join(e.project("/work/alpha"), searchID1+".jsonl"), header("/work/alpha")+message(ts, "quokka in the first source"))
+	d2 := filepath.Join(root2, "-work-beta")
+	if err := os.MkdirAll(d2, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	appendTo(t, filepath.Join(d2, searchID2+".jsonl"), header("/work/beta")+message(ts, "quokka in the second source"))
+	if out, errb, code := e.cli("reindex"); code != 0 {
+		t.Fatalf("reindex exit %d:\n%s%s", code, out, errb)
+	}
+	segs, _ := filepath.Glob(filepath.Join(e.state, "search", "seg-*"))
+	if len(segs) != 1 {
+		t.Errorf("after reindex: %d segment files %v, want 1", len(segs), segs)
+	}
+	if parts, _ := filepath.Glob(filepath.Join(e.state, "search", "*.part")); len(parts) > 0 {
+		t.Errorf("merge parts left: %v", parts)
+	}
+	out, errb, code := e.cli("search", "--all", "quokka")
+	if code != 0 || !strings.Contains(out, "aaaaaaaa") || !strings.Contains(out, "bbbbbbbb") {
+		t.Errorf("search quokka exit %d:\n%s%s\nwant both sources' sessions", code, out, errb)
+	}
+	if out, errb, code := e.cli("reindex", "--check"); code != 0 {
+		t.Errorf("reindex --check exit %d:\n%s%s", code, out, errb)
+	}
+}
