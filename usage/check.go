@@ -103,7 +103,7 @@ func sameUsage(got, want *unitRec) bool {
 	if len(got.acc.Buckets) == 0 && len(want.acc.Buckets) == 0 {
 		return true // nothing counted: where it would be filed does not matter
 	}
-	if got.Session != want.Session || got.Project != want.Project {
+	if got.session() != want.session() || got.project() != want.project() {
 		return false
 	}
 	if isDocument(want.unitBody) || isDocument(got.unitBody) {
@@ -164,7 +164,7 @@ func (l *Ledger) headerLines() []string {
 	var out []string
 	add := func(r *unitRec) {
 		out = append(out, fmt.Sprintf("%q %q %d %q %v %d %d %d %q %q %q %q %d %d",
-			r.Source, r.Unit, r.idx, r.pathDir, r.pathWhole, r.Dev, r.Ino, r.Off, r.Fp(), r.Session, r.Type, r.Project, r.span.off, r.span.n))
+			r.Source, r.Unit, r.idx, r.pathDir(), r.pathWhole, r.Dev, r.Ino, r.Off, r.Fp(), r.session(), r.typ(), r.project(), r.span.off, r.span.n))
 	}
 	for r := range l.units.all() {
 		add(r)

@@ -43,7 +43,7 @@ func tokArr(t Tokens) [4]int64 { return [4]int64{t.Input, t.Output, t.CacheWrite
 // toWire is r's record, with b its body (r's own, or read back from disk).
 func toWire(r *unitRec, b *unitBody) wireUnit {
 	w := wireUnit{Source: r.Source, Unit: r.Unit, Layout: b.Layout, Path: r.path(), Dev: r.Dev, Ino: r.Ino, Offset: r.Off,
-		Fp: r.Fp(), Session: r.Session, Type: r.Type, Project: r.Project, Retired: b.Retired}
+		Fp: r.Fp(), Session: r.session(), Type: r.typ(), Project: r.project(), Retired: b.Retired}
 	if b.St != (ParseState{}) {
 		st := b.St
 		w.State = &st
@@ -121,10 +121,11 @@ func decodeShard(data []byte, intern func(string) string) (live, retired []*unit
 
 func fromWire(w wireUnit, intern func(string) string) (*unitRec, error) {
 	r := &unitRec{Source: intern(w.Source), Unit: w.Unit, Dev: w.Dev, Ino: w.Ino, Off: w.Offset,
-		Session: w.Session, Type: intern(w.Type), Project: intern(w.Project),
 		unitBody: &unitBody{Layout: intern(w.Layout), Retired: w.Retired}}
+	r.setSession(w.Session)
+	r.setFiling(w.Type, w.Project)
 	r.setFp(w.Fp)
-	r.setPath(w.Path, intern)
+	r.setPath(w.Path)
 	if w.State != nil {
 		r.St = *w.State
 	}

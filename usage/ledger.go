@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -204,7 +205,7 @@ func (l *Ledger) file(r *unitRec, sign int) {
 		l.dropMember(r)
 	}
 	for _, b := range l.accOf(r).Buckets {
-		l.addRow(rowKey{b.Q, r.Source, r.Project, b.Model}, b.T, sign)
+		l.addRow(rowKey{b.Q, r.Source, r.project(), b.Model}, b.T, sign)
 	}
 }
 
@@ -260,7 +261,7 @@ func (l *Ledger) fileAll() {
 func (l *Ledger) observe(r *unitRec) observer {
 	return func(q int32, model string, t Tokens, sign int) {
 		l.markGroup(r.group()) // before the account changes
-		l.addRow(rowKey{q, r.Source, r.Project, model}, t, sign)
+		l.addRow(rowKey{q, r.Source, r.project(), model}, t, sign)
 	}
 }
 
@@ -278,7 +279,7 @@ func keyOf(u indexer.UnitRef) ukey { return ukey{u.Source, u.Unit} }
 func (l *Ledger) Resume(u indexer.UnitRef) (int64, string, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	r := l.units.get(u.Source, u.Unit)
+	r := l.adopt(u)
 	if r == nil || r.Dev != u.Dev || r.Ino != u.Ino {
 		return 0, "", false
 	}
@@ -301,7 +302,8 @@ func (l *Ledger) Reset(u indexer.UnitRef) {
 	}
 	n := l.newRec(u)
 	if r != nil {
-		n.Session, n.Type, n.Project = r.Session, r.Type, r.Project
+		n.setSession(r.session())
+		n.filed = r.filed
 		l.endRead(r)
 		l.file(r, -1)
 	}
@@ -316,14 +318,27 @@ func isDocument(b *unitBody) bool { return b.Seen != nil }
 // newRec is a new, empty record of u (resident: it has nothing on disk yet).
 func (l *Ledger) newRec(u indexer.UnitRef) *unitRec {
 	r := &unitRec{Source: l.intern(u.Source), Unit: u.Unit, Dev: u.Dev, Ino: u.Ino, unitBody: &unitBody{Layout: l.intern(u.Layout)}}
-	r.setPath(u.Path, l.intern)
+	r.setPath(u.Path)
 	l.hot = append(l.hot, r)
+	return r
+}
+
+// adopt is u's live record, or nil. The record takes the indexer's string of
+// the unit's name, equal to its own: the names read from units.idx are cut
+// from arenas of many (decodeIndex), each freed once every unit cut from it has
+// been handed over, so a unit's name is held once in the daemon, by the
+// indexer, not once more by the ledger.
+func (l *Ledger) adopt(u indexer.UnitRef) *unitRec {
+	r := l.units.get(u.Source, u.Unit)
+	if r != nil {
+		r.Unit = u.Unit // its session, a part of it, is where it was
+	}
 	return r
 }
 
 func (l *Ledger) recLocked(u indexer.UnitRef) *unitRec {
 	k := keyOf(u)
-	r := l.units.get(k.source, k.unit)
+	r := l.adopt(u)
 	if r == nil {
 		r = l.newRec(u)
 		l.units.put(r)
@@ -374,7 +389,7 @@ func (l *Ledger) Done(u indexer.UnitRef, offset int64, fp string) {
 	}
 	r.Off, r.Dev, r.Ino = offset, u.Dev, u.Ino // an evicted body is copied from its line when the record is written
 	r.setFp(fp)
-	r.setPath(u.Path, l.intern)
+	r.setPath(u.Path)
 	l.touch(keyOf(u))
 }
 
@@ -451,6 +466,10 @@ func (l *Ledger) retireLocked(k ukey, r *unitRec, now string) {
 	l.units.del(k.source, k.unit)
 	l.endRead(r)
 	if len(l.accOf(r).Buckets) > 0 {
+		// Its own copy of its name: a retired unit's is never adopted (it would
+		// keep the arena it was cut from).
+		r.Unit = strings.Clone(r.Unit)
+		k.unit = r.Unit
 		r.Retired = now
 		r.acc.Win, r.St, r.Dev, r.Ino, r.Off = nil, ParseState{}, 0, 0, 0
 		r.setFp("")
@@ -477,9 +496,10 @@ func (l *Ledger) Sync(sessions []indexer.SessionRef) error {
 		if r == nil {
 			continue
 		}
-		if r.Session != s.ID || r.Type != s.Type || r.Project != s.Project {
+		if r.session() != s.ID || r.typ() != s.Type || r.project() != s.Project {
 			l.file(r, -1)
-			r.Session, r.Type, r.Project = shareSession(s.ID, r.Unit), l.intern(s.Type), l.intern(s.Project)
+			r.setSession(s.ID)
+			r.setFiling(s.Type, s.Project)
 			l.file(r, 1)
 			l.touch(k)
 		}

@@ -98,11 +98,11 @@ func (l *Ledger) goneUnits() []ukey {
 	for r := range l.units.all() {
 		var d dirKey
 		if r.pathWhole {
-			d.root = filepath.Dir(r.pathDir)
+			d.root = filepath.Dir(r.pathDir())
 		} else if i := strings.LastIndexByte(r.Unit, '/'); i >= 0 {
-			d.root, d.sub = r.pathDir, r.Unit[:i]
+			d.root, d.sub = r.pathDir(), r.Unit[:i]
 		} else {
-			d.root = r.pathDir
+			d.root = r.pathDir()
 		}
 		dirs[d] = append(dirs[d], r)
 	}
@@ -120,7 +120,7 @@ func (l *Ledger) goneUnits() []ukey {
 		for _, r := range rs {
 			name := r.Unit[strings.LastIndexByte(r.Unit, '/')+1:]
 			if r.pathWhole {
-				name = filepath.Base(r.pathDir)
+				name = filepath.Base(r.pathDir())
 			}
 			if names[name] {
 				continue

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"strings"
 )
 
 // Idle units keep only their header in memory (identity, position, where they
@@ -204,13 +203,4 @@ func (l *Ledger) holds(r *unitRec) bool {
 		}
 	}
 	return false
-}
-
-// shareSession is sid, sharing unit's bytes when unit holds it (a Claude or
-// Codex file is named after its session): one string less per unit.
-func shareSession(sid, unit string) string {
-	if i := strings.Index(unit, sid); sid != "" && i >= 0 {
-		return unit[i : i+len(sid)]
-	}
-	return sid
 }

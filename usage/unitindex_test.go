@@ -130,10 +130,9 @@ func TestCheckFindsAWrongIndex(t *testing.T) {
 
 // indexSeeds are indexes of records of every kind, for the fuzz target.
 func indexSeeds() [][]byte {
-	id := func(s string) string { return s }
 	mk := func(src, unit, sess, path string, idx int32, fp string) *unitRec {
-		r := &unitRec{Source: src, Unit: unit, Session: sess, Type: "main", Project: "/p", Dev: 3, Ino: 9, Off: 120, idx: idx, span: span{10, 40}}
-		r.setPath(path, id)
+		r := (&unitRec{Source: src, Unit: unit, Dev: 3, Ino: 9, Off: 120, idx: idx, span: span{10, 40}}).filedAs(sess, "main", "/p")
+		r.setPath(path)
 		r.setFp(fp)
 		return r
 	}
@@ -187,8 +186,8 @@ func TestIndexSeedsRead(t *testing.T) {
 	if err != nil || base != 1000 || crc != 77 || len(recs) != 4 {
 		t.Fatalf("seed: base %d crc %d, %d records, %v", base, crc, len(recs), err)
 	}
-	if recs[0].Session != "0e5b" || recs[0].Fp() != "ff8f1dc5a79849af" || recs[0].path() != "/h/.claude/projects/-w-p/0e5b.jsonl" ||
-		recs[1].idx != 0 || recs[2].Fp() != "short" || recs[2].path() != "/elsewhere/s.json" || recs[3].Session != "" || recs[3].Fp() != "odd fingerprint" {
+	if recs[0].session() != "0e5b" || recs[0].Fp() != "ff8f1dc5a79849af" || recs[0].path() != "/h/.claude/projects/-w-p/0e5b.jsonl" ||
+		recs[1].idx != 0 || recs[2].Fp() != "short" || recs[2].path() != "/elsewhere/s.json" || recs[3].session() != "" || recs[3].Fp() != "odd fingerprint" {
 		t.Errorf("seed read back wrong: %v", (&Ledger{units: newUnitTable(), retired: map[ukey][]*unitRec{{}: recs}}).headerLines())
 	}
 	bad := append([]byte(nil), seeds[0]...)

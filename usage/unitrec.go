@@ -1,38 +1,127 @@
 package usage
 
-import "path/filepath"
+import (
+	"math"
+	"path/filepath"
+	"strings"
+	"unique"
+)
 
 // unitRec is what the ledger holds of one unit: its position, the session it
 // belongs to, and (in its body) the parser's state and the usage counted from it.
 //
 // An idle unit keeps only its header in memory (what Resume, filing and the check
 // for gone files need); its body stays on the line of the units file its key was
-// last written to and is read back when the unit is needed (resident.go).
+// last written to and is read back when the unit is needed (resident.go). The
+// header is 128 bytes: the strings a unit shares with others (type and project,
+// path root) are unique handles (8 bytes, not 16 or 32), its session is a part of
+// its Unit when its file is named after it, and what is rare (a fingerprint that
+// is not 16 hex digits, a session id not in the unit's name) is behind odd.
 type unitRec struct {
 	Source, Unit string
-	// The unit's path is pathDir followed by Unit (pathDir, interned, is the
-	// source root the indexer joins Unit to: one string for every unit of a
-	// root, not a path per unit), or pathDir alone when the path does not end
-	// in Unit (pathWhole). path() and setPath are the only way to it.
-	pathDir  string
-	Dev, Ino uint64
-	Off      int64
+	Dev, Ino     uint64
+	Off          int64
 	// The fingerprint Done was given: the 16 hex digits the indexer makes as a
-	// number (fpHex), anything else but "" as it is (fpOdd). Fp and setFp are
-	// the way to it.
-	fp                     uint64
-	fpOdd                  *string
-	Session, Type, Project string
-	next                   *unitRec // the next unit filed under the same session id (Ledger.members)
+	// number (fpHex), anything else but "" in odd. Fp and setFp are the way to it.
+	fp uint64
+	// The type and project the unit's session is filed under (typ, project,
+	// setFiling).
+	filed unique.Handle[filing]
+	// The unit's path is root followed by Unit (root is the source root the
+	// indexer joins Unit to: one string for every unit of a root, not a path per
+	// unit), or root alone when the path does not end in Unit (pathWhole). path()
+	// and setPath are the only way to it.
+	root unique.Handle[string]
+	odd  *recOdd
+	next *unitRec // the next unit filed under the same session id (Ledger.members)
 
 	*unitBody // nil while evicted: on the span's line of the units file
 
 	// Where the record was last written (resident.go): its key's line in the units
 	// file and its place there (-1: the live record, i: the i-th retired one).
-	span      span
-	idx       int32
-	pathWhole bool
-	fpHex     bool
+	span span
+	idx  int32
+	// The session id is Unit[sessAt:sessAt+sessLen] when sessLen > 0, else
+	// odd's (session, setSession).
+	sessAt, sessLen uint8
+	pathWhole       bool
+	fpHex           bool
+}
+
+// filing is what a session is filed under beside its id and source.
+type filing struct{ typ, project string }
+
+// recOdd is what few records hold. It is never changed once made (a copy of a
+// record shares it).
+type recOdd struct {
+	fp      string // the fingerprint, when not 16 hex digits
+	session string // the session id, when not a part of Unit
+}
+
+// typ is the type of the unit's session.
+func (r *unitRec) typ() string {
+	if r.filed == (unique.Handle[filing]{}) {
+		return ""
+	}
+	return r.filed.Value().typ
+}
+
+// project is the project the unit's session is filed under.
+func (r *unitRec) project() string {
+	if r.filed == (unique.Handle[filing]{}) {
+		return ""
+	}
+	return r.filed.Value().project
+}
+
+// setFiling files the unit's session under typ and project.
+func (r *unitRec) setFiling(typ, project string) {
+	if typ == "" && project == "" {
+		r.filed = unique.Handle[filing]{}
+		return
+	}
+	r.filed = unique.Make(filing{typ, project})
+}
+
+// session is the unit's session id ("" none).
+func (r *unitRec) session() string {
+	if r.sessLen > 0 {
+		return r.Unit[r.sessAt : int(r.sessAt)+int(r.sessLen)]
+	}
+	if r.odd != nil {
+		return r.odd.session
+	}
+	return ""
+}
+
+// setSession makes sid the unit's session id; r.Unit must be set. An id that
+// is a part of Unit (a Claude or Codex file is named after its session) costs
+// nothing more.
+func (r *unitRec) setSession(sid string) {
+	r.sessAt, r.sessLen = 0, 0
+	if i := strings.Index(r.Unit, sid); sid != "" && i >= 0 && i <= math.MaxUint8 && len(sid) <= math.MaxUint8 {
+		r.sessAt, r.sessLen = uint8(i), uint8(len(sid))
+		sid = ""
+	}
+	r.setOdd(r.fpOddOf(), sid)
+}
+
+// fpOddOf is the fingerprint odd holds ("" none).
+func (r *unitRec) fpOddOf() string {
+	if r.odd != nil {
+		return r.odd.fp
+	}
+	return ""
+}
+
+func (r *unitRec) setOdd(fp, session string) {
+	if fp == "" && session == "" {
+		r.odd = nil
+		return
+	}
+	if r.odd == nil || r.odd.fp != fp || r.odd.session != session {
+		r.odd = &recOdd{fp: fp, session: session}
+	}
 }
 
 // unitBody is the part of a record an idle unit leaves on disk.
@@ -59,8 +148,8 @@ func (r *unitRec) isReading() bool { return r.unitBody != nil && r.reading }
 
 // Fp is the fingerprint Done was given.
 func (r *unitRec) Fp() string {
-	if r.fpOdd != nil {
-		return *r.fpOdd
+	if fp := r.fpOddOf(); fp != "" {
+		return fp
 	}
 	if !r.fpHex {
 		return ""
@@ -75,7 +164,12 @@ func (r *unitRec) Fp() string {
 
 // setFp makes fp the record's fingerprint.
 func (r *unitRec) setFp(fp string) {
-	r.fp, r.fpOdd, r.fpHex = 0, nil, false
+	r.fp, r.fpHex = 0, false
+	sess := ""
+	if r.odd != nil {
+		sess = r.odd.session
+	}
+	r.setOdd("", sess)
 	if fp == "" {
 		return
 	}
@@ -97,50 +191,69 @@ func (r *unitRec) setFp(fp string) {
 			return
 		}
 	}
-	r.fpOdd = &fp
+	r.setOdd(fp, sess)
 }
 
 // fpIs reports whether fp is the record's fingerprint (without making a string).
 func (r *unitRec) fpIs(fp string) bool {
 	var x unitRec
 	x.setFp(fp)
-	if r.fpOdd != nil || x.fpOdd != nil {
-		return r.fpOdd != nil && x.fpOdd != nil && *r.fpOdd == *x.fpOdd
+	if a, b := r.fpOddOf(), x.fpOddOf(); a != "" || b != "" {
+		return a == b
 	}
 	return x.fpHex == r.fpHex && x.fp == r.fp
+}
+
+// pathDir is the unit's path root, or its whole path (pathWhole).
+func (r *unitRec) pathDir() string {
+	if r.root == (unique.Handle[string]{}) {
+		return ""
+	}
+	return r.root.Value()
 }
 
 // path is the unit's file.
 func (r *unitRec) path() string {
 	if r.pathWhole {
-		return r.pathDir
+		return r.pathDir()
 	}
-	return r.pathDir + filepath.FromSlash(r.Unit)
+	return r.pathDir() + filepath.FromSlash(r.Unit)
 }
 
 // pathIs reports whether p is the unit's file (without building its path).
 func (r *unitRec) pathIs(p string) bool {
+	dir := r.pathDir()
 	if r.pathWhole {
-		return p == r.pathDir
+		return p == dir
 	}
 	rel := filepath.FromSlash(r.Unit)
-	return len(p) == len(r.pathDir)+len(rel) && p[:len(r.pathDir)] == r.pathDir && p[len(r.pathDir):] == rel
+	return len(p) == len(dir)+len(rel) && p[:len(dir)] == dir && p[len(dir):] == rel
 }
 
 // setPath makes p the unit's file; r.Unit must be set.
-func (r *unitRec) setPath(p string, intern func(string) string) {
+func (r *unitRec) setPath(p string) {
 	rel := filepath.FromSlash(r.Unit)
 	if n := len(p) - len(rel); rel != "" && n > 0 && p[n-1] == filepath.Separator && p[n:] == rel {
-		r.pathDir, r.pathWhole = intern(p[:n]), false
+		r.setRoot(p[:n], false)
 		return
 	}
-	r.pathDir, r.pathWhole = p, true
+	r.setRoot(p, true)
+}
+
+// setRoot makes dir the unit's path root (whole unset) or its whole path.
+func (r *unitRec) setRoot(dir string, whole bool) {
+	r.pathWhole = whole
+	if dir == "" {
+		r.root = unique.Handle[string]{}
+		return
+	}
+	r.root = unique.Make(dir)
 }
 
 func (r *unitRec) group() groupKey {
-	sid := r.Session
+	sid := r.session()
 	if sid == "" {
 		sid = r.Unit
 	}
-	return groupKey{r.Source, r.Project, sid, r.Type}
+	return groupKey{r.Source, r.project(), sid, r.typ()}
 }

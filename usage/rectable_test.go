@@ -1,0 +1,55 @@
+package usage
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestRecTableAgainstMap puts, gets and deletes records at random in tables of
+// every size the growth and reserve make (not powers of two), checking each
+// against a map: backward-shift deletion must keep every probe run whole when
+// runs wrap around the table's end.
+func TestRecTableAgainstMap(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, reserve := range []int{0, 5, 37, 100} {
+		tab := newUnitTable()
+		tab.reserve(reserve)
+		want := map[ukey]*unitRec{}
+		for i := range 5000 {
+			k := ukey{fmt.Sprint(rng.IntN(3)), fmt.Sprint(rng.IntN(300))}
+			switch rng.IntN(3) {
+			case 0, 1:
+				r := &unitRec{Source: k.source, Unit: k.unit}
+				tab.put(r)
+				want[k] = r
+			case 2:
+				tab.del(k.source, k.unit)
+				delete(want, k)
+			}
+			if tab.len() != len(want) {
+				t.Fatalf("reserve %d, step %d: %d records, want %d", reserve, i, tab.len(), len(want))
+			}
+			if i%97 == 0 {
+				for k, r := range want {
+					if got := tab.get(k.source, k.unit); got != r {
+						t.Fatalf("reserve %d, step %d: get %v is %p, want %p", reserve, i, k, got, r)
+					}
+				}
+				n := 0
+				for range tab.all() {
+					n++
+				}
+				if n != len(want) {
+					t.Fatalf("reserve %d, step %d: all yields %d, want %d", reserve, i, n, len(want))
+				}
+			}
+		}
+	}
+	var tab recTable
+	tab.key = unitKey
+	tab.reserve(100000)
+	if got := len(tab.slots); got > 100000*4/3+1 {
+		t.Fatalf("reserve(100000) made %d slots, want at most %d", got, 100000*4/3+1)
+	}
+}
