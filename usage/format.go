@@ -123,7 +123,7 @@ func fromWire(w wireUnit, intern func(string) string) (*unitRec, error) {
 	r := &unitRec{Source: intern(w.Source), Unit: w.Unit, Dev: w.Dev, Ino: w.Ino, Off: w.Offset,
 		unitBody: &unitBody{Layout: intern(w.Layout), Retired: w.Retired}}
 	r.setSession(w.Session)
-	r.setFiling(w.Type, w.Project)
+	r.setFiling(intern(w.Type), intern(w.Project))
 	r.setFp(w.Fp)
 	r.setPath(w.Path)
 	if w.State != nil {

@@ -28,6 +28,7 @@ type Ledger struct {
 	units   recTable // the live records, by (source, unit)
 	retired map[ukey][]*unitRec
 	models  map[string]string
+	filings map[filing]*filing // what records are filed under (canonFiling)
 	now     func() time.Time
 
 	rows   map[rowID]Tokens   // the summary's B rows
@@ -153,7 +154,7 @@ func NewRebuild(stateDir string) (*Ledger, error) {
 }
 
 func newLedger(dir string) *Ledger {
-	return &Ledger{dir: dir, units: newUnitTable(), retired: map[ukey][]*unitRec{}, models: map[string]string{}, now: time.Now,
+	return &Ledger{dir: dir, units: newUnitTable(), retired: map[ukey][]*unitRec{}, models: map[string]string{}, filings: map[filing]*filing{}, now: time.Now,
 		rows: map[rowID]Tokens{}, days: map[rowID]Tokens{}, loc: time.Local, dirtyDays: map[rowID]bool{}, colIDs: map[rowCols]uint32{}, members: newSessionTable(), before: map[groupKey][]SessionRow{},
 		dirtyUnits: map[ukey]bool{}, dirtyRows: map[rowID]bool{}, dirtyGroups: map[groupKey]bool{},
 		unitsFile: logFile{path: filepath.Join(dir, UnitsName)}, summaryFile: logFile{path: filepath.Join(dir, SummaryName)}}
@@ -165,6 +166,27 @@ func (l *Ledger) intern(s string) string {
 	}
 	l.models[s] = s
 	return s
+}
+
+// canonFiling makes r's filing the ledger's one of the same type and project
+// (a record read from a file comes with its own, or its file's).
+func (l *Ledger) canonFiling(r *unitRec) {
+	if r.filed == nil {
+		return
+	}
+	if f, ok := l.filings[*r.filed]; ok {
+		r.filed = f
+		return
+	}
+	f := &filing{l.intern(r.filed.typ), l.intern(r.filed.project)}
+	l.filings[*f] = f
+	r.filed = f
+}
+
+// fileAs files r's session under typ and project.
+func (l *Ledger) fileAs(r *unitRec, typ, project string) {
+	r.setFiling(typ, project)
+	l.canonFiling(r)
 }
 
 func (l *Ledger) touch(k ukey) { l.dirtyUnits[k] = true }
@@ -499,7 +521,7 @@ func (l *Ledger) Sync(sessions []indexer.SessionRef) error {
 		if r.session() != s.ID || r.typ() != s.Type || r.project() != s.Project {
 			l.file(r, -1)
 			r.setSession(s.ID)
-			r.setFiling(s.Type, s.Project)
+			l.fileAs(r, s.Type, s.Project)
 			l.file(r, 1)
 			l.touch(k)
 		}

@@ -447,6 +447,12 @@ func (l *Ledger) loadFile(fh *os.File, size int64, wantLive, headers bool) (*sta
 					retired = append(retired, r)
 				}
 			}
+			if live != nil {
+				l.canonFiling(live)
+			}
+			for _, r := range retired {
+				l.canonFiling(r)
+			}
 			// A later batch's line of a key replaces the earlier one.
 			if live != nil && wantLive {
 				l.units.put(live)
@@ -513,11 +519,13 @@ func (l *Ledger) loadV1(live bool) error {
 		}
 		if live {
 			for _, r := range lv {
+				l.canonFiling(r)
 				l.units.put(r)
 				l.hot = append(l.hot, r)
 			}
 		}
 		for _, r := range rt {
+			l.canonFiling(r)
 			k := ukey{r.Source, r.Unit}
 			l.retired[k] = append(l.retired[k], r)
 			l.hot = append(l.hot, r)

@@ -222,10 +222,10 @@ func decodeIndex(data []byte, intern func(string) string) (base int64, crc uint3
 		}
 		return int(n)
 	}
-	// The handles of the roots and of the (type, project) pairs met, by their
-	// strings' numbers: unique.Make once each, not once a record.
+	// The roots' handles and the (type, project) pairs met, by their strings'
+	// numbers: one each, not one a record.
 	roots := map[int]unique.Handle[string]{}
-	filings := map[[2]int]unique.Handle[filing]{}
+	filings := map[[2]int]*filing{}
 	slab := make([]unitRec, h.Records)
 	recs = make([]*unitRec, h.Records)
 	const arenaSize = 64 << 10
@@ -399,7 +399,15 @@ func (l *Ledger) loadIndex(fh *os.File, size int64) int64 {
 		return 0
 	}
 	l.units.reserve(len(recs))
+	canon := map[*filing]*filing{} // the index's filings, the ledger's
 	for _, r := range recs {
+		if f, ok := canon[r.filed]; ok {
+			r.filed = f
+		} else if r.filed != nil {
+			f := r.filed
+			l.canonFiling(r)
+			canon[f] = r.filed
+		}
 		if r.idx >= 0 {
 			// Its own copy: no Resume takes a retired unit's name, and its
 			// arena is freed once the live units cut from it are adopted.

@@ -13,10 +13,11 @@ import (
 // An idle unit keeps only its header in memory (what Resume, filing and the check
 // for gone files need); its body stays on the line of the units file its key was
 // last written to and is read back when the unit is needed (resident.go). The
-// header is 128 bytes: the strings a unit shares with others (type and project,
-// path root) are unique handles (8 bytes, not 16 or 32), its session is a part of
-// its Unit when its file is named after it, and what is rare (a fingerprint that
-// is not 16 hex digits, a session id not in the unit's name) is behind odd.
+// header is 128 bytes: the strings a unit shares with others are behind one
+// pointer (type and project: the ledger's filing of them, Ledger.canonFiling)
+// or a unique handle (path root), 8 bytes, not 16 or 32; its session is a part
+// of its Unit when its file is named after it, and what is rare (a fingerprint
+// that is not 16 hex digits, a session id not in the unit's name) is behind odd.
 type unitRec struct {
 	Source, Unit string
 	Dev, Ino     uint64
@@ -25,8 +26,9 @@ type unitRec struct {
 	// number (fpHex), anything else but "" in odd. Fp and setFp are the way to it.
 	fp uint64
 	// The type and project the unit's session is filed under (typ, project,
-	// setFiling).
-	filed unique.Handle[filing]
+	// setFiling): one filing for every unit of the same, once the ledger holds
+	// the record (Ledger.canonFiling).
+	filed *filing
 	// The unit's path is root followed by Unit (root is the source root the
 	// indexer joins Unit to: one string for every unit of a root, not a path per
 	// unit), or root alone when the path does not end in Unit (pathWhole). path()
@@ -60,27 +62,27 @@ type recOdd struct {
 
 // typ is the type of the unit's session.
 func (r *unitRec) typ() string {
-	if r.filed == (unique.Handle[filing]{}) {
+	if r.filed == nil {
 		return ""
 	}
-	return r.filed.Value().typ
+	return r.filed.typ
 }
 
 // project is the project the unit's session is filed under.
 func (r *unitRec) project() string {
-	if r.filed == (unique.Handle[filing]{}) {
+	if r.filed == nil {
 		return ""
 	}
-	return r.filed.Value().project
+	return r.filed.project
 }
 
-// setFiling files the unit's session under typ and project.
+// setFiling files the unit's session under typ and project, in a filing of
+// its own (Ledger.fileAs shares one).
 func (r *unitRec) setFiling(typ, project string) {
-	if typ == "" && project == "" {
-		r.filed = unique.Handle[filing]{}
-		return
+	r.filed = nil
+	if typ != "" || project != "" {
+		r.filed = &filing{typ, project}
 	}
-	r.filed = unique.Make(filing{typ, project})
 }
 
 // session is the unit's session id ("" none).

@@ -133,9 +133,9 @@ func decodeUnitFast(raw []byte, intern func(string) string, headers bool) (*unit
 		case "session":
 			sess = str(val)
 		case "type":
-			typ = str(val)
+			typ = intern(str(val))
 		case "project":
-			proj = str(val)
+			proj = intern(str(val))
 		case "retired":
 			b.Retired = str(val)
 		case "state":
