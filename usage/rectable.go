@@ -83,11 +83,17 @@ func (t *recTable) get(a, b string) *unitRec {
 
 // put adds r, replacing the record of the same key if there is one.
 func (t *recTable) put(r *unitRec) {
-	if (t.n+1)*4 > len(t.slots)*3 {
-		t.grow()
-	}
 	a, b := t.key(r)
+	if t.n == 0 {
+		t.reserve(1)
+	}
 	i, ok := t.find(a, b)
+	if !ok && (t.n+1)*4 > len(t.slots)*3 {
+		// Grown only for a new record: a table reserved for n records holds
+		// n however often they are replaced.
+		t.grow()
+		i, _ = t.find(a, b)
+	}
 	if !ok {
 		t.n++
 	}

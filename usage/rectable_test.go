@@ -52,4 +52,13 @@ func TestRecTableAgainstMap(t *testing.T) {
 	if got := len(tab.slots); got > 100000*4/3+1 {
 		t.Fatalf("reserve(100000) made %d slots, want at most %d", got, 100000*4/3+1)
 	}
+	// A table reserved for n records does not grow when they are put again.
+	for range 2 {
+		for i := range 100000 {
+			tab.put(&unitRec{Source: "s", Unit: fmt.Sprint(i)})
+		}
+	}
+	if got := len(tab.slots); tab.len() != 100000 || got > 100000*4/3+1 {
+		t.Fatalf("after putting 100000 records twice: %d records in %d slots", tab.len(), got)
+	}
 }
