@@ -92,7 +92,7 @@ func compareOnce(dir string, rebuilt *Ledger, sources map[string]bool) ([]string
 		case !p.clean:
 			diffs = append(diffs, fmt.Sprintf("%s ends in a torn batch", path))
 		}
-	} else if len(disk.rows) > 0 {
+	} else if disk.rows.len() > 0 {
 		diffs = append(diffs, fmt.Sprintf("%s differs from the units it adds up (%v)", path, err))
 	}
 	sort.Strings(diffs)

@@ -31,7 +31,7 @@ type Ledger struct {
 	filings map[filing]*filing // what records are filed under (canonFiling)
 	now     func() time.Time
 
-	rows   map[rowID]Tokens   // the summary's B rows
+	rows   rowTable           // the summary's B rows
 	days   map[rowID]Tokens   // its D rows: q is the day's first quarter hour, the project "" (rollup.go)
 	loc    *time.Location     // the D rows' time zone
 	segs   []daySeg           // the days of loc met so far, sorted
@@ -155,7 +155,7 @@ func NewRebuild(stateDir string) (*Ledger, error) {
 
 func newLedger(dir string) *Ledger {
 	return &Ledger{dir: dir, units: newUnitTable(), retired: map[ukey][]*unitRec{}, models: map[string]string{}, filings: map[filing]*filing{}, now: time.Now,
-		rows: map[rowID]Tokens{}, days: map[rowID]Tokens{}, loc: time.Local, dirtyDays: map[rowID]bool{}, colIDs: map[rowCols]uint32{}, members: newSessionTable(), before: map[groupKey][]SessionRow{},
+		days: map[rowID]Tokens{}, loc: time.Local, dirtyDays: map[rowID]bool{}, colIDs: map[rowCols]uint32{}, members: newSessionTable(), before: map[groupKey][]SessionRow{},
 		dirtyUnits: map[ukey]bool{}, dirtyRows: map[rowID]bool{}, dirtyGroups: map[groupKey]bool{},
 		unitsFile: logFile{path: filepath.Join(dir, UnitsName)}, summaryFile: logFile{path: filepath.Join(dir, SummaryName)}}
 }
@@ -193,7 +193,15 @@ func (l *Ledger) touch(k ukey) { l.dirtyUnits[k] = true }
 
 // addRow changes a B row by t (sign 1 or -1).
 func (l *Ledger) addRow(rk rowKey, t Tokens, sign int) {
-	addTokens(l.rows, l.dirtyRows, l.rowIDOf(rk), t, sign)
+	id := l.rowIDOf(rk)
+	v := l.rows.get(id)
+	if sign > 0 {
+		v.Add(t)
+	} else {
+		v.Sub(t)
+	}
+	l.rows.set(id, v)
+	l.dirtyRows[id] = true
 	l.addDay(rk, t, sign)
 }
 

@@ -323,7 +323,7 @@ func TestDaysNotUsedWhenUntrusted(t *testing.T) {
 	// of a writer in UTC (which rewrites them).
 	utc := l.loc
 	l.loc, l.segs, l.days = time.UTC, nil, map[rowID]Tokens{}
-	for id, t := range l.rows {
+	for id, t := range l.rows.all() {
 		l.addDay(l.rowKeyOf(id), t, 1)
 	}
 	whole := mustParse(t, committed, Want{}) // what l holds now

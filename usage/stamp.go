@@ -77,10 +77,11 @@ func (l *Ledger) trustSummary(st *stamp) bool {
 	if err != nil || !p.clean {
 		return false
 	}
+	l.rows.reserve(len(s.Rows))
 	for _, r := range s.Rows {
 		if !r.T.IsZero() {
 			rk := rowKey{r.Q, l.intern(r.Source), l.intern(r.Project), l.intern(r.Model)}
-			l.rows[l.rowIDOf(rk)] = r.T
+			l.rows.set(l.rowIDOf(rk), r.T)
 			l.addDay(rk, r.T, 1)
 		}
 	}

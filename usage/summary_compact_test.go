@@ -52,7 +52,7 @@ func TestCompactSummaryStreamedEqualsRendered(t *testing.T) {
 				batch = appendSession(batch, &r)
 			}
 			for k := range l.dirtyRows {
-				batch = appendRow(batch, l.rowKeyOf(k), l.rows[k])
+				batch = appendRow(batch, l.rowKeyOf(k), l.rows.get(k))
 			}
 			clear(l.dirtyRows)
 			data = append(append(data, batch...), 'C', '\n')
