@@ -56,7 +56,7 @@ func compareOnce(dir string, rebuilt *Ledger, sources map[string]bool) ([]string
 	defer rebuilt.mu.Unlock()
 	var diffs []string
 	for want := range rebuilt.units.all() {
-		k := ukey{want.Source, want.Unit}
+		k := ukey{want.source(), want.Unit}
 		got := disk.units.get(k.source, k.unit)
 		switch {
 		case got == nil && restoredPending(disk.retired[k], want):
@@ -70,7 +70,7 @@ func compareOnce(dir string, rebuilt *Ledger, sources map[string]bool) ([]string
 		}
 	}
 	for got := range disk.units.all() {
-		k := ukey{got.Source, got.Unit}
+		k := ukey{got.source(), got.Unit}
 		if _, err := os.Lstat(got.path()); err != nil && errors.Is(err, fs.ErrNotExist) {
 			continue // gone while no writer ran (another command retired it): the next writer retires it
 		}
@@ -164,7 +164,7 @@ func (l *Ledger) headerLines() []string {
 	var out []string
 	add := func(r *unitRec) {
 		out = append(out, fmt.Sprintf("%q %q %d %q %v %d %d %d %q %q %q %q %d %d",
-			r.Source, r.Unit, r.idx, r.pathDir(), r.pathWhole, r.Dev, r.Ino, r.Off, r.Fp(), r.session(), r.typ(), r.project(), r.span.off, r.span.n))
+			r.source(), r.Unit, r.idx, r.pathDir(), r.pathWhole, r.Dev, r.Ino, r.Off, r.Fp(), r.session(), r.typ(), r.project(), r.span.off, r.span.n))
 	}
 	for r := range l.units.all() {
 		add(r)

@@ -168,8 +168,9 @@ func (l *Ledger) intern(s string) string {
 	return s
 }
 
-// canonFiling makes r's filing the ledger's one of the same type and project
-// (a record read from a file comes with its own, or its file's).
+// canonFiling makes r's filing the ledger's one of the same source, root, type
+// and project (a record read from a file comes with its own, or its file's; a
+// record changed makes one of its own).
 func (l *Ledger) canonFiling(r *unitRec) {
 	if r.filed == nil {
 		return
@@ -178,7 +179,7 @@ func (l *Ledger) canonFiling(r *unitRec) {
 		r.filed = f
 		return
 	}
-	f := &filing{l.intern(r.filed.typ), l.intern(r.filed.project)}
+	f := &filing{l.intern(r.filed.source), l.intern(r.filed.root), l.intern(r.filed.typ), l.intern(r.filed.project)}
 	l.filings[*f] = f
 	r.filed = f
 }
@@ -235,7 +236,7 @@ func (l *Ledger) file(r *unitRec, sign int) {
 		l.dropMember(r)
 	}
 	for _, b := range l.accOf(r).Buckets {
-		l.addRow(rowKey{b.Q, r.Source, r.project(), b.Model}, b.T, sign)
+		l.addRow(rowKey{b.Q, r.source(), r.project(), b.Model}, b.T, sign)
 	}
 }
 
@@ -291,7 +292,7 @@ func (l *Ledger) fileAll() {
 func (l *Ledger) observe(r *unitRec) observer {
 	return func(q int32, model string, t Tokens, sign int) {
 		l.markGroup(r.group()) // before the account changes
-		l.addRow(rowKey{q, r.Source, r.project(), model}, t, sign)
+		l.addRow(rowKey{q, r.source(), r.project(), model}, t, sign)
 	}
 }
 
@@ -333,7 +334,7 @@ func (l *Ledger) Reset(u indexer.UnitRef) {
 	n := l.newRec(u)
 	if r != nil {
 		n.setSession(r.session())
-		n.filed = r.filed
+		l.fileAs(n, r.typ(), r.project())
 		l.endRead(r)
 		l.file(r, -1)
 	}
@@ -347,8 +348,10 @@ func isDocument(b *unitBody) bool { return b.Seen != nil }
 
 // newRec is a new, empty record of u (resident: it has nothing on disk yet).
 func (l *Ledger) newRec(u indexer.UnitRef) *unitRec {
-	r := &unitRec{Source: l.intern(u.Source), Unit: u.Unit, Dev: u.Dev, Ino: u.Ino, unitBody: &unitBody{Layout: l.intern(u.Layout)}}
+	r := &unitRec{Unit: u.Unit, Dev: u.Dev, Ino: u.Ino, unitBody: &unitBody{Layout: l.intern(u.Layout)}}
+	r.setSource(u.Source)
 	r.setPath(u.Path)
+	l.canonFiling(r)
 	l.hot = append(l.hot, r)
 	return r
 }
@@ -420,6 +423,7 @@ func (l *Ledger) Done(u indexer.UnitRef, offset int64, fp string) {
 	r.Off, r.Dev, r.Ino = offset, u.Dev, u.Ino // an evicted body is copied from its line when the record is written
 	r.setFp(fp)
 	r.setPath(u.Path)
+	l.canonFiling(r)
 	l.touch(keyOf(u))
 }
 

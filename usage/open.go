@@ -126,7 +126,7 @@ func (l *Ledger) goneUnits() []ukey {
 				continue
 			}
 			if _, err := os.Lstat(r.path()); errors.Is(err, fs.ErrNotExist) {
-				gone = append(gone, ukey{r.Source, r.Unit})
+				gone = append(gone, ukey{r.source(), r.Unit})
 			}
 		}
 	}

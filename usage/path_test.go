@@ -25,6 +25,7 @@ func TestRecordPathRoundTrip(t *testing.T) {
 	for _, c := range cases {
 		r := &unitRec{Unit: c.unit}
 		r.setPath(c.path)
+		l.canonFiling(r)
 		if got := r.path(); got != c.path {
 			t.Errorf("unit %q, path %q: path() = %q", c.unit, c.path, got)
 		}
@@ -48,17 +49,26 @@ func TestRecordPathRoundTrip(t *testing.T) {
 	if recs[3].pathWhole != true || recs[4].pathWhole != true || recs[0].pathWhole {
 		t.Errorf("pathWhole: %v %v %v", recs[0].pathWhole, recs[3].pathWhole, recs[4].pathWhole)
 	}
-	if recs[0].root != recs[1].root || unsafeData(recs[0].pathDir()) != unsafeData(recs[1].pathDir()) {
+	if recs[0].filed != recs[1].filed || unsafeData(recs[0].pathDir()) != unsafeData(recs[1].pathDir()) {
 		t.Error("the two units of one root hold two copies of it")
 	}
 }
 
 func unsafeData(s string) *byte { return unsafe.StringData(s) }
 
-// filedAs files r under session sid, type typ and project proj (r.Unit set),
-// for tests that make records by hand.
-func (r *unitRec) filedAs(sid, typ, proj string) *unitRec {
+// filedAs makes src r's source and files r under session sid, type typ and
+// project proj (r.Unit set), for tests that make records by hand.
+func (r *unitRec) filedAs(src, sid, typ, proj string) *unitRec {
+	r.setSource(src)
 	r.setSession(sid)
 	r.setFiling(typ, proj)
 	return r
+}
+
+// TestRecordHeaderSize: an idle unit's header is what the ledger holds per unit
+// (docs/usage.md, "What a flush costs"); a field more is a cost at 100k units.
+func TestRecordHeaderSize(t *testing.T) {
+	if n := unsafe.Sizeof(unitRec{}); n > 104 {
+		t.Errorf("a unitRec is %d bytes, want at most 104", n)
+	}
 }

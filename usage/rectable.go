@@ -29,7 +29,7 @@ func hashPair(a, b string) uint64 {
 }
 
 // unitKey is a record's key in the ledger's units: (source, unit).
-func unitKey(r *unitRec) (string, string) { return r.Source, r.Unit }
+func unitKey(r *unitRec) (string, string) { return r.source(), r.Unit }
 
 // sessionKey is a record's key in the ledger's sessions: the session id it is
 // filed under (groupKey.sid).

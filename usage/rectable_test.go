@@ -20,7 +20,8 @@ func TestRecTableAgainstMap(t *testing.T) {
 			k := ukey{fmt.Sprint(rng.IntN(3)), fmt.Sprint(rng.IntN(300))}
 			switch rng.IntN(3) {
 			case 0, 1:
-				r := &unitRec{Source: k.source, Unit: k.unit}
+				r := &unitRec{Unit: k.unit}
+				r.setSource(k.source)
 				tab.put(r)
 				want[k] = r
 			case 2:
@@ -55,7 +56,9 @@ func TestRecTableAgainstMap(t *testing.T) {
 	// A table reserved for n records does not grow when they are put again.
 	for range 2 {
 		for i := range 100000 {
-			tab.put(&unitRec{Source: "s", Unit: fmt.Sprint(i)})
+			r := &unitRec{Unit: fmt.Sprint(i)}
+			r.setSource("s")
+			tab.put(r)
 		}
 	}
 	if got := len(tab.slots); tab.len() != 100000 || got > 100000*4/3+1 {

@@ -73,7 +73,7 @@ func (l *Ledger) readBody(r *unitRec) (*unitBody, error) {
 	}
 	var got *unitRec
 	if fk, ok := decodeKeyFast(line, l.intern); ok {
-		if fk.k != (ukey{r.Source, r.Unit}) {
+		if fk.k != (ukey{r.source(), r.Unit}) {
 			return nil, fmt.Errorf("usage ledger %s at %d: holds %s, not %s", l.unitsFile.path, r.span.off, fk.k.unit, r.Unit)
 		}
 		switch {
@@ -91,7 +91,7 @@ func (l *Ledger) readBody(r *unitRec) (*unitBody, error) {
 		if err := d.Decode(&w); err != nil {
 			return nil, fmt.Errorf("usage ledger %s at %d: %w", l.unitsFile.path, r.span.off, err)
 		}
-		if w.K != [2]string{r.Source, r.Unit} {
+		if w.K != [2]string{r.source(), r.Unit} {
 			return nil, fmt.Errorf("usage ledger %s at %d: holds %s, not %s", l.unitsFile.path, r.span.off, w.K[1], r.Unit)
 		}
 		var wu *wireUnit
@@ -154,7 +154,7 @@ func (l *Ledger) evictLocked() {
 		if r.evicted() || !l.holds(r) {
 			continue // dropped records go with the list
 		}
-		if r.span.n == 0 || r.reading || l.dirtyUnits[ukey{r.Source, r.Unit}] {
+		if r.span.n == 0 || r.reading || l.dirtyUnits[ukey{r.source(), r.Unit}] {
 			keep = append(keep, r)
 			continue
 		}
@@ -193,7 +193,7 @@ func (l *Ledger) cleanSpan(k ukey) (span, bool) {
 
 // holds reports whether r is still one of the ledger's records.
 func (l *Ledger) holds(r *unitRec) bool {
-	k := ukey{r.Source, r.Unit}
+	k := ukey{r.source(), r.Unit}
 	if l.units.get(k.source, k.unit) == r {
 		return true
 	}

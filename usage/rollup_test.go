@@ -110,8 +110,8 @@ func rollupLedger(t testing.TB, rng *rand.Rand, loc *time.Location, from string,
 	q0 := Quarter(start.UnixMilli())
 	var all []*unitRec
 	for i := 0; i < 1+rng.IntN(min(200, credits)); i++ {
-		r := (&unitRec{Source: []string{"claude", "codex", "gemini"}[rng.IntN(3)], Unit: fmt.Sprint(i), unitBody: &unitBody{}}).
-			filedAs(sid(rng.IntN(40)), "main", []string{"/a", "/b\tc", `/d\e`}[rng.IntN(3)])
+		r := (&unitRec{Unit: fmt.Sprint(i), unitBody: &unitBody{}}).
+			filedAs([]string{"claude", "codex", "gemini"}[rng.IntN(3)], sid(rng.IntN(40)), "main", []string{"/a", "/b\tc", `/d\e`}[rng.IntN(3)])
 		l.units.put(r)
 		l.file(r, 1)
 		all = append(all, r)

@@ -228,7 +228,7 @@ func (l *Ledger) writeUnits() error {
 			}
 			keys := make(map[ukey]bool, l.units.len()+len(l.retired))
 			for r := range l.units.all() {
-				keys[ukey{r.Source, r.Unit}] = true
+				keys[ukey{r.source(), r.Unit}] = true
 			}
 			for k := range l.retired {
 				keys[k] = true
@@ -526,7 +526,7 @@ func (l *Ledger) loadV1(live bool) error {
 		}
 		for _, r := range rt {
 			l.canonFiling(r)
-			k := ukey{r.Source, r.Unit}
+			k := ukey{r.source(), r.Unit}
 			l.retired[k] = append(l.retired[k], r)
 			l.hot = append(l.hot, r)
 		}

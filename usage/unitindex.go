@@ -11,7 +11,6 @@ import (
 	"math"
 	"os"
 	"strings"
-	"unique"
 )
 
 // UnitsIndexName is the index of the units file's base: every record's header
@@ -69,7 +68,7 @@ func encodeIndex(recs []*unitRec, base int64, crc uint32) []byte {
 		body = append(body, s...)
 	}
 	for _, r := range recs {
-		body = binary.AppendUvarint(body, num(r.Source))
+		body = binary.AppendUvarint(body, num(r.source()))
 		putStr(r.Unit)
 		body = binary.AppendVarint(body, int64(r.idx))
 		sess := r.session()
@@ -222,10 +221,9 @@ func decodeIndex(data []byte, intern func(string) string) (base int64, crc uint3
 		}
 		return int(n)
 	}
-	// The roots' handles and the (type, project) pairs met, by their strings'
-	// numbers: one each, not one a record.
-	roots := map[int]unique.Handle[string]{}
-	filings := map[[2]int]*filing{}
+	// The filings met, by their strings' numbers (source, root, type,
+	// project): one each, not one a record.
+	filings := map[[4]int]*filing{}
 	slab := make([]unitRec, h.Records)
 	recs = make([]*unitRec, h.Records)
 	const arenaSize = 64 << 10
@@ -250,7 +248,7 @@ func decodeIndex(data []byte, intern func(string) string) (base int64, crc uint3
 	for i := range slab {
 		r := &slab[i]
 		recs[i] = r
-		r.Source = table[num()]
+		src := num()
 		unit := x.bytes()
 		idx := x.varint()
 		if idx < -1 || idx > math.MaxInt32 {
@@ -276,31 +274,29 @@ func decodeIndex(data []byte, intern func(string) string) (base int64, crc uint3
 			x.fail("bad session")
 		}
 		typ, proj := num(), num()
-		if x.err == nil {
-			k := [2]int{typ, proj}
-			if f, ok := filings[k]; ok {
-				r.filed = f
-			} else {
-				r.setFiling(table[typ], table[proj])
-				filings[k] = r.filed
-			}
-		}
+		root := -1 // the root's string, -1: a whole path of its own
 		switch x.byte() {
 		case 0:
-			if n := num(); x.err == nil {
-				if h, ok := roots[n]; ok {
-					r.root = h
-				} else {
-					r.setRoot(table[n], false)
-					roots[n] = r.root
-				}
-			}
+			root = num()
 		case 1:
 			if p := x.bytes(); x.err == nil {
 				r.setRoot(string(p), true)
 			}
 		default:
 			x.fail("bad path")
+		}
+		if x.err == nil {
+			k := [4]int{src, root, typ, proj}
+			if f, ok := filings[k]; ok {
+				r.filed = f
+			} else {
+				f := filing{source: table[src], typ: table[typ], project: table[proj]}
+				if root >= 0 {
+					f.root = table[root]
+				}
+				r.refile(f)
+				filings[k] = r.filed
+			}
 		}
 		r.Dev, r.Ino, r.Off = x.uvarint(), x.uvarint(), x.varint()
 		switch x.byte() {
@@ -318,7 +314,9 @@ func decodeIndex(data []byte, intern func(string) string) (base int64, crc uint3
 			if len(fp) == 0 && x.err == nil {
 				x.fail("empty fingerprint")
 			}
-			r.setOdd(string(fp), "")
+			o := r.oddOf()
+			o.fp = string(fp)
+			r.setOdd(o)
 		default:
 			x.fail("bad fingerprint")
 		}
@@ -356,11 +354,11 @@ func decodeIndex(data []byte, intern func(string) string) (base int64, crc uint3
 		if i > 0 {
 			q := recs[i-1]
 			switch {
-			case q.Source == r.Source && q.Unit == r.Unit:
+			case q.source() == r.source() && q.Unit == r.Unit:
 				if r.idx != q.idx+1 || r.idx < 0 {
 					return 0, 0, nil, fmt.Errorf("units index: record %d out of place", i)
 				}
-			case q.Source > r.Source || (q.Source == r.Source && q.Unit > r.Unit):
+			case q.source() > r.source() || (q.source() == r.source() && q.Unit > r.Unit):
 				return 0, 0, nil, fmt.Errorf("units index: record %d out of order", i)
 			default:
 				if r.idx > 0 {
@@ -413,7 +411,7 @@ func (l *Ledger) loadIndex(fh *os.File, size int64) int64 {
 			// arena is freed once the live units cut from it are adopted.
 			r.Unit = strings.Clone(r.Unit)
 		}
-		k := ukey{r.Source, r.Unit}
+		k := ukey{r.source(), r.Unit}
 		if r.idx < 0 {
 			l.units.put(r)
 		} else {

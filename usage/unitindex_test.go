@@ -131,7 +131,7 @@ func TestCheckFindsAWrongIndex(t *testing.T) {
 // indexSeeds are indexes of records of every kind, for the fuzz target.
 func indexSeeds() [][]byte {
 	mk := func(src, unit, sess, path string, idx int32, fp string) *unitRec {
-		r := (&unitRec{Source: src, Unit: unit, Dev: 3, Ino: 9, Off: 120, idx: idx, span: span{10, 40}}).filedAs(sess, "main", "/p")
+		r := (&unitRec{Unit: unit, Dev: 3, Ino: 9, Off: 120, idx: idx, span: span{10, 40}}).filedAs(src, sess, "main", "/p")
 		r.setPath(path)
 		r.setFp(fp)
 		return r

@@ -4,7 +4,6 @@ import (
 	"math"
 	"path/filepath"
 	"strings"
-	"unique"
 )
 
 // unitRec is what the ledger holds of one unit: its position, the session it
@@ -13,29 +12,26 @@ import (
 // An idle unit keeps only its header in memory (what Resume, filing and the check
 // for gone files need); its body stays on the line of the units file its key was
 // last written to and is read back when the unit is needed (resident.go). The
-// header is 128 bytes: the strings a unit shares with others are behind one
-// pointer (type and project: the ledger's filing of them, Ledger.canonFiling)
-// or a unique handle (path root), 8 bytes, not 16 or 32; its session is a part
-// of its Unit when its file is named after it, and what is rare (a fingerprint
-// that is not 16 hex digits, a session id not in the unit's name) is behind odd.
+// header is 104 bytes: the strings a unit shares with others (source, path root,
+// type and project) are behind one pointer, the ledger's filing of them
+// (Ledger.canonFiling), 8 bytes, not 64; its session is a part of its Unit when
+// its file is named after it, and what is rare (a fingerprint that is not 16
+// hex digits, a session id not in the unit's name, a path that does not end in
+// it) is behind odd.
 type unitRec struct {
-	Source, Unit string
-	Dev, Ino     uint64
-	Off          int64
+	Unit     string
+	Dev, Ino uint64
+	Off      int64
 	// The fingerprint Done was given: the 16 hex digits the indexer makes as a
 	// number (fpHex), anything else but "" in odd. Fp and setFp are the way to it.
 	fp uint64
-	// The type and project the unit's session is filed under (typ, project,
-	// setFiling): one filing for every unit of the same, once the ledger holds
-	// the record (Ledger.canonFiling).
+	// The unit's source, path root, and the type and project its session is
+	// filed under (source, typ, project, setFiling, setPath): one filing for
+	// every unit of the same, once the ledger holds the record
+	// (Ledger.canonFiling). Never changed once made: a change makes another.
 	filed *filing
-	// The unit's path is root followed by Unit (root is the source root the
-	// indexer joins Unit to: one string for every unit of a root, not a path per
-	// unit), or root alone when the path does not end in Unit (pathWhole). path()
-	// and setPath are the only way to it.
-	root unique.Handle[string]
-	odd  *recOdd
-	next *unitRec // the next unit filed under the same session id (Ledger.members)
+	odd   *recOdd
+	next  *unitRec // the next unit filed under the same session id (Ledger.members)
 
 	*unitBody // nil while evicted: on the span's line of the units file
 
@@ -46,43 +42,72 @@ type unitRec struct {
 	// The session id is Unit[sessAt:sessAt+sessLen] when sessLen > 0, else
 	// odd's (session, setSession).
 	sessAt, sessLen uint8
-	pathWhole       bool
-	fpHex           bool
+	// The unit's path is the filing's root followed by Unit (the source root
+	// the indexer joins Unit to: one string for every unit of a root, not a
+	// path per unit), or odd's path when it does not end in Unit (pathWhole).
+	// path() and setPath are the only way to it.
+	pathWhole bool
+	fpHex     bool
 }
 
-// filing is what a session is filed under beside its id and source.
-type filing struct{ typ, project string }
+// filing is what a record shares with others: its source, its path's root,
+// and what its session is filed under beside its id.
+type filing struct{ source, root, typ, project string }
 
 // recOdd is what few records hold. It is never changed once made (a copy of a
 // record shares it).
 type recOdd struct {
 	fp      string // the fingerprint, when not 16 hex digits
 	session string // the session id, when not a part of Unit
+	path    string // the unit's path, when it does not end in Unit (pathWhole)
+}
+
+func (r *unitRec) filing() filing {
+	if r.filed == nil {
+		return filing{}
+	}
+	return *r.filed
+}
+
+// refile makes f the record's filing (one of its own, until the ledger's
+// canonFiling shares one).
+func (r *unitRec) refile(f filing) {
+	if r.filed == nil || *r.filed != f {
+		r.filed = &f
+	}
+}
+
+// source is the unit's source.
+func (r *unitRec) source() string {
+	if r.filed == nil {
+		return ""
+	}
+	return r.filed.source
+}
+
+// setSource makes src the unit's source.
+func (r *unitRec) setSource(src string) {
+	f := r.filing()
+	f.source = src
+	r.refile(f)
 }
 
 // typ is the type of the unit's session.
 func (r *unitRec) typ() string {
-	if r.filed == nil {
-		return ""
-	}
-	return r.filed.typ
+	return r.filing().typ
 }
 
 // project is the project the unit's session is filed under.
 func (r *unitRec) project() string {
-	if r.filed == nil {
-		return ""
-	}
-	return r.filed.project
+	return r.filing().project
 }
 
-// setFiling files the unit's session under typ and project, in a filing of
-// its own (Ledger.fileAs shares one).
+// setFiling files the unit's session under typ and project (Ledger.fileAs
+// shares the filing).
 func (r *unitRec) setFiling(typ, project string) {
-	r.filed = nil
-	if typ != "" || project != "" {
-		r.filed = &filing{typ, project}
-	}
+	f := r.filing()
+	f.typ, f.project = typ, project
+	r.refile(f)
 }
 
 // session is the unit's session id ("" none).
@@ -105,7 +130,9 @@ func (r *unitRec) setSession(sid string) {
 		r.sessAt, r.sessLen = uint8(i), uint8(len(sid))
 		sid = ""
 	}
-	r.setOdd(r.fpOddOf(), sid)
+	o := r.oddOf()
+	o.session = sid
+	r.setOdd(o)
 }
 
 // fpOddOf is the fingerprint odd holds ("" none).
@@ -116,13 +143,20 @@ func (r *unitRec) fpOddOf() string {
 	return ""
 }
 
-func (r *unitRec) setOdd(fp, session string) {
-	if fp == "" && session == "" {
+func (r *unitRec) oddOf() recOdd {
+	if r.odd != nil {
+		return *r.odd
+	}
+	return recOdd{}
+}
+
+func (r *unitRec) setOdd(o recOdd) {
+	if o == (recOdd{}) {
 		r.odd = nil
 		return
 	}
-	if r.odd == nil || r.odd.fp != fp || r.odd.session != session {
-		r.odd = &recOdd{fp: fp, session: session}
+	if r.odd == nil || *r.odd != o {
+		r.odd = &o
 	}
 }
 
@@ -167,11 +201,9 @@ func (r *unitRec) Fp() string {
 // setFp makes fp the record's fingerprint.
 func (r *unitRec) setFp(fp string) {
 	r.fp, r.fpHex = 0, false
-	sess := ""
-	if r.odd != nil {
-		sess = r.odd.session
-	}
-	r.setOdd("", sess)
+	o := r.oddOf()
+	o.fp = ""
+	r.setOdd(o)
 	if fp == "" {
 		return
 	}
@@ -193,7 +225,8 @@ func (r *unitRec) setFp(fp string) {
 			return
 		}
 	}
-	r.setOdd(fp, sess)
+	o.fp = fp
+	r.setOdd(o)
 }
 
 // fpIs reports whether fp is the record's fingerprint (without making a string).
@@ -208,10 +241,10 @@ func (r *unitRec) fpIs(fp string) bool {
 
 // pathDir is the unit's path root, or its whole path (pathWhole).
 func (r *unitRec) pathDir() string {
-	if r.root == (unique.Handle[string]{}) {
-		return ""
+	if r.pathWhole {
+		return r.oddOf().path
 	}
-	return r.root.Value()
+	return r.filing().root
 }
 
 // path is the unit's file.
@@ -244,12 +277,15 @@ func (r *unitRec) setPath(p string) {
 
 // setRoot makes dir the unit's path root (whole unset) or its whole path.
 func (r *unitRec) setRoot(dir string, whole bool) {
-	r.pathWhole = whole
-	if dir == "" {
-		r.root = unique.Handle[string]{}
-		return
+	o := r.oddOf()
+	o.path = ""
+	if r.pathWhole = whole; whole {
+		o.path = dir
+	} else if f := r.filing(); f.root != dir {
+		f.root = dir
+		r.refile(f)
 	}
-	r.root = unique.Make(dir)
+	r.setOdd(o)
 }
 
 func (r *unitRec) group() groupKey {
@@ -257,5 +293,6 @@ func (r *unitRec) group() groupKey {
 	if sid == "" {
 		sid = r.Unit
 	}
-	return groupKey{r.Source, r.project(), sid, r.typ()}
+	f := r.filing()
+	return groupKey{f.source, f.project, sid, f.typ}
 }

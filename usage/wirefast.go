@@ -115,7 +115,7 @@ func decodeUnitFast(raw []byte, intern func(string) string, headers bool) (*unit
 	eachField(raw, &ok, func(key, val []byte) {
 		switch string(key) {
 		case "source":
-			r.Source = intern(str(val))
+			r.setSource(intern(str(val)))
 		case "unit":
 			r.Unit = str(val)
 		case "layout":
