@@ -454,6 +454,7 @@ func (l *Ledger) loadFile(fh *os.File, size int64, wantLive, headers bool) (*sta
 				l.canonFiling(r)
 			}
 			// A later batch's line of a key replaces the earlier one.
+			old, oldRetired := l.units.get(k.source, k.unit), l.retired[k]
 			if live != nil && wantLive {
 				l.units.put(live)
 			} else {
@@ -463,6 +464,15 @@ func (l *Ledger) loadFile(fh *os.File, size int64, wantLive, headers bool) (*sta
 				l.retired[k] = retired
 			} else {
 				delete(l.retired, k)
+			}
+			// What it replaced is forgotten: a record of the index stays in
+			// its slab, and must not keep the arena of names it was cut from
+			// (decodeIndex).
+			if old != nil {
+				*old = unitRec{}
+			}
+			for _, r := range oldRetired {
+				*r = unitRec{}
 			}
 		}
 		pending = pending[:0]
