@@ -242,13 +242,12 @@ func (l *Ledger) file(r *unitRec, sign int) {
 
 // addMember files r under its session id.
 func (l *Ledger) addMember(r *unitRec) {
-	r.next = l.members.get("", r.group().sid)
-	l.members.put(r)
+	r.next = l.members.push(r)
 }
 
 // dropMember takes r from under its session id.
 func (l *Ledger) dropMember(r *unitRec) {
-	sid := r.group().sid
+	sid := r.sid()
 	head := l.members.get("", sid)
 	switch {
 	case head == r && r.next != nil:

@@ -33,7 +33,7 @@ func unitKey(r *unitRec) (string, string) { return r.source(), r.Unit }
 
 // sessionKey is a record's key in the ledger's sessions: the session id it is
 // filed under (groupKey.sid).
-func sessionKey(r *unitRec) (string, string) { return "", r.group().sid }
+func sessionKey(r *unitRec) (string, string) { return "", r.sid() }
 
 func newUnitTable() recTable    { return recTable{key: unitKey} }
 func newSessionTable() recTable { return recTable{key: sessionKey} }
@@ -98,6 +98,28 @@ func (t *recTable) put(r *unitRec) {
 		t.n++
 	}
 	t.slots[i] = r
+}
+
+// push puts r in place of the record of the same key, returning that record
+// (nil: there was none): one probe where get and put were two.
+func (t *recTable) push(r *unitRec) *unitRec {
+	a, b := t.key(r)
+	if t.n == 0 {
+		t.reserve(1)
+	}
+	i, ok := t.find(a, b)
+	if ok {
+		prev := t.slots[i]
+		t.slots[i] = r
+		return prev
+	}
+	if (t.n+1)*4 > len(t.slots)*3 {
+		t.grow()
+		i, _ = t.find(a, b)
+	}
+	t.n++
+	t.slots[i] = r
+	return nil
 }
 
 // del removes the record keyed (a, b), if there is one.

@@ -19,10 +19,17 @@ func TestRecTableAgainstMap(t *testing.T) {
 		for i := range 5000 {
 			k := ukey{fmt.Sprint(rng.IntN(3)), fmt.Sprint(rng.IntN(300))}
 			switch rng.IntN(3) {
-			case 0, 1:
+			case 0:
 				r := &unitRec{Unit: k.unit}
 				r.setSource(k.source)
 				tab.put(r)
+				want[k] = r
+			case 1:
+				r := &unitRec{Unit: k.unit}
+				r.setSource(k.source)
+				if prev := tab.push(r); prev != want[k] {
+					t.Fatalf("reserve %d, step %d: push %v replaced %p, want %p", reserve, i, k, prev, want[k])
+				}
 				want[k] = r
 			case 2:
 				tab.del(k.source, k.unit)

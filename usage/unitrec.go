@@ -289,10 +289,15 @@ func (r *unitRec) setRoot(dir string, whole bool) {
 }
 
 func (r *unitRec) group() groupKey {
-	sid := r.session()
-	if sid == "" {
-		sid = r.Unit
-	}
 	f := r.filing()
-	return groupKey{f.source, f.project, sid, f.typ}
+	return groupKey{f.source, f.project, r.sid(), f.typ}
+}
+
+// sid is the session id the unit is filed under: its session's, or its own
+// name when it has none.
+func (r *unitRec) sid() string {
+	if sid := r.session(); sid != "" {
+		return sid
+	}
+	return r.Unit
 }
