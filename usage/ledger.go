@@ -27,16 +27,16 @@ type Ledger struct {
 	dir     string   // "" keeps the ledger in memory only (a rebuild for a check)
 	units   recTable // the live records, by (source, unit)
 	retired map[ukey][]*unitRec
-	models  map[string]string
-	filings map[filing]*filing // what records are filed under (canonFiling)
+	strs    strSet    // the strings records and rows share (intern)
+	filings filingSet // what records are filed under (canonFiling)
 	now     func() time.Time
 
-	rows   rowTable           // the summary's B rows
-	days   map[rowID]Tokens   // its D rows: q is the day's first quarter hour, the project "" (rollup.go)
-	loc    *time.Location     // the D rows' time zone
-	segs   []daySeg           // the days of loc met so far, sorted
-	cols   []rowCols          // the columns of the B rows, by rowID.c
-	colIDs map[rowCols]uint32 // rowID.c of each cols entry
+	rows   rowTable         // the summary's B rows
+	days   map[rowID]Tokens // its D rows: q is the day's first quarter hour, the project "" (rollup.go)
+	loc    *time.Location   // the D rows' time zone
+	segs   []daySeg         // the days of loc met so far, sorted
+	cols   []rowCols        // the columns of the B rows, by rowID.c
+	colIDs colSet           // rowID.c of each cols entry
 	// The units (live and retired) filed under each session, by session id (a
 	// groupKey's sid): the first of them, the others chained by unitRec.next.
 	// A key of one string rather than four, as an id is rarely filed under two
@@ -115,18 +115,18 @@ type rowID struct {
 // rowIDOf is k's rowID, numbering its columns if they are new.
 func (l *Ledger) rowIDOf(k rowKey) rowID {
 	c := rowCols{k.src, k.proj, k.model}
-	n, ok := l.colIDs[c]
+	n, ok := l.colIDs.get(l.cols, c)
 	if !ok {
 		n = uint32(len(l.cols))
 		l.cols = append(l.cols, c)
-		l.colIDs[c] = n
+		l.colIDs.add(l.cols)
 	}
 	return rowID{k.q, n}
 }
 
 // findRow is k's rowID if its columns are numbered (without numbering them).
 func (l *Ledger) findRow(k rowKey) (rowID, bool) {
-	n, ok := l.colIDs[rowCols{k.src, k.proj, k.model}]
+	n, ok := l.colIDs.get(l.cols, rowCols{k.src, k.proj, k.model})
 	return rowID{k.q, n}, ok
 }
 
@@ -154,18 +154,14 @@ func NewRebuild(stateDir string) (*Ledger, error) {
 }
 
 func newLedger(dir string) *Ledger {
-	return &Ledger{dir: dir, units: newUnitTable(), retired: map[ukey][]*unitRec{}, models: map[string]string{}, filings: map[filing]*filing{}, now: time.Now,
-		days: map[rowID]Tokens{}, loc: time.Local, dirtyDays: map[rowID]bool{}, colIDs: map[rowCols]uint32{}, members: newSessionTable(), before: map[groupKey][]SessionRow{},
+	return &Ledger{dir: dir, units: newUnitTable(), retired: map[ukey][]*unitRec{}, now: time.Now,
+		days: map[rowID]Tokens{}, loc: time.Local, dirtyDays: map[rowID]bool{}, members: newSessionTable(), before: map[groupKey][]SessionRow{},
 		dirtyUnits: map[ukey]bool{}, dirtyRows: map[rowID]bool{}, dirtyGroups: map[groupKey]bool{},
 		unitsFile: logFile{path: filepath.Join(dir, UnitsName)}, summaryFile: logFile{path: filepath.Join(dir, SummaryName)}}
 }
 
 func (l *Ledger) intern(s string) string {
-	if v, ok := l.models[s]; ok {
-		return v
-	}
-	l.models[s] = s
-	return s
+	return l.strs.intern(s)
 }
 
 // canonFiling makes r's filing the ledger's one of the same source, root, type
@@ -175,12 +171,12 @@ func (l *Ledger) canonFiling(r *unitRec) {
 	if r.filed == nil {
 		return
 	}
-	if f, ok := l.filings[*r.filed]; ok {
-		r.filed = f
-		return
+	f, added := l.filings.canon(r.filed)
+	if added {
+		// Its strings, shared too (a record's own filing may hold a part of a
+		// longer string: a path's root).
+		*f = filing{l.intern(f.source), l.intern(f.root), l.intern(f.typ), l.intern(f.project)}
 	}
-	f := &filing{l.intern(r.filed.source), l.intern(r.filed.root), l.intern(r.filed.typ), l.intern(r.filed.project)}
-	l.filings[*f] = f
 	r.filed = f
 }
 
