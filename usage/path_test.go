@@ -64,11 +64,3 @@ func (r *unitRec) filedAs(src, sid, typ, proj string) *unitRec {
 	r.setFiling(typ, proj)
 	return r
 }
-
-// TestRecordHeaderSize: an idle unit's header is what the ledger holds per unit
-// (docs/usage.md, "What a flush costs"); a field more is a cost at 100k units.
-func TestRecordHeaderSize(t *testing.T) {
-	if n := unsafe.Sizeof(unitRec{}); n > 104 {
-		t.Errorf("a unitRec is %d bytes, want at most 104", n)
-	}
-}

@@ -207,8 +207,8 @@ func TestIndexSeedsRead(t *testing.T) {
 // alone moved is written with its body copied from its line, still not read into
 // memory, and holds the same usage; a record is no larger than its header.
 func TestIdleUnitStaysOnDisk(t *testing.T) {
-	if n := unsafe.Sizeof(unitRec{}); n > 176 {
-		t.Errorf("a unit's header is %d bytes, want at most 176", n)
+	if n := unsafe.Sizeof(unitRec{}); n > 104 {
+		t.Errorf("a unit's header is %d bytes, want at most 104", n)
 	}
 	o := newOpenLedger(t)
 	l := mustOpen(t, o.state)
