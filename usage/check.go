@@ -159,13 +159,16 @@ func sameHeaders(a, b *Ledger) bool {
 	return slices.Equal(a.headerLines(), b.headerLines())
 }
 
+// headerLine is a record's header as one line.
+func (r *unitRec) headerLine() string {
+	return fmt.Sprintf("%q %q %d %q %v %d %d %d %q %q %q %q %d %d",
+		r.source(), r.Unit, r.idx, r.pathDir(), r.pathWhole, r.Dev, r.Ino, r.Off, r.Fp(), r.session(), r.typ(), r.project(), r.span.off, r.span.n)
+}
+
 // headerLines is every record's header, one line each, sorted.
 func (l *Ledger) headerLines() []string {
 	var out []string
-	add := func(r *unitRec) {
-		out = append(out, fmt.Sprintf("%q %q %d %q %v %d %d %d %q %q %q %q %d %d",
-			r.source(), r.Unit, r.idx, r.pathDir(), r.pathWhole, r.Dev, r.Ino, r.Off, r.Fp(), r.session(), r.typ(), r.project(), r.span.off, r.span.n))
-	}
+	add := func(r *unitRec) { out = append(out, r.headerLine()) }
 	for r := range l.units.all() {
 		add(r)
 	}

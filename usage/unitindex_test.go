@@ -336,3 +336,33 @@ func TestCheckBesideAWriter(t *testing.T) {
 		t.Errorf("a check beside a writer reported a sound index as differing (%d of %d checks)", bad, checks)
 	}
 }
+
+// TestResumeTakesTheIndexersName: a unit read from the index holds its name
+// in an arena of many until the indexer hands the unit over; from then on it
+// holds the indexer's string (so the arena can go), with its session, a part of
+// its name, and everything else as it was.
+func TestResumeTakesTheIndexersName(t *testing.T) {
+	o := newOpenLedger(t)
+	l := mustOpen(t, o.state)
+	if !l.fromIndex {
+		t.Fatal("the open did not read the index")
+	}
+	for _, u := range o.refs {
+		r := l.units.get(u.Source, u.Unit)
+		if r == nil {
+			t.Fatalf("no record of %s", u.Unit)
+		}
+		before := r.headerLine()
+		u.Unit = strings.Clone(u.Unit) // the indexer's own string
+		l.Resume(u)
+		if unsafeData(r.Unit) != unsafeData(u.Unit) {
+			t.Fatalf("%s: the record keeps its own copy of the name", u.Unit)
+		}
+		if after := r.headerLine(); after != before {
+			t.Fatalf("%s: header %s, was %s", u.Unit, after, before)
+		}
+	}
+	if d := compareSelf(t, o.state); len(d) != 0 {
+		t.Errorf("check: %v", d)
+	}
+}
