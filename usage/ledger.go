@@ -70,6 +70,10 @@ type Ledger struct {
 		sum   stamp
 	}
 	bulk bool // a rebuild in one batch: no compactions (ColdBuild)
+	// Every record load read, in the order it read them (the index's, then
+	// the batches'), those replaced since cleared: what an open walks (held);
+	// nil once it is open.
+	loaded []*unitRec
 }
 
 // ColdBuild tells the ledger that a rebuild (reindex) is feeding it every unit
@@ -149,6 +153,7 @@ func NewRebuild(stateDir string) (*Ledger, error) {
 	}
 	l.units = newUnitTable()
 	l.dir = ""
+	l.loaded = nil
 	l.fileAll()
 	return l, nil
 }

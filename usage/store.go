@@ -457,11 +457,13 @@ func (l *Ledger) loadFile(fh *os.File, size int64, wantLive, headers bool) (*sta
 			old, oldRetired := l.units.get(k.source, k.unit), l.retired[k]
 			if live != nil && wantLive {
 				l.units.put(live)
+				l.loaded = append(l.loaded, live)
 			} else {
 				l.units.del(k.source, k.unit)
 			}
 			if len(retired) > 0 {
 				l.retired[k] = retired
+				l.loaded = append(l.loaded, retired...)
 			} else {
 				delete(l.retired, k)
 			}

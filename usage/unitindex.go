@@ -238,7 +238,11 @@ func decodeIndex(data []byte, intern func(string) string) (base int64, crc uint3
 		s := arena.String()
 		for _, c := range cuts {
 			c.r.Unit = s[c.at : c.at+c.n]
-			if c.sessN > 0 {
+			switch {
+			case c.sessN == 0:
+			case c.sessAt <= math.MaxUint8 && c.sessN <= math.MaxUint8:
+				c.r.sessAt, c.r.sessLen = uint8(c.sessAt), uint8(c.sessN)
+			default:
 				c.r.setSession(c.r.Unit[c.sessAt : c.sessAt+c.sessN])
 			}
 		}
@@ -397,6 +401,7 @@ func (l *Ledger) loadIndex(fh *os.File, size int64) int64 {
 		return 0
 	}
 	l.units.reserve(len(recs))
+	l.loaded = recs
 	canon := map[*filing]*filing{} // the index's filings, the ledger's
 	for _, r := range recs {
 		if f, ok := canon[r.filed]; ok {
