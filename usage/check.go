@@ -162,7 +162,7 @@ func sameHeaders(a, b *Ledger) bool {
 // headerLine is a record's header as one line.
 func (r *unitRec) headerLine() string {
 	return fmt.Sprintf("%q %q %d %q %v %d %d %d %q %q %q %q %d %d",
-		r.source(), r.Unit, r.idx, r.pathDir(), r.pathWhole, r.Dev, r.Ino, r.Off, r.Fp(), r.session(), r.typ(), r.project(), r.span.off, r.span.n)
+		r.source(), r.Unit, r.idx, r.pathDir(), r.pathWhole, r.dev(), r.Ino, r.Off, r.Fp(), r.session(), r.typ(), r.project(), r.span().off, r.span().n)
 }
 
 // headerLines is every record's header, one line each, sorted.

@@ -42,7 +42,7 @@ func tokArr(t Tokens) [4]int64 { return [4]int64{t.Input, t.Output, t.CacheWrite
 
 // toWire is r's record, with b its body (r's own, or read back from disk).
 func toWire(r *unitRec, b *unitBody) wireUnit {
-	w := wireUnit{Source: r.source(), Unit: r.Unit, Layout: b.Layout, Path: r.path(), Dev: r.Dev, Ino: r.Ino, Offset: r.Off,
+	w := wireUnit{Source: r.source(), Unit: r.Unit, Layout: b.Layout, Path: r.path(), Dev: r.dev(), Ino: r.Ino, Offset: r.Off,
 		Fp: r.Fp(), Session: r.session(), Type: r.typ(), Project: r.project(), Retired: b.Retired}
 	if b.St != (ParseState{}) {
 		st := b.St
@@ -120,9 +120,10 @@ func decodeShard(data []byte, intern func(string) string) (live, retired []*unit
 }
 
 func fromWire(w wireUnit, intern func(string) string) (*unitRec, error) {
-	r := &unitRec{Unit: w.Unit, Dev: w.Dev, Ino: w.Ino, Off: w.Offset,
+	r := &unitRec{Unit: w.Unit, Ino: w.Ino, Off: w.Offset,
 		unitBody: &unitBody{Layout: intern(w.Layout), Retired: w.Retired}}
 	r.setSource(intern(w.Source))
+	r.setDev(w.Dev)
 	r.setSession(w.Session)
 	r.setFiling(intern(w.Type), intern(w.Project))
 	r.setFp(w.Fp)

@@ -180,7 +180,7 @@ func (l *Ledger) canonFiling(r *unitRec) {
 	if added {
 		// Its strings, shared too (a record's own filing may hold a part of a
 		// longer string: a path's root).
-		*f = filing{l.intern(f.source), l.intern(f.root), l.intern(f.typ), l.intern(f.project)}
+		*f = filing{l.intern(f.source), l.intern(f.root), l.intern(f.typ), l.intern(f.project), f.devHi}
 	}
 	r.filed = f
 }
@@ -311,7 +311,7 @@ func (l *Ledger) Resume(u indexer.UnitRef) (int64, string, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	r := l.adopt(u)
-	if r == nil || r.Dev != u.Dev || r.Ino != u.Ino {
+	if r == nil || r.dev() != u.Dev || r.Ino != u.Ino {
 		return 0, "", false
 	}
 	return r.Off, r.Fp(), true
@@ -327,7 +327,9 @@ func (l *Ledger) Reset(u indexer.UnitRef) {
 	r := l.units.get(k.source, k.unit)
 	if r != nil && isDocument(l.bodyOf(r)) {
 		// Documents are never reset by the indexer; a new identity keeps the total seen.
-		r.Dev, r.Ino = u.Dev, u.Ino
+		r.setDev(u.Dev)
+		r.Ino = u.Ino
+		l.canonFiling(r)
 		l.touch(k)
 		return
 	}
@@ -348,8 +350,9 @@ func isDocument(b *unitBody) bool { return b.Seen != nil }
 
 // newRec is a new, empty record of u (resident: it has nothing on disk yet).
 func (l *Ledger) newRec(u indexer.UnitRef) *unitRec {
-	r := &unitRec{Unit: u.Unit, Dev: u.Dev, Ino: u.Ino, unitBody: &unitBody{Layout: l.intern(u.Layout)}}
+	r := &unitRec{Unit: u.Unit, Ino: u.Ino, unitBody: &unitBody{Layout: l.intern(u.Layout)}}
 	r.setSource(u.Source)
+	r.setDev(u.Dev)
 	r.setPath(u.Path)
 	l.canonFiling(r)
 	l.hot = append(l.hot, r)
@@ -417,10 +420,11 @@ func (l *Ledger) Done(u indexer.UnitRef, offset int64, fp string) {
 	defer l.mu.Unlock()
 	r := l.recLocked(u)
 	l.endRead(r)
-	if r.Off == offset && r.fpIs(fp) && r.Dev == u.Dev && r.Ino == u.Ino && r.pathIs(u.Path) {
+	if r.Off == offset && r.fpIs(fp) && r.dev() == u.Dev && r.Ino == u.Ino && r.pathIs(u.Path) {
 		return
 	}
-	r.Off, r.Dev, r.Ino = offset, u.Dev, u.Ino // an evicted body is copied from its line when the record is written
+	r.Off, r.Ino = offset, u.Ino // an evicted body is copied from its line when the record is written
+	r.setDev(u.Dev)
 	r.setFp(fp)
 	r.setPath(u.Path)
 	l.canonFiling(r)
@@ -505,7 +509,9 @@ func (l *Ledger) retireLocked(k ukey, r *unitRec, now string) {
 		r.Unit = strings.Clone(r.Unit)
 		k.unit = r.Unit
 		r.Retired = now
-		r.acc.Win, r.St, r.Dev, r.Ino, r.Off = nil, ParseState{}, 0, 0, 0
+		r.acc.Win, r.St, r.Ino, r.Off = nil, ParseState{}, 0, 0
+		r.setDev(0)
+		l.canonFiling(r)
 		r.setFp("")
 		l.retired[k] = append(l.retired[k], r)
 	} else {

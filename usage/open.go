@@ -92,7 +92,7 @@ func (l *Ledger) held() iter.Seq[*unitRec] {
 	return func(yield func(*unitRec) bool) {
 		if l.loaded != nil {
 			for _, r := range l.loaded {
-				if r.span.n != 0 && !yield(r) { // n 0: replaced by a later line, cleared
+				if r.span().n != 0 && !yield(r) { // n 0: replaced by a later line, cleared
 					return
 				}
 			}

@@ -422,10 +422,12 @@ func (l *Ledger) loadFile(fh *os.File, size int64, wantLive, headers bool) (*sta
 			if p.fk != nil {
 				k, live, retired = p.fk.k, p.fk.live, p.fk.retired
 				if live != nil {
-					live.span, live.idx = p.s, -1
+					live.setSpan(p.s)
+					live.idx = -1
 				}
 				for i, r := range retired {
-					r.span, r.idx = p.s, int32(i)
+					r.setSpan(p.s)
+					r.idx = int32(i)
 				}
 			} else {
 				w := p.w
@@ -435,7 +437,8 @@ func (l *Ledger) loadFile(fh *os.File, size int64, wantLive, headers bool) (*sta
 					if err != nil {
 						return nil, fmt.Errorf("usage ledger %s: unit %s: %w", l.unitsFile.path, w.K[1], err)
 					}
-					r.span, r.idx = p.s, -1
+					r.setSpan(p.s)
+					r.idx = -1
 					live = r
 				}
 				for i, wu := range w.Retired {
@@ -443,7 +446,8 @@ func (l *Ledger) loadFile(fh *os.File, size int64, wantLive, headers bool) (*sta
 					if err != nil {
 						return nil, fmt.Errorf("usage ledger %s: unit %s: %w", l.unitsFile.path, w.K[1], err)
 					}
-					r.span, r.idx = p.s, int32(i)
+					r.setSpan(p.s)
+					r.idx = int32(i)
 					retired = append(retired, r)
 				}
 			}

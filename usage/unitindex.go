@@ -92,7 +92,7 @@ func encodeIndex(recs []*unitRec, base int64, crc uint32) []byte {
 			body = append(body, 0)
 			body = binary.AppendUvarint(body, num(r.pathDir()))
 		}
-		body = binary.AppendUvarint(body, r.Dev)
+		body = binary.AppendUvarint(body, r.dev())
 		body = binary.AppendUvarint(body, r.Ino)
 		body = binary.AppendVarint(body, r.Off)
 		switch {
@@ -105,8 +105,8 @@ func encodeIndex(recs []*unitRec, base int64, crc uint32) []byte {
 		default:
 			body = append(body, 0)
 		}
-		body = binary.AppendUvarint(body, uint64(r.span.off))
-		body = binary.AppendUvarint(body, uint64(r.span.n))
+		body = binary.AppendUvarint(body, uint64(r.span().off))
+		body = binary.AppendUvarint(body, uint64(r.span().n))
 	}
 	h, _ := json.Marshal(indexHeader{Version: unitsIndexVersion, Generator: "sessionwatch", Base: [2]int64{base, int64(crc)},
 		Records: len(recs), Strings: len(table)})
@@ -222,8 +222,8 @@ func decodeIndex(data []byte, intern func(string) string) (base int64, crc uint3
 		return int(n)
 	}
 	// The filings met, by their strings' numbers (source, root, type,
-	// project): one each, not one a record.
-	filings := map[[4]int]*filing{}
+	// project) and the high bits of the device: one each, not one a record.
+	filings := map[[5]int]*filing{}
 	slab := make([]unitRec, h.Records)
 	recs = make([]*unitRec, h.Records)
 	const arenaSize = 64 << 10
@@ -289,12 +289,14 @@ func decodeIndex(data []byte, intern func(string) string) (base int64, crc uint3
 		default:
 			x.fail("bad path")
 		}
+		dev := x.uvarint()
+		r.devLo = uint32(dev)
 		if x.err == nil {
-			k := [4]int{src, root, typ, proj}
+			k := [5]int{src, root, typ, proj, int(dev >> 32)}
 			if f, ok := filings[k]; ok {
 				r.filed = f
 			} else {
-				f := filing{source: table[src], typ: table[typ], project: table[proj]}
+				f := filing{source: table[src], typ: table[typ], project: table[proj], devHi: uint32(dev >> 32)}
 				if root >= 0 {
 					f.root = table[root]
 				}
@@ -302,7 +304,7 @@ func decodeIndex(data []byte, intern func(string) string) (base int64, crc uint3
 				filings[k] = r.filed
 			}
 		}
-		r.Dev, r.Ino, r.Off = x.uvarint(), x.uvarint(), x.varint()
+		r.Ino, r.Off = x.uvarint(), x.varint()
 		switch x.byte() {
 		case 0:
 		case 1:
@@ -328,7 +330,7 @@ func decodeIndex(data []byte, intern func(string) string) (base int64, crc uint3
 		if sn == 0 || so > uint64(base) || sn > uint64(base)-so {
 			x.fail("line beyond the base")
 		}
-		r.span = span{int64(so), int64(sn)}
+		r.setSpan(span{int64(so), int64(sn)})
 		if x.err != nil {
 			return 0, 0, nil, x.err
 		}

@@ -131,7 +131,9 @@ func TestCheckFindsAWrongIndex(t *testing.T) {
 // indexSeeds are indexes of records of every kind, for the fuzz target.
 func indexSeeds() [][]byte {
 	mk := func(src, unit, sess, path string, idx int32, fp string) *unitRec {
-		r := (&unitRec{Unit: unit, Dev: 3, Ino: 9, Off: 120, idx: idx, span: span{10, 40}}).filedAs(src, sess, "main", "/p")
+		r := (&unitRec{Unit: unit, Ino: 9, Off: 120, idx: idx}).filedAs(src, sess, "main", "/p")
+		r.setSpan(span{10, 40})
+		r.setDev(3)
 		r.setPath(path)
 		r.setFp(fp)
 		return r
@@ -142,6 +144,7 @@ func indexSeeds() [][]byte {
 		mk("gemini", "tmp/x/chats/s.json", "uuid-9", "/elsewhere/s.json", -1, "short"),
 		mk("gemini", "tmp/x/chats/t.json", "", "/g/tmp/x/chats/t.json", 0, "odd fingerprint"),
 	}
+	recs[3].setDev(1<<40 | 3) // a device beyond 32 bits: the high ones in the filing
 	good := encodeIndex(recs, 1000, 77)
 	return [][]byte{good, encodeIndex(nil, 5, 0), good[:len(good)-1], []byte("{\"version\":1}\n\x00\x00\x00\x00"), []byte("")}
 }
@@ -158,8 +161,8 @@ func FuzzUnitsIndex(f *testing.F) {
 			return
 		}
 		for _, r := range recs {
-			if r.span.n <= 0 || r.span.off+r.span.n > base || r.idx < -1 {
-				t.Fatalf("record %q: line %+v outside a base of %d", r.Unit, r.span, base)
+			if r.span().n <= 0 || r.span().off+r.span().n > base || r.idx < -1 {
+				t.Fatalf("record %q: line %+v outside a base of %d", r.Unit, r.span(), base)
 			}
 		}
 		again := encodeIndex(recs, base, crc)
@@ -187,7 +190,8 @@ func TestIndexSeedsRead(t *testing.T) {
 		t.Fatalf("seed: base %d crc %d, %d records, %v", base, crc, len(recs), err)
 	}
 	if recs[0].session() != "0e5b" || recs[0].Fp() != "ff8f1dc5a79849af" || recs[0].path() != "/h/.claude/projects/-w-p/0e5b.jsonl" ||
-		recs[1].idx != 0 || recs[2].Fp() != "short" || recs[2].path() != "/elsewhere/s.json" || recs[3].session() != "" || recs[3].Fp() != "odd fingerprint" {
+		recs[1].idx != 0 || recs[2].Fp() != "short" || recs[2].path() != "/elsewhere/s.json" || recs[3].session() != "" || recs[3].Fp() != "odd fingerprint" ||
+		recs[0].dev() != 3 || recs[3].dev() != 1<<40|3 {
 		t.Errorf("seed read back wrong: %v", (&Ledger{units: newUnitTable(), retired: map[ukey][]*unitRec{{}: recs}}).headerLines())
 	}
 	bad := append([]byte(nil), seeds[0]...)
@@ -207,8 +211,8 @@ func TestIndexSeedsRead(t *testing.T) {
 // alone moved is written with its body copied from its line, still not read into
 // memory, and holds the same usage; a record is no larger than its header.
 func TestIdleUnitStaysOnDisk(t *testing.T) {
-	if n := unsafe.Sizeof(unitRec{}); n > 104 {
-		t.Errorf("a unit's header is %d bytes, want at most 104", n)
+	if n := unsafe.Sizeof(unitRec{}); n > 96 {
+		t.Errorf("a unit's header is %d bytes, want at most 96", n)
 	}
 	o := newOpenLedger(t)
 	l := mustOpen(t, o.state)

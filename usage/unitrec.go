@@ -12,16 +12,16 @@ import (
 // An idle unit keeps only its header in memory (what Resume, filing and the check
 // for gone files need); its body stays on the line of the units file its key was
 // last written to and is read back when the unit is needed (resident.go). The
-// header is 104 bytes: the strings a unit shares with others (source, path root,
-// type and project) are behind one pointer, the ledger's filing of them
-// (Ledger.canonFiling), 8 bytes, not 64; its session is a part of its Unit when
+// header is 96 bytes: the strings a unit shares with others (source, path root,
+// type and project, and the high bits of its device) are behind one pointer,
+// the ledger's filing of them (Ledger.canonFiling), 8 bytes, not 64; its session is a part of its Unit when
 // its file is named after it, and what is rare (a fingerprint that is not 16
 // hex digits, a session id not in the unit's name, a path that does not end in
 // it) is behind odd.
 type unitRec struct {
-	Unit     string
-	Dev, Ino uint64
-	Off      int64
+	Unit string
+	Ino  uint64
+	Off  int64
 	// The fingerprint Done was given: the 16 hex digits the indexer makes as a
 	// number (fpHex), anything else but "" in odd. Fp and setFp are the way to it.
 	fp uint64
@@ -36,9 +36,14 @@ type unitRec struct {
 	*unitBody // nil while evicted: on the span's line of the units file
 
 	// Where the record was last written (resident.go): its key's line in the units
-	// file and its place there (-1: the live record, i: the i-th retired one).
-	span span
-	idx  int32
+	// file (span, setSpan: a line is at most 1 GiB, what the units file's reader
+	// takes) and its place there (-1: the live record, i: the i-th retired one).
+	spanOff int64
+	spanN   uint32
+	idx     int32
+	// The low 32 bits of the unit's device (dev, setDev); the high ones, 0 on
+	// any Linux, are in its filing.
+	devLo uint32
 	// The session id is Unit[sessAt:sessAt+sessLen] when sessLen > 0, else
 	// odd's (session, setSession).
 	sessAt, sessLen uint8
@@ -52,7 +57,10 @@ type unitRec struct {
 
 // filing is what a record shares with others: its source, its path's root,
 // and what its session is filed under beside its id.
-type filing struct{ source, root, typ, project string }
+type filing struct {
+	source, root, typ, project string
+	devHi                      uint32 // the high 32 bits of the units' device
+}
 
 // recOdd is what few records hold. It is never changed once made (a copy of a
 // record shares it).
@@ -76,6 +84,28 @@ func (r *unitRec) refile(f filing) {
 		r.filed = &f
 	}
 }
+
+// dev is the unit's device (with Ino, its file's identity).
+func (r *unitRec) dev() uint64 {
+	if r.filed == nil {
+		return uint64(r.devLo)
+	}
+	return uint64(r.filed.devHi)<<32 | uint64(r.devLo)
+}
+
+// setDev makes d the unit's device.
+func (r *unitRec) setDev(d uint64) {
+	r.devLo = uint32(d)
+	if f := r.filing(); f.devHi != uint32(d>>32) {
+		f.devHi = uint32(d >> 32)
+		r.refile(f)
+	}
+}
+
+// span is where the record was last written.
+func (r *unitRec) span() span { return span{r.spanOff, int64(r.spanN)} }
+
+func (r *unitRec) setSpan(s span) { r.spanOff, r.spanN = s.off, uint32(s.n) }
 
 // source is the unit's source.
 func (r *unitRec) source() string {

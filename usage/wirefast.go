@@ -123,7 +123,9 @@ func decodeUnitFast(raw []byte, intern func(string) string, headers bool) (*unit
 		case "path":
 			path = str(val)
 		case "dev":
-			r.Dev, ok = uintOf(val)
+			var dev uint64
+			dev, ok = uintOf(val)
+			r.setDev(dev)
 		case "ino":
 			r.Ino, ok = uintOf(val)
 		case "offset":
