@@ -56,7 +56,7 @@ func compareOnce(dir string, rebuilt *Ledger, sources map[string]bool) ([]string
 	defer rebuilt.mu.Unlock()
 	var diffs []string
 	for want := range rebuilt.units.all() {
-		k := ukey{want.Source, want.Unit}
+		k := ukey{want.source(), want.Unit}
 		got := disk.units.get(k.source, k.unit)
 		switch {
 		case got == nil && restoredPending(disk.retired[k], want):
@@ -70,7 +70,7 @@ func compareOnce(dir string, rebuilt *Ledger, sources map[string]bool) ([]string
 		}
 	}
 	for got := range disk.units.all() {
-		k := ukey{got.Source, got.Unit}
+		k := ukey{got.source(), got.Unit}
 		if _, err := os.Lstat(got.path()); err != nil && errors.Is(err, fs.ErrNotExist) {
 			continue // gone while no writer ran (another command retired it): the next writer retires it
 		}
@@ -92,7 +92,7 @@ func compareOnce(dir string, rebuilt *Ledger, sources map[string]bool) ([]string
 		case !p.clean:
 			diffs = append(diffs, fmt.Sprintf("%s ends in a torn batch", path))
 		}
-	} else if len(disk.rows) > 0 {
+	} else if disk.rows.len() > 0 {
 		diffs = append(diffs, fmt.Sprintf("%s differs from the units it adds up (%v)", path, err))
 	}
 	sort.Strings(diffs)
@@ -103,7 +103,7 @@ func sameUsage(got, want *unitRec) bool {
 	if len(got.acc.Buckets) == 0 && len(want.acc.Buckets) == 0 {
 		return true // nothing counted: where it would be filed does not matter
 	}
-	if got.Session != want.Session || got.Project != want.Project {
+	if got.session() != want.session() || got.project() != want.project() {
 		return false
 	}
 	if isDocument(want.unitBody) || isDocument(got.unitBody) {
@@ -159,13 +159,16 @@ func sameHeaders(a, b *Ledger) bool {
 	return slices.Equal(a.headerLines(), b.headerLines())
 }
 
+// headerLine is a record's header as one line.
+func (r *unitRec) headerLine() string {
+	return fmt.Sprintf("%q %q %d %q %v %d %d %d %q %q %q %q %d %d",
+		r.source(), r.Unit, r.idx, r.pathDir(), r.pathWhole, r.dev(), r.Ino, r.Off, r.Fp(), r.session(), r.typ(), r.project(), r.span().off, r.span().n)
+}
+
 // headerLines is every record's header, one line each, sorted.
 func (l *Ledger) headerLines() []string {
 	var out []string
-	add := func(r *unitRec) {
-		out = append(out, fmt.Sprintf("%q %q %d %q %v %d %d %d %q %q %q %q %d %d",
-			r.Source, r.Unit, r.idx, r.pathDir, r.pathWhole, r.Dev, r.Ino, r.Off, r.Fp(), r.Session, r.Type, r.Project, r.span.off, r.span.n))
-	}
+	add := func(r *unitRec) { out = append(out, r.headerLine()) }
 	for r := range l.units.all() {
 		add(r)
 	}

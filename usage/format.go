@@ -42,8 +42,8 @@ func tokArr(t Tokens) [4]int64 { return [4]int64{t.Input, t.Output, t.CacheWrite
 
 // toWire is r's record, with b its body (r's own, or read back from disk).
 func toWire(r *unitRec, b *unitBody) wireUnit {
-	w := wireUnit{Source: r.Source, Unit: r.Unit, Layout: b.Layout, Path: r.path(), Dev: r.Dev, Ino: r.Ino, Offset: r.Off,
-		Fp: r.Fp(), Session: r.Session, Type: r.Type, Project: r.Project, Retired: b.Retired}
+	w := wireUnit{Source: r.source(), Unit: r.Unit, Layout: b.Layout, Path: r.path(), Dev: r.dev(), Ino: r.Ino, Offset: r.Off,
+		Fp: r.Fp(), Session: r.session(), Type: r.typ(), Project: r.project(), Retired: b.Retired}
 	if b.St != (ParseState{}) {
 		st := b.St
 		w.State = &st
@@ -83,8 +83,8 @@ func encodeShard(live, retired []*unitRec) ([]byte, error) { // the first versio
 }
 
 func less(a, b *unitRec) bool {
-	if a.Source != b.Source {
-		return a.Source < b.Source
+	if a.source() != b.source() {
+		return a.source() < b.source()
 	}
 	return a.Unit < b.Unit
 }
@@ -120,11 +120,14 @@ func decodeShard(data []byte, intern func(string) string) (live, retired []*unit
 }
 
 func fromWire(w wireUnit, intern func(string) string) (*unitRec, error) {
-	r := &unitRec{Source: intern(w.Source), Unit: w.Unit, Dev: w.Dev, Ino: w.Ino, Off: w.Offset,
-		Session: w.Session, Type: intern(w.Type), Project: intern(w.Project),
+	r := &unitRec{Unit: w.Unit, Ino: w.Ino, Off: w.Offset,
 		unitBody: &unitBody{Layout: intern(w.Layout), Retired: w.Retired}}
+	r.setSource(intern(w.Source))
+	r.setDev(w.Dev)
+	r.setSession(w.Session)
+	r.setFiling(intern(w.Type), intern(w.Project))
 	r.setFp(w.Fp)
-	r.setPath(w.Path, intern)
+	r.setPath(w.Path)
 	if w.State != nil {
 		r.St = *w.State
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -26,15 +27,16 @@ type Ledger struct {
 	dir     string   // "" keeps the ledger in memory only (a rebuild for a check)
 	units   recTable // the live records, by (source, unit)
 	retired map[ukey][]*unitRec
-	models  map[string]string
+	strs    strSet    // the strings records and rows share (intern)
+	filings filingSet // what records are filed under (canonFiling)
 	now     func() time.Time
 
-	rows   map[rowID]Tokens   // the summary's B rows
-	days   map[rowID]Tokens   // its D rows: q is the day's first quarter hour, the project "" (rollup.go)
-	loc    *time.Location     // the D rows' time zone
-	segs   []daySeg           // the days of loc met so far, sorted
-	cols   []rowCols          // the columns of the B rows, by rowID.c
-	colIDs map[rowCols]uint32 // rowID.c of each cols entry
+	rows   rowTable         // the summary's B rows
+	days   map[rowID]Tokens // its D rows: q is the day's first quarter hour, the project "" (rollup.go)
+	loc    *time.Location   // the D rows' time zone
+	segs   []daySeg         // the days of loc met so far, sorted
+	cols   []rowCols        // the columns of the B rows, by rowID.c
+	colIDs colSet           // rowID.c of each cols entry
 	// The units (live and retired) filed under each session, by session id (a
 	// groupKey's sid): the first of them, the others chained by unitRec.next.
 	// A key of one string rather than four, as an id is rarely filed under two
@@ -68,6 +70,10 @@ type Ledger struct {
 		sum   stamp
 	}
 	bulk bool // a rebuild in one batch: no compactions (ColdBuild)
+	// Every record load read, in the order it read them (the index's, then
+	// the batches'), those replaced since cleared: what an open walks (held);
+	// nil once it is open.
+	loaded []*unitRec
 }
 
 // ColdBuild tells the ledger that a rebuild (reindex) is feeding it every unit
@@ -113,18 +119,18 @@ type rowID struct {
 // rowIDOf is k's rowID, numbering its columns if they are new.
 func (l *Ledger) rowIDOf(k rowKey) rowID {
 	c := rowCols{k.src, k.proj, k.model}
-	n, ok := l.colIDs[c]
+	n, ok := l.colIDs.get(l.cols, c)
 	if !ok {
 		n = uint32(len(l.cols))
 		l.cols = append(l.cols, c)
-		l.colIDs[c] = n
+		l.colIDs.add(l.cols)
 	}
 	return rowID{k.q, n}
 }
 
 // findRow is k's rowID if its columns are numbered (without numbering them).
 func (l *Ledger) findRow(k rowKey) (rowID, bool) {
-	n, ok := l.colIDs[rowCols{k.src, k.proj, k.model}]
+	n, ok := l.colIDs.get(l.cols, rowCols{k.src, k.proj, k.model})
 	return rowID{k.q, n}, ok
 }
 
@@ -147,30 +153,57 @@ func NewRebuild(stateDir string) (*Ledger, error) {
 	}
 	l.units = newUnitTable()
 	l.dir = ""
+	l.loaded = nil
 	l.fileAll()
 	return l, nil
 }
 
 func newLedger(dir string) *Ledger {
-	return &Ledger{dir: dir, units: newUnitTable(), retired: map[ukey][]*unitRec{}, models: map[string]string{}, now: time.Now,
-		rows: map[rowID]Tokens{}, days: map[rowID]Tokens{}, loc: time.Local, dirtyDays: map[rowID]bool{}, colIDs: map[rowCols]uint32{}, members: newSessionTable(), before: map[groupKey][]SessionRow{},
+	return &Ledger{dir: dir, units: newUnitTable(), retired: map[ukey][]*unitRec{}, now: time.Now,
+		days: map[rowID]Tokens{}, loc: time.Local, dirtyDays: map[rowID]bool{}, members: newSessionTable(), before: map[groupKey][]SessionRow{},
 		dirtyUnits: map[ukey]bool{}, dirtyRows: map[rowID]bool{}, dirtyGroups: map[groupKey]bool{},
 		unitsFile: logFile{path: filepath.Join(dir, UnitsName)}, summaryFile: logFile{path: filepath.Join(dir, SummaryName)}}
 }
 
 func (l *Ledger) intern(s string) string {
-	if v, ok := l.models[s]; ok {
-		return v
+	return l.strs.intern(s)
+}
+
+// canonFiling makes r's filing the ledger's one of the same source, root, type
+// and project (a record read from a file comes with its own, or its file's; a
+// record changed makes one of its own).
+func (l *Ledger) canonFiling(r *unitRec) {
+	if r.filed == nil {
+		return
 	}
-	l.models[s] = s
-	return s
+	f, added := l.filings.canon(r.filed)
+	if added {
+		// Its strings, shared too (a record's own filing may hold a part of a
+		// longer string: a path's root).
+		*f = filing{l.intern(f.source), l.intern(f.root), l.intern(f.typ), l.intern(f.project), f.devHi}
+	}
+	r.filed = f
+}
+
+// fileAs files r's session under typ and project.
+func (l *Ledger) fileAs(r *unitRec, typ, project string) {
+	r.setFiling(typ, project)
+	l.canonFiling(r)
 }
 
 func (l *Ledger) touch(k ukey) { l.dirtyUnits[k] = true }
 
 // addRow changes a B row by t (sign 1 or -1).
 func (l *Ledger) addRow(rk rowKey, t Tokens, sign int) {
-	addTokens(l.rows, l.dirtyRows, l.rowIDOf(rk), t, sign)
+	id := l.rowIDOf(rk)
+	v := l.rows.get(id)
+	if sign > 0 {
+		v.Add(t)
+	} else {
+		v.Sub(t)
+	}
+	l.rows.set(id, v)
+	l.dirtyRows[id] = true
 	l.addDay(rk, t, sign)
 }
 
@@ -204,19 +237,18 @@ func (l *Ledger) file(r *unitRec, sign int) {
 		l.dropMember(r)
 	}
 	for _, b := range l.accOf(r).Buckets {
-		l.addRow(rowKey{b.Q, r.Source, r.Project, b.Model}, b.T, sign)
+		l.addRow(rowKey{b.Q, r.source(), r.project(), b.Model}, b.T, sign)
 	}
 }
 
 // addMember files r under its session id.
 func (l *Ledger) addMember(r *unitRec) {
-	r.next = l.members.get("", r.group().sid)
-	l.members.put(r)
+	r.next = l.members.push(r)
 }
 
 // dropMember takes r from under its session id.
 func (l *Ledger) dropMember(r *unitRec) {
-	sid := r.group().sid
+	sid := r.sid()
 	head := l.members.get("", sid)
 	switch {
 	case head == r && r.next != nil:
@@ -260,7 +292,7 @@ func (l *Ledger) fileAll() {
 func (l *Ledger) observe(r *unitRec) observer {
 	return func(q int32, model string, t Tokens, sign int) {
 		l.markGroup(r.group()) // before the account changes
-		l.addRow(rowKey{q, r.Source, r.Project, model}, t, sign)
+		l.addRow(rowKey{q, r.source(), r.project(), model}, t, sign)
 	}
 }
 
@@ -278,8 +310,8 @@ func keyOf(u indexer.UnitRef) ukey { return ukey{u.Source, u.Unit} }
 func (l *Ledger) Resume(u indexer.UnitRef) (int64, string, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	r := l.units.get(u.Source, u.Unit)
-	if r == nil || r.Dev != u.Dev || r.Ino != u.Ino {
+	r := l.adopt(u)
+	if r == nil || r.dev() != u.Dev || r.Ino != u.Ino {
 		return 0, "", false
 	}
 	return r.Off, r.Fp(), true
@@ -295,13 +327,16 @@ func (l *Ledger) Reset(u indexer.UnitRef) {
 	r := l.units.get(k.source, k.unit)
 	if r != nil && isDocument(l.bodyOf(r)) {
 		// Documents are never reset by the indexer; a new identity keeps the total seen.
-		r.Dev, r.Ino = u.Dev, u.Ino
+		r.setDev(u.Dev)
+		r.Ino = u.Ino
+		l.canonFiling(r)
 		l.touch(k)
 		return
 	}
 	n := l.newRec(u)
 	if r != nil {
-		n.Session, n.Type, n.Project = r.Session, r.Type, r.Project
+		n.setSession(r.session())
+		l.fileAs(n, r.typ(), r.project())
 		l.endRead(r)
 		l.file(r, -1)
 	}
@@ -315,15 +350,31 @@ func isDocument(b *unitBody) bool { return b.Seen != nil }
 
 // newRec is a new, empty record of u (resident: it has nothing on disk yet).
 func (l *Ledger) newRec(u indexer.UnitRef) *unitRec {
-	r := &unitRec{Source: l.intern(u.Source), Unit: u.Unit, Dev: u.Dev, Ino: u.Ino, unitBody: &unitBody{Layout: l.intern(u.Layout)}}
-	r.setPath(u.Path, l.intern)
+	r := &unitRec{Unit: u.Unit, Ino: u.Ino, unitBody: &unitBody{Layout: l.intern(u.Layout)}}
+	r.setSource(u.Source)
+	r.setDev(u.Dev)
+	r.setPath(u.Path)
+	l.canonFiling(r)
 	l.hot = append(l.hot, r)
+	return r
+}
+
+// adopt is u's live record, or nil. The record takes the indexer's string of
+// the unit's name, equal to its own: the names read from units.idx are cut
+// from arenas of many (decodeIndex), each freed once every unit cut from it has
+// been handed over, so a unit's name is held once in the daemon, by the
+// indexer, not once more by the ledger.
+func (l *Ledger) adopt(u indexer.UnitRef) *unitRec {
+	r := l.units.get(u.Source, u.Unit)
+	if r != nil {
+		r.Unit = u.Unit // its session, a part of it, is where it was
+	}
 	return r
 }
 
 func (l *Ledger) recLocked(u indexer.UnitRef) *unitRec {
 	k := keyOf(u)
-	r := l.units.get(k.source, k.unit)
+	r := l.adopt(u)
 	if r == nil {
 		r = l.newRec(u)
 		l.units.put(r)
@@ -369,12 +420,14 @@ func (l *Ledger) Done(u indexer.UnitRef, offset int64, fp string) {
 	defer l.mu.Unlock()
 	r := l.recLocked(u)
 	l.endRead(r)
-	if r.Off == offset && r.fpIs(fp) && r.Dev == u.Dev && r.Ino == u.Ino && r.pathIs(u.Path) {
+	if r.Off == offset && r.fpIs(fp) && r.dev() == u.Dev && r.Ino == u.Ino && r.pathIs(u.Path) {
 		return
 	}
-	r.Off, r.Dev, r.Ino = offset, u.Dev, u.Ino // an evicted body is copied from its line when the record is written
+	r.Off, r.Ino = offset, u.Ino // an evicted body is copied from its line when the record is written
+	r.setDev(u.Dev)
 	r.setFp(fp)
-	r.setPath(u.Path, l.intern)
+	r.setPath(u.Path)
+	l.canonFiling(r)
 	l.touch(keyOf(u))
 }
 
@@ -451,8 +504,14 @@ func (l *Ledger) retireLocked(k ukey, r *unitRec, now string) {
 	l.units.del(k.source, k.unit)
 	l.endRead(r)
 	if len(l.accOf(r).Buckets) > 0 {
+		// Its own copy of its name: a retired unit's is never adopted (it would
+		// keep the arena it was cut from).
+		r.Unit = strings.Clone(r.Unit)
+		k.unit = r.Unit
 		r.Retired = now
-		r.acc.Win, r.St, r.Dev, r.Ino, r.Off = nil, ParseState{}, 0, 0, 0
+		r.acc.Win, r.St, r.Ino, r.Off = nil, ParseState{}, 0, 0
+		r.setDev(0)
+		l.canonFiling(r)
 		r.setFp("")
 		l.retired[k] = append(l.retired[k], r)
 	} else {
@@ -477,9 +536,10 @@ func (l *Ledger) Sync(sessions []indexer.SessionRef) error {
 		if r == nil {
 			continue
 		}
-		if r.Session != s.ID || r.Type != s.Type || r.Project != s.Project {
+		if r.session() != s.ID || r.typ() != s.Type || r.project() != s.Project {
 			l.file(r, -1)
-			r.Session, r.Type, r.Project = shareSession(s.ID, r.Unit), l.intern(s.Type), l.intern(s.Project)
+			r.setSession(s.ID)
+			l.fileAs(r, s.Type, s.Project)
 			l.file(r, 1)
 			l.touch(k)
 		}

@@ -3,6 +3,7 @@ package usage
 import (
 	"errors"
 	"io/fs"
+	"iter"
 	"os"
 	"path/filepath"
 	"strings"
@@ -58,6 +59,7 @@ func open(stateDir string, lazy bool) (*Ledger, error) {
 	for _, k := range l.goneUnits() {
 		l.retireLocked(k, l.units.get(k.source, k.unit), now)
 	}
+	l.loaded = nil
 	l.settleGroups(false)
 	if !trusted {
 		if !l.summaryMatches() {
@@ -77,12 +79,36 @@ func open(stateDir string, lazy bool) (*Ledger, error) {
 func (l *Ledger) fileMembers() {
 	l.members = newSessionTable()
 	l.members.reserve(l.units.len())
-	for r := range l.units.all() {
+	for r := range l.held() {
 		l.addMember(r)
 	}
-	for _, rs := range l.retired {
-		for _, r := range rs {
-			l.addMember(r)
+}
+
+// held yields every record, live and retired: in the order the load read them
+// when it can (the index's records lie in one slab, their names in arenas in
+// the same order: walked in that order, not the tables', a record's bytes are
+// next to the last one's), else from the tables.
+func (l *Ledger) held() iter.Seq[*unitRec] {
+	return func(yield func(*unitRec) bool) {
+		if l.loaded != nil {
+			for _, r := range l.loaded {
+				if r.span().n != 0 && !yield(r) { // n 0: replaced by a later line, cleared
+					return
+				}
+			}
+			return
+		}
+		for r := range l.units.all() {
+			if !yield(r) {
+				return
+			}
+		}
+		for _, rs := range l.retired {
+			for _, r := range rs {
+				if !yield(r) {
+					return
+				}
+			}
 		}
 	}
 }
@@ -94,21 +120,42 @@ func (l *Ledger) fileMembers() {
 // their name, strings they hold, so no path is built but for a unit not listed.
 func (l *Ledger) goneUnits() []ukey {
 	type dirKey struct{ root, sub string } // the directory is root joined to sub
-	dirs := map[dirKey][]*unitRec{}
-	for r := range l.units.all() {
+	type dir struct {
+		dirKey
+		rs []*unitRec
+	}
+	var dirs []dir
+	at := map[dirKey]int{}
+	last := -1
+	for r := range l.held() {
+		if r.idx >= 0 {
+			continue // retired
+		}
 		var d dirKey
 		if r.pathWhole {
-			d.root = filepath.Dir(r.pathDir)
+			d.root = filepath.Dir(r.pathDir())
 		} else if i := strings.LastIndexByte(r.Unit, '/'); i >= 0 {
-			d.root, d.sub = r.pathDir, r.Unit[:i]
+			d.root, d.sub = r.filing().root, r.Unit[:i]
 		} else {
-			d.root = r.pathDir
+			d.root = r.filing().root
 		}
-		dirs[d] = append(dirs[d], r)
+		// The units of a directory mostly come one after another (in key
+		// order): the last directory is tried before the map.
+		if last < 0 || dirs[last].dirKey != d {
+			i, ok := at[d]
+			if !ok {
+				i = len(dirs)
+				at[d] = i
+				dirs = append(dirs, dir{dirKey: d})
+			}
+			last = i
+		}
+		dirs[last].rs = append(dirs[last].rs, r)
 	}
 	var gone []ukey
 	names := map[string]bool{}
-	for d, rs := range dirs {
+	for _, d := range dirs {
+		rs := d.rs
 		clear(names)
 		if f, err := os.Open(d.root + filepath.FromSlash(d.sub)); err == nil {
 			ns, _ := f.Readdirnames(-1)
@@ -120,13 +167,13 @@ func (l *Ledger) goneUnits() []ukey {
 		for _, r := range rs {
 			name := r.Unit[strings.LastIndexByte(r.Unit, '/')+1:]
 			if r.pathWhole {
-				name = filepath.Base(r.pathDir)
+				name = filepath.Base(r.pathDir())
 			}
 			if names[name] {
 				continue
 			}
 			if _, err := os.Lstat(r.path()); errors.Is(err, fs.ErrNotExist) {
-				gone = append(gone, ukey{r.Source, r.Unit})
+				gone = append(gone, ukey{r.source(), r.Unit})
 			}
 		}
 	}

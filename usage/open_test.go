@@ -201,7 +201,7 @@ func TestOpenLazyEqualsEager(t *testing.T) {
 		t.Errorf("a lazy Open read %d accounts (%d hot), want none", n, len(lazy.hot))
 	}
 	if !reflect.DeepEqual(totalsOf(lazy), totalsOf(eager)) {
-		t.Errorf("totals: lazy %d rows, eager %d", len(lazy.rows), len(eager.rows))
+		t.Errorf("totals: lazy %d rows, eager %d", lazy.rows.len(), eager.rows.len())
 	}
 	same := func(when string) {
 		t.Helper()
@@ -259,7 +259,7 @@ func TestOpenLazyEqualsEager(t *testing.T) {
 // totalsOf is the totals by row key.
 func totalsOf(l *Ledger) map[rowKey]Tokens {
 	m := map[rowKey]Tokens{}
-	for id, t := range l.rows {
+	for id, t := range l.rows.all() {
 		m[l.rowKeyOf(id)] = t
 	}
 	return m

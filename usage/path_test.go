@@ -24,7 +24,8 @@ func TestRecordPathRoundTrip(t *testing.T) {
 	var recs []*unitRec
 	for _, c := range cases {
 		r := &unitRec{Unit: c.unit}
-		r.setPath(c.path, l.intern)
+		r.setPath(c.path)
+		l.canonFiling(r)
 		if got := r.path(); got != c.path {
 			t.Errorf("unit %q, path %q: path() = %q", c.unit, c.path, got)
 		}
@@ -42,15 +43,24 @@ func TestRecordPathRoundTrip(t *testing.T) {
 		recs = append(recs, r)
 	}
 	// Units of one root share its string.
-	if !recs[0].pathWhole && recs[0].pathDir != "/home/u/.claude/projects/" {
-		t.Errorf("pathDir = %q", recs[0].pathDir)
+	if !recs[0].pathWhole && recs[0].pathDir() != "/home/u/.claude/projects/" {
+		t.Errorf("pathDir = %q", recs[0].pathDir())
 	}
 	if recs[3].pathWhole != true || recs[4].pathWhole != true || recs[0].pathWhole {
 		t.Errorf("pathWhole: %v %v %v", recs[0].pathWhole, recs[3].pathWhole, recs[4].pathWhole)
 	}
-	if unsafeData(recs[0].pathDir) != unsafeData(recs[1].pathDir) {
+	if recs[0].filed != recs[1].filed || unsafeData(recs[0].pathDir()) != unsafeData(recs[1].pathDir()) {
 		t.Error("the two units of one root hold two copies of it")
 	}
 }
 
 func unsafeData(s string) *byte { return unsafe.StringData(s) }
+
+// filedAs makes src r's source and files r under session sid, type typ and
+// project proj (r.Unit set), for tests that make records by hand.
+func (r *unitRec) filedAs(src, sid, typ, proj string) *unitRec {
+	r.setSource(src)
+	r.setSession(sid)
+	r.setFiling(typ, proj)
+	return r
+}

@@ -55,7 +55,7 @@ func TestLinesPreparedMatchesLine(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			recs[ukey{r.Source, r.Unit}] = unitRec{Off: r.Off, unitBody: &unitBody{St: b.St, fed: b.fed, reading: b.reading, acc: b.acc}}
+			recs[ukey{r.source(), r.Unit}] = unitRec{Off: r.Off, unitBody: &unitBody{St: b.St, fed: b.fed, reading: b.reading, acc: b.acc}}
 		}
 		return unitsFile, sum, recs
 	}

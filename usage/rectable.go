@@ -3,11 +3,14 @@ package usage
 import (
 	"hash/maphash"
 	"iter"
+	"math/bits"
 )
 
 // recTable is a hash table of records keyed by strings the records hold
 // themselves: open addressing, linear probing, deletion by backward shift. It
-// costs 8 bytes a slot (10–21 bytes a record), where a Go map keyed by the
+// costs 8 bytes a slot (10–14 bytes a record: its size is any number of slots,
+// not a power of two, so a table reserved for n records holds 4n/3 slots, not
+// up to 8n/3), where a Go map keyed by the
 // strings cost ~80 bytes an entry, most of a ledger's memory per unit after the
 // records themselves at 100k units (docs/usage.md, "What the writer holds").
 //
@@ -26,24 +29,36 @@ func hashPair(a, b string) uint64 {
 }
 
 // unitKey is a record's key in the ledger's units: (source, unit).
-func unitKey(r *unitRec) (string, string) { return r.Source, r.Unit }
+func unitKey(r *unitRec) (string, string) { return r.source(), r.Unit }
 
 // sessionKey is a record's key in the ledger's sessions: the session id it is
 // filed under (groupKey.sid).
-func sessionKey(r *unitRec) (string, string) { return "", r.group().sid }
+func sessionKey(r *unitRec) (string, string) { return "", r.sid() }
 
 func newUnitTable() recTable    { return recTable{key: unitKey} }
 func newSessionTable() recTable { return recTable{key: sessionKey} }
 
 func (t *recTable) len() int { return t.n }
 
-func (t *recTable) home(a, b string) int { return int(hashPair(a, b) & uint64(len(t.slots)-1)) }
+// home is the slot a key's probe starts at: its hash scaled to the table's size
+// (the high half of hash × size), so the size need not be a power of two.
+func (t *recTable) home(a, b string) int {
+	hi, _ := bits.Mul64(hashPair(a, b), uint64(len(t.slots)))
+	return int(hi)
+}
+
+// after is the slot after i (the probe wraps around the end).
+func (t *recTable) after(i int) int {
+	if i++; i == len(t.slots) {
+		return 0
+	}
+	return i
+}
 
 // find is the slot of the record keyed (a, b), or of the empty slot where it
 // would go; ok says which.
 func (t *recTable) find(a, b string) (int, bool) {
-	mask := len(t.slots) - 1
-	for i := t.home(a, b); ; i = (i + 1) & mask {
+	for i := t.home(a, b); ; i = t.after(i) {
 		r := t.slots[i]
 		if r == nil {
 			return i, false
@@ -68,15 +83,43 @@ func (t *recTable) get(a, b string) *unitRec {
 
 // put adds r, replacing the record of the same key if there is one.
 func (t *recTable) put(r *unitRec) {
-	if (t.n+1)*4 > len(t.slots)*3 {
-		t.grow()
-	}
 	a, b := t.key(r)
+	if t.n == 0 {
+		t.reserve(1)
+	}
 	i, ok := t.find(a, b)
+	if !ok && (t.n+1)*4 > len(t.slots)*3 {
+		// Grown only for a new record: a table reserved for n records holds
+		// n however often they are replaced.
+		t.grow()
+		i, _ = t.find(a, b)
+	}
 	if !ok {
 		t.n++
 	}
 	t.slots[i] = r
+}
+
+// push puts r in place of the record of the same key, returning that record
+// (nil: there was none): one probe where get and put were two.
+func (t *recTable) push(r *unitRec) *unitRec {
+	a, b := t.key(r)
+	if t.n == 0 {
+		t.reserve(1)
+	}
+	i, ok := t.find(a, b)
+	if ok {
+		prev := t.slots[i]
+		t.slots[i] = r
+		return prev
+	}
+	if (t.n+1)*4 > len(t.slots)*3 {
+		t.grow()
+		i, _ = t.find(a, b)
+	}
+	t.n++
+	t.slots[i] = r
+	return nil
 }
 
 // del removes the record keyed (a, b), if there is one.
@@ -88,11 +131,10 @@ func (t *recTable) del(a, b string) {
 	if !ok {
 		return
 	}
-	mask := len(t.slots) - 1
 	// Backward shift: move up each following record of the run whose home is
 	// not between the hole and it, so no probe meets an empty slot before its
 	// record.
-	for j := (i + 1) & mask; t.slots[j] != nil; j = (j + 1) & mask {
+	for j := t.after(i); t.slots[j] != nil; j = t.after(j) {
 		x, y := t.key(t.slots[j])
 		h := t.home(x, y)
 		if (j > i && (h <= i || h > j)) || (j < i && h <= i && h > j) {
@@ -106,13 +148,10 @@ func (t *recTable) del(a, b string) {
 
 func (t *recTable) grow() { t.rehash(max(16, 2*len(t.slots))) }
 
-// reserve makes room for n records without growing again.
+// reserve makes room for n records without growing again: n*4/3 slots (a
+// table at most three quarters full), not the next power of two.
 func (t *recTable) reserve(n int) {
-	size := max(16, len(t.slots))
-	for n*4 > size*3 {
-		size *= 2
-	}
-	if size > len(t.slots) {
+	if size := max(16, n*4/3+1); size > len(t.slots) {
 		t.rehash(size)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"strings"
 )
 
 // Idle units keep only their header in memory (identity, position, where they
@@ -68,14 +67,14 @@ func (l *Ledger) readLine(s span) ([]byte, error) {
 
 // readBody reads r's body back from the line its key was last written to.
 func (l *Ledger) readBody(r *unitRec) (*unitBody, error) {
-	line, err := l.readLine(r.span)
+	line, err := l.readLine(r.span())
 	if err != nil {
 		return nil, err
 	}
 	var got *unitRec
 	if fk, ok := decodeKeyFast(line, l.intern); ok {
-		if fk.k != (ukey{r.Source, r.Unit}) {
-			return nil, fmt.Errorf("usage ledger %s at %d: holds %s, not %s", l.unitsFile.path, r.span.off, fk.k.unit, r.Unit)
+		if fk.k != (ukey{r.source(), r.Unit}) {
+			return nil, fmt.Errorf("usage ledger %s at %d: holds %s, not %s", l.unitsFile.path, r.span().off, fk.k.unit, r.Unit)
 		}
 		switch {
 		case r.idx < 0 && fk.live != nil:
@@ -83,17 +82,17 @@ func (l *Ledger) readBody(r *unitRec) (*unitBody, error) {
 		case r.idx >= 0 && int(r.idx) < len(fk.retired):
 			got = fk.retired[r.idx]
 		default:
-			return nil, fmt.Errorf("usage ledger %s at %d: no record %d of %s", l.unitsFile.path, r.span.off, r.idx, r.Unit)
+			return nil, fmt.Errorf("usage ledger %s at %d: no record %d of %s", l.unitsFile.path, r.span().off, r.idx, r.Unit)
 		}
 	} else {
 		var w wireKey
 		d := json.NewDecoder(bytes.NewReader(line))
 		d.UseNumber()
 		if err := d.Decode(&w); err != nil {
-			return nil, fmt.Errorf("usage ledger %s at %d: %w", l.unitsFile.path, r.span.off, err)
+			return nil, fmt.Errorf("usage ledger %s at %d: %w", l.unitsFile.path, r.span().off, err)
 		}
-		if w.K != [2]string{r.Source, r.Unit} {
-			return nil, fmt.Errorf("usage ledger %s at %d: holds %s, not %s", l.unitsFile.path, r.span.off, w.K[1], r.Unit)
+		if w.K != [2]string{r.source(), r.Unit} {
+			return nil, fmt.Errorf("usage ledger %s at %d: holds %s, not %s", l.unitsFile.path, r.span().off, w.K[1], r.Unit)
 		}
 		var wu *wireUnit
 		switch {
@@ -102,14 +101,14 @@ func (l *Ledger) readBody(r *unitRec) (*unitBody, error) {
 		case r.idx >= 0 && int(r.idx) < len(w.Retired):
 			wu = &w.Retired[r.idx]
 		default:
-			return nil, fmt.Errorf("usage ledger %s at %d: no record %d of %s", l.unitsFile.path, r.span.off, r.idx, r.Unit)
+			return nil, fmt.Errorf("usage ledger %s at %d: no record %d of %s", l.unitsFile.path, r.span().off, r.idx, r.Unit)
 		}
 		if got, err = fromWire(*wu, l.intern); err != nil {
 			return nil, fmt.Errorf("usage ledger %s: unit %s: %w", l.unitsFile.path, r.Unit, err)
 		}
 	}
 	if got.unitBody == nil {
-		return nil, fmt.Errorf("usage ledger %s at %d: no body of %s", l.unitsFile.path, r.span.off, r.Unit)
+		return nil, fmt.Errorf("usage ledger %s at %d: no body of %s", l.unitsFile.path, r.span().off, r.Unit)
 	}
 	return got.unitBody, nil
 }
@@ -123,7 +122,8 @@ type placed struct {
 
 func (l *Ledger) applyPlaced(ps []placed) {
 	for _, p := range ps {
-		p.r.span, p.r.idx = p.s, p.idx
+		p.r.setSpan(p.s)
+		p.r.idx = p.idx
 	}
 }
 
@@ -155,7 +155,7 @@ func (l *Ledger) evictLocked() {
 		if r.evicted() || !l.holds(r) {
 			continue // dropped records go with the list
 		}
-		if r.span.n == 0 || r.reading || l.dirtyUnits[ukey{r.Source, r.Unit}] {
+		if r.span().n == 0 || r.reading || l.dirtyUnits[ukey{r.source(), r.Unit}] {
 			keep = append(keep, r)
 			continue
 		}
@@ -174,10 +174,10 @@ func (l *Ledger) cleanSpan(k ukey) (span, bool) {
 	var s span
 	n := 0
 	same := func(r *unitRec, idx int32) bool {
-		if !r.evicted() || r.idx != idx || (n > 0 && r.span != s) {
+		if !r.evicted() || r.idx != idx || (n > 0 && r.span() != s) {
 			return false
 		}
-		s = r.span
+		s = r.span()
 		n++
 		return true
 	}
@@ -194,7 +194,7 @@ func (l *Ledger) cleanSpan(k ukey) (span, bool) {
 
 // holds reports whether r is still one of the ledger's records.
 func (l *Ledger) holds(r *unitRec) bool {
-	k := ukey{r.Source, r.Unit}
+	k := ukey{r.source(), r.Unit}
 	if l.units.get(k.source, k.unit) == r {
 		return true
 	}
@@ -204,13 +204,4 @@ func (l *Ledger) holds(r *unitRec) bool {
 		}
 	}
 	return false
-}
-
-// shareSession is sid, sharing unit's bytes when unit holds it (a Claude or
-// Codex file is named after its session): one string less per unit.
-func shareSession(sid, unit string) string {
-	if i := strings.Index(unit, sid); sid != "" && i >= 0 {
-		return unit[i : i+len(sid)]
-	}
-	return sid
 }

@@ -110,8 +110,8 @@ func rollupLedger(t testing.TB, rng *rand.Rand, loc *time.Location, from string,
 	q0 := Quarter(start.UnixMilli())
 	var all []*unitRec
 	for i := 0; i < 1+rng.IntN(min(200, credits)); i++ {
-		r := &unitRec{Source: []string{"claude", "codex", "gemini"}[rng.IntN(3)], Unit: fmt.Sprint(i), Session: sid(rng.IntN(40)),
-			Project: []string{"/a", "/b\tc", `/d\e`}[rng.IntN(3)], Type: "main", unitBody: &unitBody{}}
+		r := (&unitRec{Unit: fmt.Sprint(i), unitBody: &unitBody{}}).
+			filedAs([]string{"claude", "codex", "gemini"}[rng.IntN(3)], sid(rng.IntN(40)), "main", []string{"/a", "/b\tc", `/d\e`}[rng.IntN(3)])
 		l.units.put(r)
 		l.file(r, 1)
 		all = append(all, r)
@@ -323,7 +323,7 @@ func TestDaysNotUsedWhenUntrusted(t *testing.T) {
 	// of a writer in UTC (which rewrites them).
 	utc := l.loc
 	l.loc, l.segs, l.days = time.UTC, nil, map[rowID]Tokens{}
-	for id, t := range l.rows {
+	for id, t := range l.rows.all() {
 		l.addDay(l.rowKeyOf(id), t, 1)
 	}
 	whole := mustParse(t, committed, Want{}) // what l holds now

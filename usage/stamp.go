@@ -3,6 +3,7 @@ package usage
 import (
 	"bytes"
 	"hash/crc32"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -69,18 +70,27 @@ func (l *Ledger) trustSummary(st *stamp) bool {
 	if st == nil {
 		return false
 	}
-	data, err := os.ReadFile(l.summaryFile.path)
-	if err != nil || int64(len(data)) != st.size || crc32.Checksum(data, castagnoli()) != st.crc {
+	f, err := os.Open(l.summaryFile.path)
+	if err != nil {
 		return false
 	}
-	s, p, err := parseSummary(data, Want{NoSessions: true, AllDays: true})
-	if err != nil || !p.clean {
+	defer f.Close()
+	// Checked whole, streamed; then only what the totals need is read: the S
+	// section, most of the file, is not (it was a transient as large as the
+	// rest of the open's).
+	fi, err := f.Stat()
+	if err != nil || fi.Size() != st.size || !baseIs(f, st.size, st.crc) {
 		return false
 	}
+	s, p, ok := readTotals(f, st.size)
+	if !ok || !p.clean {
+		return false
+	}
+	l.rows.reserve(len(s.Rows))
 	for _, r := range s.Rows {
 		if !r.T.IsZero() {
 			rk := rowKey{r.Q, l.intern(r.Source), l.intern(r.Project), l.intern(r.Model)}
-			l.rows[l.rowIDOf(rk)] = r.T
+			l.rows.set(l.rowIDOf(rk), r.T)
 			l.addDay(rk, r.T, 1)
 		}
 	}
@@ -90,10 +100,38 @@ func (l *Ledger) trustSummary(st *stamp) bool {
 	if !l.sameDays(s) {
 		return false
 	}
-	f := &l.summaryFile
-	f.base, f.tail, f.crc = p.base, int64(len(data))-p.base, st.crc
+	sf := &l.summaryFile
+	sf.base, sf.tail, sf.crc = p.base, st.size-p.base, st.crc
 	l.stampAt.units, l.stampAt.sum = l.unitsFile.base+l.unitsFile.tail, *st
 	return true
+}
+
+// readTotals reads what a writer's totals need of a summary of size bytes: its
+// D and B sections and the batches after them, not the S section, as
+// parseSummary would with Want{NoSessions: true, AllDays: true}.
+func readTotals(r io.ReaderAt, size int64) (*Summary, parsed, bool) {
+	head, ok := readAt(r, 0, min(size, 4<<10)) // the header line is ~100 bytes
+	if !ok {
+		return nil, parsed{}, false
+	}
+	h, start, err := parseSummaryHeader(head)
+	if err != nil || h.Days > size || h.Sessions > size || h.Rows > size || start+h.Days+h.Sessions+h.Rows > size {
+		return nil, parsed{}, false
+	}
+	sStart := start + h.Days
+	bStart := sStart + h.Sessions
+	base := bStart + h.Rows
+	dsec, ok1 := readAt(r, start, h.Days)
+	bsec, ok2 := readAt(r, bStart, h.Rows)
+	tail, ok3 := readAt(r, base, size-base)
+	if !ok1 || !ok2 || !ok3 {
+		return nil, parsed{}, false
+	}
+	s, clean, err := parseSections(dsec, h.Version >= 3, nil, bsec, tail, Want{NoSessions: true, AllDays: true}, func([]byte) int { return 0 })
+	if err != nil {
+		return nil, parsed{}, false
+	}
+	return s, parsed{base: base, clean: clean}, true
 }
 
 // stampOf reads a JSON commit line's stamp (decodeKeyFast reads the ledger's own).

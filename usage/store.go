@@ -228,7 +228,7 @@ func (l *Ledger) writeUnits() error {
 			}
 			keys := make(map[ukey]bool, l.units.len()+len(l.retired))
 			for r := range l.units.all() {
-				keys[ukey{r.Source, r.Unit}] = true
+				keys[ukey{r.source(), r.Unit}] = true
 			}
 			for k := range l.retired {
 				keys[k] = true
@@ -422,10 +422,12 @@ func (l *Ledger) loadFile(fh *os.File, size int64, wantLive, headers bool) (*sta
 			if p.fk != nil {
 				k, live, retired = p.fk.k, p.fk.live, p.fk.retired
 				if live != nil {
-					live.span, live.idx = p.s, -1
+					live.setSpan(p.s)
+					live.idx = -1
 				}
 				for i, r := range retired {
-					r.span, r.idx = p.s, int32(i)
+					r.setSpan(p.s)
+					r.idx = int32(i)
 				}
 			} else {
 				w := p.w
@@ -435,7 +437,8 @@ func (l *Ledger) loadFile(fh *os.File, size int64, wantLive, headers bool) (*sta
 					if err != nil {
 						return nil, fmt.Errorf("usage ledger %s: unit %s: %w", l.unitsFile.path, w.K[1], err)
 					}
-					r.span, r.idx = p.s, -1
+					r.setSpan(p.s)
+					r.idx = -1
 					live = r
 				}
 				for i, wu := range w.Retired {
@@ -443,20 +446,39 @@ func (l *Ledger) loadFile(fh *os.File, size int64, wantLive, headers bool) (*sta
 					if err != nil {
 						return nil, fmt.Errorf("usage ledger %s: unit %s: %w", l.unitsFile.path, w.K[1], err)
 					}
-					r.span, r.idx = p.s, int32(i)
+					r.setSpan(p.s)
+					r.idx = int32(i)
 					retired = append(retired, r)
 				}
 			}
+			if live != nil {
+				l.canonFiling(live)
+			}
+			for _, r := range retired {
+				l.canonFiling(r)
+			}
 			// A later batch's line of a key replaces the earlier one.
+			old, oldRetired := l.units.get(k.source, k.unit), l.retired[k]
 			if live != nil && wantLive {
 				l.units.put(live)
+				l.loaded = append(l.loaded, live)
 			} else {
 				l.units.del(k.source, k.unit)
 			}
 			if len(retired) > 0 {
 				l.retired[k] = retired
+				l.loaded = append(l.loaded, retired...)
 			} else {
 				delete(l.retired, k)
+			}
+			// What it replaced is forgotten: a record of the index stays in
+			// its slab, and must not keep the arena of names it was cut from
+			// (decodeIndex).
+			if old != nil {
+				*old = unitRec{}
+			}
+			for _, r := range oldRetired {
+				*r = unitRec{}
 			}
 		}
 		pending = pending[:0]
@@ -513,12 +535,14 @@ func (l *Ledger) loadV1(live bool) error {
 		}
 		if live {
 			for _, r := range lv {
+				l.canonFiling(r)
 				l.units.put(r)
 				l.hot = append(l.hot, r)
 			}
 		}
 		for _, r := range rt {
-			k := ukey{r.Source, r.Unit}
+			l.canonFiling(r)
+			k := ukey{r.source(), r.Unit}
 			l.retired[k] = append(l.retired[k], r)
 			l.hot = append(l.hot, r)
 		}

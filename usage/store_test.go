@@ -174,8 +174,10 @@ func TestLedgerMigratesFirstVersion(t *testing.T) {
 	file := filepath.Join(f.root, "-w-p", sessA+".jsonl")
 	appendTo(t, file, claudeUser("2026-03-01T10:00:00Z")+claudeLine("2026-03-01T10:00:01Z", "m1", "r1", "opus", 4, 4, 0, 0, "")+"\n")
 	_, l := f.daemonLike()
-	gone := &unitRec{Source: "claude", Unit: "-w-q/gone.jsonl", pathDir: "/nowhere", pathWhole: true, unitBody: &unitBody{Layout: "claude", Retired: "2026-03-02T00:00:00Z",
+	gone := &unitRec{Unit: "-w-q/gone.jsonl", unitBody: &unitBody{Layout: "claude", Retired: "2026-03-02T00:00:00Z",
 		acc: account{Buckets: []Bucket{{Q: 1969300, Model: "opus", T: Tokens{Input: 7}}}}}}
+	gone.setSource("claude")
+	gone.setRoot("/nowhere", true)
 	var live []*unitRec
 	for r := range l.units.all() {
 		l.accOf(r) // idle accounts are on disk only
@@ -218,8 +220,8 @@ func TestParseSummaryPartsEqualWhole(t *testing.T) {
 			units, sessions, credits = 3000, 600, 6000
 		}
 		for i := 0; i < 1+rng.IntN(units); i++ {
-			r := &unitRec{Source: []string{"claude", "codex"}[rng.IntN(2)], Unit: fmt.Sprint(i), Session: sid(rng.IntN(sessions)),
-				Project: []string{"/a", "/b\tc", `/d\e`}[rng.IntN(3)], Type: "main", unitBody: &unitBody{}}
+			r := (&unitRec{Unit: fmt.Sprint(i), unitBody: &unitBody{}}).
+				filedAs([]string{"claude", "codex"}[rng.IntN(2)], sid(rng.IntN(sessions)), "main", []string{"/a", "/b\tc", `/d\e`}[rng.IntN(3)])
 			l.units.put(r)
 			l.file(r, 1)
 			all = append(all, r)

@@ -118,6 +118,11 @@ func sortedRows[V any](l *Ledger, m map[rowID]V) []rowID {
 	for id := range m {
 		ids = append(ids, id)
 	}
+	return l.sortRows(ids)
+}
+
+// sortRows sorts ids in the summary's order (rowKey.less).
+func (l *Ledger) sortRows(ids []rowID) []rowID {
 	sort.Slice(ids, func(i, j int) bool {
 		a, b := ids[i], ids[j]
 		if a.q != b.q {
@@ -283,10 +288,10 @@ func (l *Ledger) renderWith(rows []SessionRow) []byte {
 	for _, r := range ss {
 		sb = appendSession(sb, r)
 	}
-	rks := sortedRows(l, l.rows)
+	rks := l.sortRows(l.rows.ids())
 	var bb []byte
 	for _, id := range rks {
-		bb = appendRow(bb, l.rowKeyOf(id), l.rows[id])
+		bb = appendRow(bb, l.rowKeyOf(id), l.rows.get(id))
 	}
 	db := l.renderDays(nil)
 	h, _ := json.Marshal(summaryHeader{Version: SummaryVersion, Generator: "sessionwatch", Days: int64(len(db)), Sessions: int64(len(sb)), Rows: int64(len(bb))})
@@ -336,7 +341,7 @@ func (l *Ledger) appendChanged(b []byte, changed []SessionRow) []byte {
 		b = appendSession(b, &changed[i])
 	}
 	for _, id := range sortedRows(l, l.dirtyRows) {
-		b = appendRow(b, l.rowKeyOf(id), l.rows[id])
+		b = appendRow(b, l.rowKeyOf(id), l.rows.get(id))
 	}
 	for _, id := range sortedRows(l, l.dirtyDays) {
 		r := l.dayRowOf(id, l.days[id])
@@ -366,12 +371,12 @@ func (l *Ledger) summaryMatches() bool {
 // be the days of the ledger's zone (a writer rewrites a summary of another
 // zone's), or with anyZone set the days of some zone (daysAddUp).
 func (l *Ledger) sameAsSummary(s *Summary, anyZone bool) bool {
-	if len(s.Rows) != len(l.rows) {
+	if len(s.Rows) != l.rows.len() {
 		return false
 	}
 	for _, r := range s.Rows {
 		id, ok := l.findRow(rowKey{r.Q, r.Source, r.Project, r.Model})
-		if !ok || l.rows[id] != r.T {
+		if !ok || l.rows.get(id) != r.T {
 			return false
 		}
 	}

@@ -35,10 +35,10 @@ func (l *Ledger) compactSummary() error {
 		return l.writeSummary()
 	}
 	var row []byte
-	rows := sortedRows(l, l.rows)
+	rows := l.sortRows(l.rows.ids())
 	var sizeB int64
 	for _, id := range rows {
-		row = appendRow(row[:0], l.rowKeyOf(id), l.rows[id])
+		row = appendRow(row[:0], l.rowKeyOf(id), l.rows.get(id))
 		sizeB += int64(len(row))
 	}
 	var sizeS int64
@@ -56,7 +56,7 @@ func (l *Ledger) compactSummary() error {
 			return err
 		}
 		for _, id := range rows {
-			row = appendRow(row[:0], l.rowKeyOf(id), l.rows[id])
+			row = appendRow(row[:0], l.rowKeyOf(id), l.rows.get(id))
 			if _, err := w.Write(row); err != nil {
 				return err
 			}

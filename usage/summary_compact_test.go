@@ -19,9 +19,8 @@ func TestCompactSummaryStreamedEqualsRendered(t *testing.T) {
 		l := newLedger(dir)
 		var all []*unitRec
 		for i := 0; i < 1+rng.IntN(400); i++ {
-			r := &unitRec{Source: []string{"claude", "codex"}[rng.IntN(2)], Unit: fmt.Sprint(i),
-				Session: []string{sid(rng.IntN(60)), "s\\x", "s\tt", "s\nn"}[rng.IntN(4)],
-				Project: []string{"/a", "/b\tc", `/d\e`}[rng.IntN(3)], Type: "main", unitBody: &unitBody{}}
+			r := (&unitRec{Unit: fmt.Sprint(i), unitBody: &unitBody{}}).
+				filedAs([]string{"claude", "codex"}[rng.IntN(2)], []string{sid(rng.IntN(60)), "s\\x", "s\tt", "s\nn"}[rng.IntN(4)], "main", []string{"/a", "/b\tc", `/d\e`}[rng.IntN(3)])
 			l.units.put(r)
 			l.file(r, 1)
 			all = append(all, r)
@@ -43,9 +42,9 @@ func TestCompactSummaryStreamedEqualsRendered(t *testing.T) {
 			// Some sessions leave: their rows go to zero in the batch.
 			for k := 0; k < rng.IntN(20); k++ {
 				r := all[rng.IntN(len(all))]
-				if l.units.get(r.Source, r.Unit) == r {
+				if l.units.get(r.source(), r.Unit) == r {
 					l.file(r, -1)
-					l.units.del(r.Source, r.Unit)
+					l.units.del(r.source(), r.Unit)
 				}
 			}
 			var batch []byte
@@ -53,7 +52,7 @@ func TestCompactSummaryStreamedEqualsRendered(t *testing.T) {
 				batch = appendSession(batch, &r)
 			}
 			for k := range l.dirtyRows {
-				batch = appendRow(batch, l.rowKeyOf(k), l.rows[k])
+				batch = appendRow(batch, l.rowKeyOf(k), l.rows.get(k))
 			}
 			clear(l.dirtyRows)
 			data = append(append(data, batch...), 'C', '\n')
@@ -88,7 +87,7 @@ func TestCompactSummaryStreamedEqualsRendered(t *testing.T) {
 func TestCompactSummaryTornBatchRewrites(t *testing.T) {
 	dir := t.TempDir()
 	l := newLedger(dir)
-	r := &unitRec{Source: "claude", Unit: "u", Session: sid(1), Project: "/a", Type: "main", unitBody: &unitBody{}}
+	r := (&unitRec{Unit: "u", unitBody: &unitBody{}}).filedAs("claude", sid(1), "main", "/a")
 	l.units.put(r)
 	r.acc.credit(1000, "opus", Tokens{1, 2, 3, 4}, 1, nil)
 	l.file(r, 1)

@@ -20,7 +20,7 @@ func TestSeekFindsSessionsWithEscapedIDs(t *testing.T) {
 		if i == 7 {
 			s = odd
 		}
-		r := &unitRec{Source: "claude", Unit: fmt.Sprint(i), Session: s, Project: "/a", Type: "main", unitBody: &unitBody{}}
+		r := (&unitRec{Unit: fmt.Sprint(i), unitBody: &unitBody{}}).filedAs("claude", s, "main", "/a")
 		l.units.put(r)
 		l.file(r, 1)
 		r.acc.credit(1000, "opus", Tokens{5, 1, 0, 0}, 1, l.observe(r))
@@ -65,7 +65,7 @@ func TestReviewDump(t *testing.T) {
 		if i == 2 {
 			s = "s00\tx"
 		}
-		r := &unitRec{Source: "claude", Unit: fmt.Sprint(i), Session: s, Project: "/a", Type: "main", unitBody: &unitBody{}}
+		r := (&unitRec{Unit: fmt.Sprint(i), unitBody: &unitBody{}}).filedAs("claude", s, "main", "/a")
 		l.units.put(r)
 		l.file(r, 1)
 		r.acc.credit(1000, "opus", Tokens{5, 1, 0, 0}, 1, l.observe(r))

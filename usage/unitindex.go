@@ -68,44 +68,45 @@ func encodeIndex(recs []*unitRec, base int64, crc uint32) []byte {
 		body = append(body, s...)
 	}
 	for _, r := range recs {
-		body = binary.AppendUvarint(body, num(r.Source))
+		body = binary.AppendUvarint(body, num(r.source()))
 		putStr(r.Unit)
 		body = binary.AppendVarint(body, int64(r.idx))
-		switch i := strings.Index(r.Unit, r.Session); {
-		case r.Session == "":
+		sess := r.session()
+		switch i := strings.Index(r.Unit, sess); {
+		case sess == "":
 			body = append(body, 0)
 		case i >= 0:
 			body = append(body, 1)
 			body = binary.AppendUvarint(body, uint64(i))
-			body = binary.AppendUvarint(body, uint64(len(r.Session)))
+			body = binary.AppendUvarint(body, uint64(len(sess)))
 		default:
 			body = append(body, 2)
-			putStr(r.Session)
+			putStr(sess)
 		}
-		body = binary.AppendUvarint(body, num(r.Type))
-		body = binary.AppendUvarint(body, num(r.Project))
+		body = binary.AppendUvarint(body, num(r.typ()))
+		body = binary.AppendUvarint(body, num(r.project()))
 		if r.pathWhole {
 			body = append(body, 1)
-			putStr(r.pathDir)
+			putStr(r.pathDir())
 		} else {
 			body = append(body, 0)
-			body = binary.AppendUvarint(body, num(r.pathDir))
+			body = binary.AppendUvarint(body, num(r.pathDir()))
 		}
-		body = binary.AppendUvarint(body, r.Dev)
+		body = binary.AppendUvarint(body, r.dev())
 		body = binary.AppendUvarint(body, r.Ino)
 		body = binary.AppendVarint(body, r.Off)
 		switch {
-		case r.fpOdd != nil:
+		case r.fpOddOf() != "":
 			body = append(body, 2)
-			putStr(*r.fpOdd)
+			putStr(r.fpOddOf())
 		case r.fpHex:
 			body = append(body, 1)
 			body = binary.LittleEndian.AppendUint64(body, r.fp)
 		default:
 			body = append(body, 0)
 		}
-		body = binary.AppendUvarint(body, uint64(r.span.off))
-		body = binary.AppendUvarint(body, uint64(r.span.n))
+		body = binary.AppendUvarint(body, uint64(r.span().off))
+		body = binary.AppendUvarint(body, uint64(r.span().n))
 	}
 	h, _ := json.Marshal(indexHeader{Version: unitsIndexVersion, Generator: "sessionwatch", Base: [2]int64{base, int64(crc)},
 		Records: len(recs), Strings: len(table)})
@@ -182,9 +183,12 @@ func (x *indexReader) bytes() []byte {
 }
 
 // decodeIndex reads an index: the base it names (size, CRC) and its records
-// (headers only: their bodies are on their lines), with strings interned, the
-// units and own sessions in one arena. It checks everything a record needs to
-// be one the base could hold; anything else is an error.
+// (headers only: their bodies are on their lines). The records are cut from
+// one slab and their units from arenas of 64 KiB (one allocation for hundreds
+// of records, not one each; an arena goes once none of its units is held, as
+// Resume takes the indexer's string of each: Ledger.adopt). It checks
+// everything a record needs to be one the base could hold; anything else is an
+// error.
 func decodeIndex(data []byte, intern func(string) string) (base int64, crc uint32, recs []*unitRec, err error) {
 	nl := bytes.IndexByte(data, '\n')
 	if nl < 0 || len(data) < nl+1+4 {
@@ -209,62 +213,98 @@ func decodeIndex(data []byte, intern func(string) string) (base int64, crc uint3
 	for i := range table {
 		table[i] = intern(string(x.bytes()))
 	}
-	str := func() string {
+	num := func() int {
 		n := x.uvarint()
 		if n >= uint64(len(table)) {
 			x.fail("no such string")
-			return ""
+			return 0
 		}
-		return table[n]
+		return int(n)
 	}
-	// The units and own sessions are cut from one arena: one allocation, not
-	// one per record. A first pass measures it.
-	type pending struct {
-		r                  *unitRec
-		unit, sess         []byte
-		sessOff, sessLen   uint64
-		sessMode, pathMode byte
-		path               []byte
-		fp                 []byte
+	// The filings met, by their strings' numbers (source, root, type,
+	// project) and the high bits of the device: one each, not one a record.
+	filings := map[[5]int]*filing{}
+	slab := make([]unitRec, h.Records)
+	recs = make([]*unitRec, h.Records)
+	const arenaSize = 64 << 10
+	var arena strings.Builder
+	type cut struct {
+		r             *unitRec
+		at, n         int
+		sessAt, sessN int // the session's part of the unit (n 0: none)
 	}
-	ps := make([]pending, h.Records)
-	arenaSize := 0
-	for i := range ps {
-		p := &ps[i]
-		r := &unitRec{}
-		p.r = r
-		r.Source = str()
-		p.unit = x.bytes()
+	var cuts []cut // the units in arena, cut once it is full
+	cutArena := func() {
+		s := arena.String()
+		for _, c := range cuts {
+			c.r.Unit = s[c.at : c.at+c.n]
+			switch {
+			case c.sessN == 0:
+			case c.sessAt <= math.MaxUint8 && c.sessN <= math.MaxUint8:
+				c.r.sessAt, c.r.sessLen = uint8(c.sessAt), uint8(c.sessN)
+			default:
+				c.r.setSession(c.r.Unit[c.sessAt : c.sessAt+c.sessN])
+			}
+		}
+		cuts = cuts[:0]
+		arena = strings.Builder{}
+	}
+	for i := range slab {
+		r := &slab[i]
+		recs[i] = r
+		src := num()
+		unit := x.bytes()
 		idx := x.varint()
 		if idx < -1 || idx > math.MaxInt32 {
 			x.fail("bad place")
 		}
 		r.idx = int32(idx)
-		switch p.sessMode = x.byte(); p.sessMode {
+		c := cut{r: r, n: len(unit)}
+		var ownSess []byte
+		switch x.byte() {
 		case 0:
 		case 1:
-			p.sessOff, p.sessLen = x.uvarint(), x.uvarint()
-			if p.sessLen == 0 || p.sessOff > uint64(len(p.unit)) || p.sessLen > uint64(len(p.unit))-p.sessOff {
+			so, sn := x.uvarint(), x.uvarint()
+			if sn == 0 || so > uint64(len(unit)) || sn > uint64(len(unit))-so {
 				x.fail("session beyond its unit")
+			} else {
+				c.sessAt, c.sessN = int(so), int(sn)
 			}
 		case 2:
-			p.sess = x.bytes()
-			if len(p.sess) == 0 {
+			if ownSess = x.bytes(); len(ownSess) == 0 && x.err == nil {
 				x.fail("empty session")
 			}
 		default:
 			x.fail("bad session")
 		}
-		r.Type, r.Project = str(), str()
-		switch p.pathMode = x.byte(); p.pathMode {
+		typ, proj := num(), num()
+		root := -1 // the root's string, -1: a whole path of its own
+		switch x.byte() {
 		case 0:
-			r.pathDir = str()
+			root = num()
 		case 1:
-			p.path = x.bytes()
+			if p := x.bytes(); x.err == nil {
+				r.setRoot(string(p), true)
+			}
 		default:
 			x.fail("bad path")
 		}
-		r.Dev, r.Ino, r.Off = x.uvarint(), x.uvarint(), x.varint()
+		dev := x.uvarint()
+		r.devLo = uint32(dev)
+		if x.err == nil {
+			k := [5]int{src, root, typ, proj, int(dev >> 32)}
+			if f, ok := filings[k]; ok {
+				r.filed = f
+			} else {
+				f := filing{source: table[src], typ: table[typ], project: table[proj], devHi: uint32(dev >> 32)}
+				if root >= 0 {
+					f.root = table[root]
+				}
+				r.refile(f)
+				filings[k] = r.filed
+			}
+		}
+		r.Ino, r.Off = x.uvarint(), x.varint()
 		switch x.byte() {
 		case 0:
 		case 1:
@@ -276,10 +316,13 @@ func decodeIndex(data []byte, intern func(string) string) (base int64, crc uint3
 				x.pos += 8
 			}
 		case 2:
-			p.fp = x.bytes()
-			if len(p.fp) == 0 {
+			fp := x.bytes()
+			if len(fp) == 0 && x.err == nil {
 				x.fail("empty fingerprint")
 			}
+			o := r.oddOf()
+			o.fp = string(fp)
+			r.setOdd(o)
 		default:
 			x.fail("bad fingerprint")
 		}
@@ -287,50 +330,41 @@ func decodeIndex(data []byte, intern func(string) string) (base int64, crc uint3
 		if sn == 0 || so > uint64(base) || sn > uint64(base)-so {
 			x.fail("line beyond the base")
 		}
-		r.span = span{int64(so), int64(sn)}
+		r.setSpan(span{int64(so), int64(sn)})
 		if x.err != nil {
 			return 0, 0, nil, x.err
 		}
-		arenaSize += len(p.unit) + len(p.sess)
+		if arena.Cap()-arena.Len() < len(unit) {
+			cutArena()
+			arena.Grow(max(arenaSize, len(unit)))
+		}
+		c.at = arena.Len()
+		arena.Write(unit)
+		cuts = append(cuts, c)
+		if ownSess != nil {
+			// After the unit: setSession finds it there if it is a part of it.
+			r.Unit = string(unit)
+			r.setSession(string(ownSess))
+			if r.sessLen > 0 {
+				c := &cuts[len(cuts)-1]
+				c.sessAt, c.sessN = int(r.sessAt), int(r.sessLen)
+			}
+		}
 	}
+	cutArena()
 	if x.pos != end {
 		return 0, 0, nil, fmt.Errorf("units index: %d bytes after its records", end-x.pos)
 	}
-	var ab strings.Builder
-	ab.Grow(arenaSize)
-	for _, p := range ps {
-		ab.Write(p.unit)
-		ab.Write(p.sess)
-	}
-	arena, at := ab.String(), 0
-	recs = make([]*unitRec, len(ps))
-	for i, p := range ps {
-		r := p.r
-		r.Unit = arena[at : at+len(p.unit)]
-		at += len(p.unit)
-		switch p.sessMode {
-		case 1:
-			r.Session = r.Unit[p.sessOff : p.sessOff+p.sessLen]
-		case 2:
-			r.Session = arena[at : at+len(p.sess)]
-			at += len(p.sess)
-		}
-		if p.pathMode == 1 {
-			r.pathDir, r.pathWhole = string(p.path), true
-		}
-		if p.fp != nil {
-			s := string(p.fp)
-			r.fpOdd = &s
-		}
+	for i, r := range recs {
 		// In order: by key, then place, each place once (the live one first).
 		if i > 0 {
 			q := recs[i-1]
 			switch {
-			case q.Source == r.Source && q.Unit == r.Unit:
+			case q.source() == r.source() && q.Unit == r.Unit:
 				if r.idx != q.idx+1 || r.idx < 0 {
 					return 0, 0, nil, fmt.Errorf("units index: record %d out of place", i)
 				}
-			case q.Source > r.Source || (q.Source == r.Source && q.Unit > r.Unit):
+			case q.source() > r.source() || (q.source() == r.source() && q.Unit > r.Unit):
 				return 0, 0, nil, fmt.Errorf("units index: record %d out of order", i)
 			default:
 				if r.idx > 0 {
@@ -340,7 +374,6 @@ func decodeIndex(data []byte, intern func(string) string) (base int64, crc uint3
 		} else if r.idx > 0 {
 			return 0, 0, nil, fmt.Errorf("units index: record 0 out of place")
 		}
-		recs[i] = r
 	}
 	return base, uint32(h.Base[1]), recs, nil
 }
@@ -370,8 +403,22 @@ func (l *Ledger) loadIndex(fh *os.File, size int64) int64 {
 		return 0
 	}
 	l.units.reserve(len(recs))
+	l.loaded = recs
+	canon := map[*filing]*filing{} // the index's filings, the ledger's
 	for _, r := range recs {
-		k := ukey{r.Source, r.Unit}
+		if f, ok := canon[r.filed]; ok {
+			r.filed = f
+		} else if r.filed != nil {
+			f := r.filed
+			l.canonFiling(r)
+			canon[f] = r.filed
+		}
+		if r.idx >= 0 {
+			// Its own copy: no Resume takes a retired unit's name, and its
+			// arena is freed once the live units cut from it are adopted.
+			r.Unit = strings.Clone(r.Unit)
+		}
+		k := ukey{r.source(), r.Unit}
 		if r.idx < 0 {
 			l.units.put(r)
 		} else {

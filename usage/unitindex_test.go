@@ -130,10 +130,11 @@ func TestCheckFindsAWrongIndex(t *testing.T) {
 
 // indexSeeds are indexes of records of every kind, for the fuzz target.
 func indexSeeds() [][]byte {
-	id := func(s string) string { return s }
 	mk := func(src, unit, sess, path string, idx int32, fp string) *unitRec {
-		r := &unitRec{Source: src, Unit: unit, Session: sess, Type: "main", Project: "/p", Dev: 3, Ino: 9, Off: 120, idx: idx, span: span{10, 40}}
-		r.setPath(path, id)
+		r := (&unitRec{Unit: unit, Ino: 9, Off: 120, idx: idx}).filedAs(src, sess, "main", "/p")
+		r.setSpan(span{10, 40})
+		r.setDev(3)
+		r.setPath(path)
 		r.setFp(fp)
 		return r
 	}
@@ -143,6 +144,7 @@ func indexSeeds() [][]byte {
 		mk("gemini", "tmp/x/chats/s.json", "uuid-9", "/elsewhere/s.json", -1, "short"),
 		mk("gemini", "tmp/x/chats/t.json", "", "/g/tmp/x/chats/t.json", 0, "odd fingerprint"),
 	}
+	recs[3].setDev(1<<40 | 3) // a device beyond 32 bits: the high ones in the filing
 	good := encodeIndex(recs, 1000, 77)
 	return [][]byte{good, encodeIndex(nil, 5, 0), good[:len(good)-1], []byte("{\"version\":1}\n\x00\x00\x00\x00"), []byte("")}
 }
@@ -159,8 +161,8 @@ func FuzzUnitsIndex(f *testing.F) {
 			return
 		}
 		for _, r := range recs {
-			if r.span.n <= 0 || r.span.off+r.span.n > base || r.idx < -1 {
-				t.Fatalf("record %q: line %+v outside a base of %d", r.Unit, r.span, base)
+			if r.span().n <= 0 || r.span().off+r.span().n > base || r.idx < -1 {
+				t.Fatalf("record %q: line %+v outside a base of %d", r.Unit, r.span(), base)
 			}
 		}
 		again := encodeIndex(recs, base, crc)
@@ -187,8 +189,9 @@ func TestIndexSeedsRead(t *testing.T) {
 	if err != nil || base != 1000 || crc != 77 || len(recs) != 4 {
 		t.Fatalf("seed: base %d crc %d, %d records, %v", base, crc, len(recs), err)
 	}
-	if recs[0].Session != "0e5b" || recs[0].Fp() != "ff8f1dc5a79849af" || recs[0].path() != "/h/.claude/projects/-w-p/0e5b.jsonl" ||
-		recs[1].idx != 0 || recs[2].Fp() != "short" || recs[2].path() != "/elsewhere/s.json" || recs[3].Session != "" || recs[3].Fp() != "odd fingerprint" {
+	if recs[0].session() != "0e5b" || recs[0].Fp() != "ff8f1dc5a79849af" || recs[0].path() != "/h/.claude/projects/-w-p/0e5b.jsonl" ||
+		recs[1].idx != 0 || recs[2].Fp() != "short" || recs[2].path() != "/elsewhere/s.json" || recs[3].session() != "" || recs[3].Fp() != "odd fingerprint" ||
+		recs[0].dev() != 3 || recs[3].dev() != 1<<40|3 {
 		t.Errorf("seed read back wrong: %v", (&Ledger{units: newUnitTable(), retired: map[ukey][]*unitRec{{}: recs}}).headerLines())
 	}
 	bad := append([]byte(nil), seeds[0]...)
@@ -208,8 +211,8 @@ func TestIndexSeedsRead(t *testing.T) {
 // alone moved is written with its body copied from its line, still not read into
 // memory, and holds the same usage; a record is no larger than its header.
 func TestIdleUnitStaysOnDisk(t *testing.T) {
-	if n := unsafe.Sizeof(unitRec{}); n > 176 {
-		t.Errorf("a unit's header is %d bytes, want at most 176", n)
+	if n := unsafe.Sizeof(unitRec{}); n > 96 {
+		t.Errorf("a unit's header is %d bytes, want at most 96", n)
 	}
 	o := newOpenLedger(t)
 	l := mustOpen(t, o.state)
@@ -335,5 +338,35 @@ func TestCheckBesideAWriter(t *testing.T) {
 	<-done
 	if bad > 0 {
 		t.Errorf("a check beside a writer reported a sound index as differing (%d of %d checks)", bad, checks)
+	}
+}
+
+// TestResumeTakesTheIndexersName: a unit read from the index holds its name
+// in an arena of many until the indexer hands the unit over; from then on it
+// holds the indexer's string (so the arena can go), with its session, a part of
+// its name, and everything else as it was.
+func TestResumeTakesTheIndexersName(t *testing.T) {
+	o := newOpenLedger(t)
+	l := mustOpen(t, o.state)
+	if !l.fromIndex {
+		t.Fatal("the open did not read the index")
+	}
+	for _, u := range o.refs {
+		r := l.units.get(u.Source, u.Unit)
+		if r == nil {
+			t.Fatalf("no record of %s", u.Unit)
+		}
+		before := r.headerLine()
+		u.Unit = strings.Clone(u.Unit) // the indexer's own string
+		l.Resume(u)
+		if unsafeData(r.Unit) != unsafeData(u.Unit) {
+			t.Fatalf("%s: the record keeps its own copy of the name", u.Unit)
+		}
+		if after := r.headerLine(); after != before {
+			t.Fatalf("%s: header %s, was %s", u.Unit, after, before)
+		}
+	}
+	if d := compareSelf(t, o.state); len(d) != 0 {
+		t.Errorf("check: %v", d)
 	}
 }

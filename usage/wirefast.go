@@ -90,8 +90,7 @@ func decodeKey(line []byte, intern func(string) string, headers bool) (fk fastKe
 			r = fk.retired[i]
 		}
 		if r != nil && r.Unit == fk.k.unit {
-			r.Unit = fk.k.unit
-			r.Session = shareSession(r.Session, r.Unit)
+			r.Unit = fk.k.unit // the session, a part of it, is where it was
 		}
 	}
 	fk.k.source = intern(fk.k.source)
@@ -106,7 +105,7 @@ func decodeUnitFast(raw []byte, intern func(string) string, headers bool) (*unit
 	}
 	r := &unitRec{}
 	var b unitBody
-	var path string
+	var path, sess, typ, proj string
 	ok := true
 	str := func(val []byte) string {
 		s, good := indexer.JSONString(val)
@@ -116,7 +115,7 @@ func decodeUnitFast(raw []byte, intern func(string) string, headers bool) (*unit
 	eachField(raw, &ok, func(key, val []byte) {
 		switch string(key) {
 		case "source":
-			r.Source = intern(str(val))
+			r.setSource(intern(str(val)))
 		case "unit":
 			r.Unit = str(val)
 		case "layout":
@@ -124,7 +123,9 @@ func decodeUnitFast(raw []byte, intern func(string) string, headers bool) (*unit
 		case "path":
 			path = str(val)
 		case "dev":
-			r.Dev, ok = uintOf(val)
+			var dev uint64
+			dev, ok = uintOf(val)
+			r.setDev(dev)
 		case "ino":
 			r.Ino, ok = uintOf(val)
 		case "offset":
@@ -132,11 +133,11 @@ func decodeUnitFast(raw []byte, intern func(string) string, headers bool) (*unit
 		case "fp":
 			r.setFp(str(val))
 		case "session":
-			r.Session = str(val)
+			sess = str(val)
 		case "type":
-			r.Type = intern(str(val))
+			typ = intern(str(val))
 		case "project":
-			r.Project = intern(str(val))
+			proj = intern(str(val))
 		case "retired":
 			b.Retired = str(val)
 		case "state":
@@ -160,7 +161,11 @@ func decodeUnitFast(raw []byte, intern func(string) string, headers bool) (*unit
 			ok = false
 		}
 	})
-	r.setPath(path, intern) // Unit, whose suffix of the path is not kept, is read by now
+	// Unit, whose suffix of the path is not kept and which may hold the
+	// session, is read by now.
+	r.setPath(path)
+	r.setSession(sess)
+	r.setFiling(typ, proj)
 	if !headers {
 		r.unitBody = &b
 	}
