@@ -83,8 +83,7 @@ type tailRow struct {
 // batches' S rows (the last of each key), sorted as the base is.
 type compaction struct {
 	ssec  *io.SectionReader
-	br    *bufio.Reader
-	long  []byte // a base line longer than br's buffer
+	lr    lineReader
 	tail  []tailRow
 	index map[string]int // tail by key
 	rd    summaryReader
@@ -110,18 +109,12 @@ func (l *Ledger) readForCompaction(h *os.File) (*compaction, bool) {
 	}
 	m := &compaction{ssec: io.NewSectionReader(h, start+hd.Days, hd.Sessions), index: map[string]int{}, rd: summaryReader{strs: map[string]string{}}}
 	base := start + hd.Days + hd.Sessions + hd.Rows
-	tail := make([]byte, fi.Size()-base)
-	if _, err := h.ReadAt(tail, base); err != nil && !(err == io.EOF && len(tail) == 0) {
-		return nil, false
-	}
+	// The batches are read through the buffer too (they grow to the size of the
+	// base before a compaction is due); only their rows are kept, the last of each
+	// key.
 	var pend []tailRow
-	for rest := tail; len(rest) > 0; {
-		end := bytes.IndexByte(rest, '\n')
-		if end < 0 {
-			return nil, false // a torn batch
-		}
-		line := rest[:end]
-		rest = rest[end+1:]
+	err = m.lr.each(io.NewSectionReader(h, base, fi.Size()-base), func(line []byte) error {
+		line = line[:len(line)-1]
 		switch {
 		case len(line) == 1 && line[0] == 'C':
 			for _, t := range pend {
@@ -139,12 +132,16 @@ func (l *Ledger) readForCompaction(h *os.File) (*compaction, bool) {
 			r, ok := m.rd.session(line)
 			k, kok := sessionKeyBytes(line)
 			if !ok || !kok {
-				return nil, false
+				return errBadBase
 			}
 			pend = append(pend, tailRow{key: string(k), r: r})
 		default:
-			return nil, false
+			return errBadBase
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, false // malformed, or a torn batch
 	}
 	if len(pend) > 0 {
 		return nil, false // a batch with no commit line
@@ -167,30 +164,41 @@ func (l *Ledger) readForCompaction(h *os.File) (*compaction, bool) {
 	return m, true
 }
 
-// errBadBase: a base S line that is not one.
-var errBadBase = errors.New("usage summary: malformed S row")
+// errBadBase: a line of the summary that is not one.
+var errBadBase = errors.New("usage summary: malformed line")
 
-// baseLines hands fn the base's S lines in order, each with its newline and
-// valid only during the call. A section that does not end with a newline, or
-// that cannot be read to its end, is an error.
+// baseLines hands fn the base's S lines in order (lineReader.each).
 func (m *compaction) baseLines(fn func(line []byte) error) error {
-	if _, err := m.ssec.Seek(0, io.SeekStart); err != nil {
+	return m.lr.each(m.ssec, fn)
+}
+
+// lineReader reads a section of the summary line by line through one buffer.
+type lineReader struct {
+	br   *bufio.Reader
+	long []byte // a line longer than br's buffer
+}
+
+// each hands fn the lines of sr from its start, each with its newline and valid
+// only during the call. A section that does not end with a newline, or that
+// cannot be read to its end, is an error.
+func (r *lineReader) each(sr *io.SectionReader, fn func(line []byte) error) error {
+	if _, err := sr.Seek(0, io.SeekStart); err != nil {
 		return err
 	}
-	if m.br == nil {
-		m.br = bufio.NewReaderSize(m.ssec, 64<<10)
+	if r.br == nil {
+		r.br = bufio.NewReaderSize(sr, 64<<10)
 	} else {
-		m.br.Reset(m.ssec)
+		r.br.Reset(sr)
 	}
 	for {
-		line, err := m.br.ReadSlice('\n')
+		line, err := r.br.ReadSlice('\n')
 		if err == bufio.ErrBufferFull {
-			m.long = append(m.long[:0], line...)
+			r.long = append(r.long[:0], line...)
 			for err == bufio.ErrBufferFull {
-				line, err = m.br.ReadSlice('\n')
-				m.long = append(m.long, line...)
+				line, err = r.br.ReadSlice('\n')
+				r.long = append(r.long, line...)
 			}
-			line = m.long
+			line = r.long
 		}
 		switch {
 		case err == io.EOF && len(line) == 0:
