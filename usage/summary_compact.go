@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -18,9 +19,11 @@ import (
 // the batches' row of the same session and model where there is one, and the
 // batches' rows of new sessions merged in at their place; the B rows are written
 // from the totals one by one. Only the S section and the batches are read (not
-// the B rows), and no row is parsed into memory but the batches': a compaction
-// that parsed every S row and rendered the file in memory held ~10 MB for a
-// moment at 10k sessions, during the start-up pass and under load.
+// the B rows), and no row is parsed into memory but the batches'. The S section
+// is read through a small buffer, once to check it and once for each pass of
+// merge, never held whole: at 100k sessions it is ~23 MB, and holding it (with
+// the file rendered in memory before that) was the daemon's largest burst under
+// load.
 func (l *Ledger) compactSummary() error {
 	f := &l.summaryFile
 	h, err := os.Open(f.path)
@@ -42,7 +45,9 @@ func (l *Ledger) compactSummary() error {
 		sizeB += int64(len(row))
 	}
 	var sizeS int64
-	m.merge(func(b []byte) error { sizeS += int64(len(b)); return nil })
+	if err := m.merge(func(b []byte) error { sizeS += int64(len(b)); return nil }); err != nil {
+		return fmt.Errorf("read usage summary: %w", err)
+	}
 	days := l.renderDays(nil)
 	hdr, _ := json.Marshal(summaryHeader{Version: SummaryVersion, Generator: "sessionwatch", Days: int64(len(days)), Sessions: sizeS, Rows: sizeB})
 	return f.rewriteWith(func(w *bufio.Writer) error {
@@ -73,10 +78,12 @@ type tailRow struct {
 	used bool
 }
 
-// compaction is what a compaction merges: the base's S section and the batches'
-// S rows (the last of each key), sorted as the base is.
+// compaction is what a compaction merges: the base's S section (read from the
+// old file, which stays readable through its handle after the rename) and the
+// batches' S rows (the last of each key), sorted as the base is.
 type compaction struct {
-	ssec  []byte
+	ssec  *io.SectionReader
+	lr    lineReader
 	tail  []tailRow
 	index map[string]int // tail by key
 	rd    summaryReader
@@ -100,23 +107,14 @@ func (l *Ledger) readForCompaction(h *os.File) (*compaction, bool) {
 	if n := fi.Size(); err != nil || hd.Days > n || hd.Sessions > n || hd.Rows > n || start+hd.Days+hd.Sessions+hd.Rows > n {
 		return nil, false
 	}
-	m := &compaction{ssec: make([]byte, hd.Sessions), index: map[string]int{}, rd: summaryReader{strs: map[string]string{}}}
-	if _, err := h.ReadAt(m.ssec, start+hd.Days); err != nil && !(err == io.EOF && hd.Sessions == 0) {
-		return nil, false
-	}
+	m := &compaction{ssec: io.NewSectionReader(h, start+hd.Days, hd.Sessions), index: map[string]int{}, rd: summaryReader{strs: map[string]string{}}}
 	base := start + hd.Days + hd.Sessions + hd.Rows
-	tail := make([]byte, fi.Size()-base)
-	if _, err := h.ReadAt(tail, base); err != nil && !(err == io.EOF && len(tail) == 0) {
-		return nil, false
-	}
+	// The batches are read through the buffer too (they grow to the size of the
+	// base before a compaction is due); only their rows are kept, the last of each
+	// key.
 	var pend []tailRow
-	for rest := tail; len(rest) > 0; {
-		end := bytes.IndexByte(rest, '\n')
-		if end < 0 {
-			return nil, false // a torn batch
-		}
-		line := rest[:end]
-		rest = rest[end+1:]
+	err = m.lr.each(io.NewSectionReader(h, base, fi.Size()-base), func(line []byte) error {
+		line = line[:len(line)-1]
 		switch {
 		case len(line) == 1 && line[0] == 'C':
 			for _, t := range pend {
@@ -134,12 +132,16 @@ func (l *Ledger) readForCompaction(h *os.File) (*compaction, bool) {
 			r, ok := m.rd.session(line)
 			k, kok := sessionKeyBytes(line)
 			if !ok || !kok {
-				return nil, false
+				return errBadBase
 			}
 			pend = append(pend, tailRow{key: string(k), r: r})
 		default:
-			return nil, false
+			return errBadBase
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, false // malformed, or a torn batch
 	}
 	if len(pend) > 0 {
 		return nil, false // a batch with no commit line
@@ -149,15 +151,67 @@ func (l *Ledger) readForCompaction(h *os.File) (*compaction, bool) {
 		m.index[m.tail[i].key] = i
 	}
 	// Every base line is checked before anything is written.
-	for rest := m.ssec; len(rest) > 0; {
-		end := bytes.IndexByte(rest, '\n')
-		var n [6]int64
-		if end < 0 || rest[0] != 'S' || !m.rd.split(rest[1:end], 11) || !m.rd.nums(5, n[:]) {
-			return nil, false
+	var n [6]int64
+	err = m.baseLines(func(line []byte) error {
+		if line[0] != 'S' || !m.rd.split(line[1:len(line)-1], 11) || !m.rd.nums(5, n[:]) {
+			return errBadBase
 		}
-		rest = rest[end+1:]
+		return nil
+	})
+	if err != nil {
+		return nil, false
 	}
 	return m, true
+}
+
+// errBadBase: a line of the summary that is not one.
+var errBadBase = errors.New("usage summary: malformed line")
+
+// baseLines hands fn the base's S lines in order (lineReader.each).
+func (m *compaction) baseLines(fn func(line []byte) error) error {
+	return m.lr.each(m.ssec, fn)
+}
+
+// lineReader reads a section of the summary line by line through one buffer.
+type lineReader struct {
+	br   *bufio.Reader
+	long []byte // a line longer than br's buffer
+}
+
+// each hands fn the lines of sr from its start, each with its newline and valid
+// only during the call. A section that does not end with a newline, or that
+// cannot be read to its end, is an error.
+func (r *lineReader) each(sr *io.SectionReader, fn func(line []byte) error) error {
+	if _, err := sr.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	if r.br == nil {
+		r.br = bufio.NewReaderSize(sr, 64<<10)
+	} else {
+		r.br.Reset(sr)
+	}
+	for {
+		line, err := r.br.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			r.long = append(r.long[:0], line...)
+			for err == bufio.ErrBufferFull {
+				line, err = r.br.ReadSlice('\n')
+				r.long = append(r.long, line...)
+			}
+			line = r.long
+		}
+		switch {
+		case err == io.EOF && len(line) == 0:
+			return nil
+		case err == io.EOF:
+			return errBadBase // a last line with no newline
+		case err != nil:
+			return err
+		}
+		if err := fn(line); err != nil {
+			return err
+		}
+	}
 }
 
 // sessionKeyBytes is an S line up to its model field's end: the row's key as
@@ -200,10 +254,7 @@ func (m *compaction) merge(emit func([]byte) error) error {
 		}
 		return nil
 	}
-	for rest := m.ssec; len(rest) > 0; {
-		end := bytes.IndexByte(rest, '\n')
-		line := rest[:end+1]
-		rest = rest[end+1:]
+	err := m.baseLines(func(line []byte) error {
 		k, _ := sessionKeyBytes(line)
 		if err := flush(line); err != nil {
 			return err
@@ -213,15 +264,14 @@ func (m *compaction) merge(emit func([]byte) error) error {
 			t.used = true
 			if !t.r.T.IsZero() {
 				m.row = appendSession(m.row[:0], &t.r)
-				if err := emit(m.row); err != nil {
-					return err
-				}
+				return emit(m.row)
 			}
-			continue
+			return nil
 		}
-		if err := emit(line); err != nil {
-			return err
-		}
+		return emit(line)
+	})
+	if err != nil {
+		return err
 	}
 	return flush(nil)
 }

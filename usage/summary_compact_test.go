@@ -6,8 +6,13 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
+
+// longProject's S rows are longer than the buffer the compaction reads the
+// base through.
+var longProject = "/" + strings.Repeat("long\\", 14<<10)
 
 // The streamed compaction writes, byte for byte, the base that parsing every S
 // row and rendering the file in memory wrote: batches that change, add and take
@@ -20,7 +25,7 @@ func TestCompactSummaryStreamedEqualsRendered(t *testing.T) {
 		var all []*unitRec
 		for i := 0; i < 1+rng.IntN(400); i++ {
 			r := (&unitRec{Unit: fmt.Sprint(i), unitBody: &unitBody{}}).
-				filedAs([]string{"claude", "codex"}[rng.IntN(2)], []string{sid(rng.IntN(60)), "s\\x", "s\tt", "s\nn"}[rng.IntN(4)], "main", []string{"/a", "/b\tc", `/d\e`}[rng.IntN(3)])
+				filedAs([]string{"claude", "codex"}[rng.IntN(2)], []string{sid(rng.IntN(60)), "s\\x", "s\tt", "s\nn"}[rng.IntN(4)], "main", []string{"/a", "/b\tc", `/d\e`, longProject}[rng.IntN(4)])
 			l.units.put(r)
 			l.file(r, 1)
 			all = append(all, r)
@@ -102,5 +107,37 @@ func TestCompactSummaryTornBatchRewrites(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(l.summaryFile.path); !bytes.Equal(got, l.renderSummary()) {
 		t.Fatalf("summary after compacting a torn one:\n%q", got)
+	}
+}
+
+// A base S row that is not one (found while the base is streamed, before
+// anything is written) makes the summary be rewritten from the units.
+func TestCompactSummaryBadBaseRowRewrites(t *testing.T) {
+	dir := t.TempDir()
+	l := newLedger(dir)
+	for i, p := range []string{"/a", longProject} {
+		r := (&unitRec{Unit: fmt.Sprint(i), unitBody: &unitBody{}}).filedAs("claude", sid(i), "main", p)
+		l.units.put(r)
+		r.acc.credit(1000, "opus", Tokens{1, 2, 3, 4}, 1, nil)
+		l.file(r, 1)
+	}
+	l.settleGroups(false)
+	want := l.renderSummary()
+	for _, bad := range []string{"\nX\t", "\nS\tx\t"} {
+		i := bytes.LastIndex(want, []byte("\nS\t"))
+		if i < 0 {
+			t.Fatal("no S row")
+		}
+		data := append(append(append([]byte{}, want[:i]...), bad...), want[i+3:]...)
+		l.summaryFile.path = filepath.Join(dir, SummaryName)
+		if err := os.WriteFile(l.summaryFile.path, append(data, 'C', '\n'), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := l.compactSummary(); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := os.ReadFile(l.summaryFile.path); !bytes.Equal(got, want) {
+			t.Fatalf("%q: summary after compacting a bad base:\n%.300q", bad, got)
+		}
 	}
 }
