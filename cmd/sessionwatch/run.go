@@ -174,6 +174,16 @@ func (d *daemon) serve(ctx context.Context, cfg *config.Config, once bool, hup <
 	}
 	openc := make(chan opened, 1)
 	go func() {
+		// A reindex (or a CLI catching up without a daemon) that began before
+		// this daemon writes the ledger and the search index under the writer
+		// lock; opening them meanwhile would remove its uncommitted files as
+		// strays and keep a manifest it is about to replace. Wait until it is
+		// done: one that starts later sees this daemon and leaves them alone.
+		if err := d.writer.Lock(ctx); err != nil {
+			openc <- opened{err: err}
+			return
+		}
+		d.writer.Unlock()
 		cs, closeAll, err := openConsumers(cfg, d.log)
 		openc <- opened{cs, closeAll, err}
 	}()
@@ -206,6 +216,9 @@ func (d *daemon) serve(ctx context.Context, cfg *config.Config, once bool, hup <
 	o := <-openc
 	d.log.Info("consumers open", "after", time.Since(loadStart).Round(time.Millisecond))
 	if o.err != nil {
+		if ctx.Err() != nil {
+			return false, nil // stopped while waiting for a writer
+		}
 		return false, o.err
 	}
 	defer o.closeAll()
