@@ -8,7 +8,7 @@ type ckey int32
 
 // keyTab interns the catalog keys the units name. An id is freed when no unit
 // field holds it any more (its project gone), and reused; a unit forgotten
-// without letting go of its keys (a reset) only keeps the name in the table.
+// all at once (a reset, Release) lets go of them with forgetKeysLocked.
 type keyTab struct {
 	ids   map[string]ckey
 	names []string // by id; names[0] is ""
@@ -79,4 +79,16 @@ func (ix *Indexer) setLazyKey(u *unit, k string) {
 	old := u.lazyKey
 	u.lazyKey = ix.ktab.hold(k)
 	ix.ktab.drop(old)
+}
+
+// forgetKeysLocked lets go of every unit's keys, before the units are
+// forgotten (a reload, Release): a key named only by forgotten units would stay
+// in the table, held once more for every reload, for the daemon's life. The
+// units' ids are cleared too, so one still referenced (ix.hot) can never drop a
+// key a later unit holds.
+func (ix *Indexer) forgetKeysLocked() {
+	for _, u := range ix.units {
+		u.skey, u.lazyKey = 0, 0
+	}
+	ix.ktab = keyTab{}
 }

@@ -1,6 +1,7 @@
 package indexer
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -116,5 +117,63 @@ func TestKeyTabAcrossRemovals(t *testing.T) {
 		if want := "/w/" + filepath.Base(filepath.Dir(s.File)); s.Project != want {
 			t.Errorf("%s: project %q, want %q", s.File, s.Project, want)
 		}
+	}
+}
+
+// A daemon that reloads its catalogs (another process wrote them) lets go of
+// the keys its forgotten units held: the table holds exactly what the new
+// units hold, and a project removed by the other writer leaves no key behind.
+func TestKeyTabAcrossReload(t *testing.T) {
+	root, state, _ := startStore(t, 3)
+	d := daemonIndexer(t, root, state)
+	if err := d.Load(); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	if keys := checkKeyTab(t, d); len(keys) != 3 {
+		t.Fatalf("units name %d catalogs after Load, want 3", len(keys))
+	}
+	// Another writer removes a project and rewrites the catalogs.
+	if err := os.RemoveAll(filepath.Join(root, "p0")); err != nil {
+		t.Fatal(err)
+	}
+	w, err := AcquireWriter(context.Background(), state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := newLayoutIndexer(t, "wave", root, state, false).Reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Release(); err != nil {
+		t.Fatal(err)
+	}
+	// The daemon's next pass reloads, as many times as the other writer writes.
+	for i := 0; i < 3; i++ {
+		if err := d.Reconcile(); err != nil {
+			t.Fatal(err)
+		}
+		if i < 2 {
+			w, err := AcquireWriter(context.Background(), state)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := newLayoutIndexer(t, "wave", root, state, false).Reconcile(); err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Release(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	d.mu.Lock()
+	_, held := d.ktab.ids[ProjectKey("/w/p0")]
+	d.mu.Unlock()
+	if held {
+		t.Error("the removed project's catalog key is still interned after the reload")
+	}
+	if keys := checkKeyTab(t, d); len(keys) != 2 {
+		t.Errorf("units name %d catalogs after the reload, want 2", len(keys))
 	}
 }

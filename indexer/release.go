@@ -10,6 +10,7 @@ package indexer
 func (ix *Indexer) Release() {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
+	ix.forgetKeysLocked()
 	ix.units = map[string]*unit{}
 	ix.outputs = map[string]output{}
 	ix.baseKeys = map[string]string{}

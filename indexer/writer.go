@@ -235,6 +235,7 @@ func (ix *Indexer) beginHeldLocked() (end func()) {
 // resetLocked forgets everything the indexer knows (before a reload from disk).
 func (ix *Indexer) resetLocked() {
 	ix.pendingErr = errors.Join(ix.pendingErr, ix.drainLocked())
+	ix.forgetKeysLocked()
 	clear(ix.units)
 	clear(ix.outputs)
 	clear(ix.baseKeys)
