@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -25,6 +26,15 @@ func crashChild(home string) {
 	if err != nil {
 		panic(err)
 	}
+	switch os.Getenv("SEARCH_CRASH_MODE") {
+	case "split": // every merge cut in two term ranges
+		parallelMergeMin, manyWords = 0, true
+		runtime.GOMAXPROCS(max(2, runtime.GOMAXPROCS(0)))
+	case "cold": // a reindex killed: segments without summaries, merged (split) only when many
+		parallelMergeMin, manyWords = 0, true
+		runtime.GOMAXPROCS(max(2, runtime.GOMAXPROCS(0)))
+		x.ColdBuild()
+	}
 	g, err := indexer.NewGroup(cfg, nil, false)
 	if err != nil {
 		panic(err)
@@ -33,6 +43,7 @@ func crashChild(home string) {
 	g.Load()
 	g.ReconcileAll()
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
+	split := false
 	root := filepath.Join(home, "wave")
 	for i := 0; ; i++ {
 		name := fmt.Sprintf("%08d-1111-4111-8111-111111111111.jsonl", rng.IntN(12))
@@ -54,6 +65,10 @@ func crashChild(home string) {
 			}
 		}
 		g.Apply(batch(p))
+		if mergeSplits.Load() > 0 && !split {
+			split = true
+			os.WriteFile(filepath.Join(home, "split"), nil, 0o600)
+		}
 	}
 }
 
@@ -71,8 +86,17 @@ var vocab = []string{"parser", "deploy", "café", "東京都", "naïve", "zebra"
 
 func word(rng *rand.Rand) string { return vocab[rng.IntN(len(vocab))] }
 
+// manyWords: sentences hold rare words too (terms enough for a segment's
+// dictionary to have several blocks, which a split merge needs).
+var manyWords bool
+
 func sentence(rng *rand.Rand) string {
 	var ws []string
+	if manyWords {
+		for range 8 {
+			ws = append(ws, fmt.Sprintf("w%d", rng.IntN(5000)))
+		}
+	}
 	for range 3 + rng.IntN(12) {
 		ws = append(ws, word(rng))
 	}
@@ -91,17 +115,31 @@ func TestMain(m *testing.M) {
 // (SIGKILL) and checks that, once restarted and caught up, the index equals one
 // rebuilt from the store.
 func TestCrashAnyMomentEqualsRebuild(t *testing.T) {
-	home := t.TempDir()
-	t.Setenv("HOME", home)
-	os.MkdirAll(filepath.Join(home, "wave", "p"), 0o700)
 	rounds := 8
 	if testing.Short() {
 		rounds = 3
 	}
+	crashRounds(t, "", rounds)
+}
+
+// TestCrashSplitMergeOrColdBuildEqualsRebuild: the same with every merge split
+// in two term ranges (a kill lands in a part file's write or its append), and
+// with the killed process a cold build (its segments without summaries) that an
+// ordinary writer then opens and catches up; no part file outlives the restart.
+func TestCrashSplitMergeOrColdBuildEqualsRebuild(t *testing.T) {
+	for _, mode := range []string{"split", "cold"} {
+		t.Run(mode, func(t *testing.T) { crashRounds(t, mode, 3) })
+	}
+}
+
+func crashRounds(t *testing.T, mode string, rounds int) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	os.MkdirAll(filepath.Join(home, "wave", "p"), 0o700)
 	rng := rand.New(rand.NewPCG(42, 7))
 	for round := range rounds {
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), "SEARCH_CRASH_CHILD="+home)
+		cmd.Env = append(os.Environ(), "SEARCH_CRASH_CHILD="+home, "SEARCH_CRASH_MODE="+mode)
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -114,6 +152,16 @@ func TestCrashAnyMomentEqualsRebuild(t *testing.T) {
 				break
 			}
 			time.Sleep(5 * time.Millisecond)
+		}
+		if mode != "" && round == 0 {
+			// At least one kill after a split merge (a cold build merges only
+			// once many segments piled up).
+			for time.Now().Before(deadline) {
+				if _, err := os.Stat(filepath.Join(home, "split")); err == nil {
+					break
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
 		}
 		time.Sleep(time.Duration(rng.IntN(150)) * time.Millisecond)
 		cmd.Process.Signal(syscall.SIGKILL)
@@ -128,6 +176,9 @@ func TestCrashAnyMomentEqualsRebuild(t *testing.T) {
 		x, err := Open(Options{Dir: dir})
 		if err != nil {
 			t.Fatal(err)
+		}
+		if parts, _ := filepath.Glob(filepath.Join(dir, "*.part")); len(parts) > 0 {
+			t.Fatalf("round %d: merge parts left after the restart: %v", round, parts)
 		}
 		g, _ := indexer.NewGroup(cfg, nil, false)
 		g.AddConsumer(x)
@@ -145,5 +196,8 @@ func TestCrashAnyMomentEqualsRebuild(t *testing.T) {
 		if len(diffs) > 0 {
 			t.Fatalf("round %d: after a kill the index differs from a rebuild:\n%s", round, strings.Join(diffs, "\n"))
 		}
+	}
+	if _, err := os.Stat(filepath.Join(home, "split")); mode != "" && err != nil {
+		t.Errorf("mode %s: the killed processes split no merge", mode)
 	}
 }
