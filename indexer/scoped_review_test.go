@@ -93,3 +93,33 @@ func TestProveProjectCodexClockSteppedBack(t *testing.T) {
 	}
 	checkProvedAsRefresh(t, root, state, "/home/u/proj")
 }
+
+// A Codex rollout indexed while its first line (session_meta, which names its
+// cwd) was still being written belongs to no project; the rest of the line
+// makes it the project's. Its directory does not change.
+func TestProveProjectCodexMetaCompleted(t *testing.T) {
+	root, state := filepath.Join(t.TempDir(), "store"), t.TempDir()
+	copyTree(t, filepath.Join("testdata", "codex", "basic", "store"), root)
+	f := filepath.Join(root, "2026", "03", "01", "rollout-2026-03-01T11-00-00-0199a1b2-c3d4-7e5f-8a6b-7c8d9e0f9999.jsonl")
+	line := `{"timestamp":"2026-03-01T10:00:00.000Z","type":"session_meta","payload":{"id":"0199a1b2-c3d4-7e5f-8a6b-7c8d9e0f9999","timestamp":"2026-03-01T10:00:00.000Z","cwd":"/home/u/proj","originator":"codex_cli_rs","cli_version":"0.98.0","source":"cli","model_provider":"openai"}}` + "\n" +
+		`{"timestamp":"2026-03-01T10:00:01.000Z","type":"event_msg","payload":{"type":"user_message","message":"hello"}}` + "\n"
+	if err := os.WriteFile(f, []byte(line[:40]), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	newLayoutIndexer(t, "codex", root, state, false).Reconcile()
+	age(t, root)
+	age(t, state)
+	pastSlack(t)
+	lite := newLayoutIndexer(t, "codex", root, state, false)
+	start := time.Now()
+	if err := lite.LoadLite(); err != nil || !lite.Unchanged() {
+		t.Fatalf("the indexed store is not proven unchanged (%v)", err)
+	}
+	if err := lite.MarkProven(start); err != nil {
+		t.Fatal(err)
+	}
+	appendFile(t, f, line[40:])
+	got, ok := newLayoutIndexer(t, "codex", root, state, false).ProveProject([]string{"/home/u/proj"})
+	t.Logf("ProveProject = %v, %d rows", ok, len(got))
+	checkProvedAsRefresh(t, root, state, "/home/u/proj")
+}
