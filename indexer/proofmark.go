@@ -3,23 +3,34 @@ package indexer
 import (
 	"encoding/json"
 	"errors"
+	"hash/fnv"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 )
 
-// A proof mark records when a whole source was last proven up to date: the
-// time a LoadLite and Unchanged that answered true began. From then on, a
-// directory of the store whose mtime is older than the mark has the entries
-// it had then, all of them in the catalogs then (Unchanged finds no unit the
-// catalogs lack, and none without sessions). ProveProject relies on it for a
-// layout whose project's sessions are spread over the tree (spreadLayout),
-// where no directory of the project's own says that a new session appeared.
+// A proof mark records a whole source proven up to date: the time a LoadLite
+// and Unchanged that answered true began (walkStart), and a stamp of the
+// directories of the store down to the units' depth (their names and status
+// change times, dirsStampLocked), each older than walkStart by proofSlack. While
+// the stamp is the same, no directory has had an entry added, removed or
+// renamed since the proof, so each has the entries it had then, all of them in
+// the catalogs then (Unchanged finds no unit the catalogs lack, and none without
+// sessions). ProveProject relies on it for a layout whose project's sessions
+// are spread over the tree (spreadLayout), where no directory of the project's
+// own says that a new session appeared.
 //
-// The file is <state_dir>/proofs/<source>, {"version":1,"source":S,
-// "walkStart":<unix ns>}, written atomically by the holder of the writer lock
-// (list and show without a daemon).
+// The stamp compares change times for equality, not against walkStart: a
+// directory changed after the mark has another change time also when the clock
+// was stepped back since (a mark of a clock that ran ahead is newer than the
+// change), and a change time, unlike an mtime, is not set back by a tool that
+// keeps the source's mtimes (rsync -a, cp -a, tar x).
+//
+// The file is <state_dir>/proofs/<source>, {"version":2,"source":S,
+// "walkStart":<unix ns>,"dirs":"<stamp>"}, written atomically by the holder of
+// the writer lock (list and show without a daemon).
 
 // proofSlack is how much older than the mark a directory's mtime must be: a
 // file system stamps mtimes from a coarse clock that may lag the one the mark
@@ -30,7 +41,10 @@ type proofMark struct {
 	Version   int    `json:"version"`
 	Source    string `json:"source"`
 	WalkStart int64  `json:"walkStart"`
+	Dirs      string `json:"dirs"`
 }
+
+const proofMarkVersion = 2
 
 func proofPath(stateDir, source string) string {
 	return filepath.Join(stateDir, "proofs", source)
@@ -38,12 +52,22 @@ func proofPath(stateDir, source string) string {
 
 // MarkProven records that the source was proven up to date by a walk that
 // began at start (LoadLite, then Unchanged answering true). Only layouts that
-// need the mark (spreadLayout) write one; the caller holds the writer lock.
+// need the mark (spreadLayout) write one; the caller holds the writer lock. A
+// directory changed within proofSlack of start (or after it) may have changed
+// after the walk listed it: then no mark is written, and the next whole proof
+// tries again.
 func (ix *Indexer) MarkProven(start time.Time) error {
-	if _, ok := ix.layout.(spreadLayout); !ok {
+	sl, ok := ix.layout.(spreadLayout)
+	if !ok {
 		return nil
 	}
-	data, err := json.Marshal(proofMark{Version: 1, Source: ix.opt.Source, WalkStart: start.UnixNano()})
+	ix.mu.Lock()
+	stamp, newest, ok := ix.dirsStampLocked(sl.spreadDepth())
+	ix.mu.Unlock()
+	if !ok || newest >= start.UnixNano()-int64(proofSlack) {
+		return nil
+	}
+	data, err := json.Marshal(proofMark{Version: proofMarkVersion, Source: ix.opt.Source, WalkStart: start.UnixNano(), Dirs: stamp})
 	if err != nil {
 		return err
 	}
@@ -52,25 +76,25 @@ func (ix *Indexer) MarkProven(start time.Time) error {
 
 // readProofMark reads the source's proof mark; ok false when there is none
 // that reads.
-func readProofMark(stateDir, source string) (walkStart int64, ok bool) {
+func readProofMark(stateDir, source string) (walkStart int64, stamp string, ok bool) {
 	data, err := readCappedRegular(proofPath(stateDir, source), 4096)
 	if err != nil {
-		return 0, false
+		return 0, "", false
 	}
 	var m proofMark
-	if json.Unmarshal(data, &m) != nil || m.Version != 1 || m.Source != source || m.WalkStart <= 0 {
-		return 0, false
+	if json.Unmarshal(data, &m) != nil || m.Version != proofMarkVersion || m.Source != source || m.WalkStart <= 0 || m.Dirs == "" {
+		return 0, "", false
 	}
-	return m.WalkStart, true
+	return m.WalkStart, m.Dirs, true
 }
 
-// spreadUnchangedLocked is ProveProject's proof for a spreadLayout: every
-// directory of the tree down to the units' depth, the source's catalog
-// directory and the project's catalog directories are older than the proof
-// mark, and each of the project's known units is unchanged by its stat (p
-// counts those found).
+// spreadUnchangedLocked is ProveProject's proof for a spreadLayout: the
+// directories of the tree down to the units' depth are as the proof mark
+// stamped them, the source's catalog directory and the project's catalog
+// directories are older than the mark (by their change times), and each of the
+// project's known units is unchanged by its stat (p counts those found).
 func (ix *Indexer) spreadUnchangedLocked(sl spreadLayout, projects []string, p *prober) bool {
-	start, ok := readProofMark(ix.opt.StateDir, ix.opt.Source)
+	start, want, ok := readProofMark(ix.opt.StateDir, ix.opt.Source)
 	if !ok {
 		return false
 	}
@@ -86,11 +110,11 @@ func (ix *Indexer) spreadUnchangedLocked(sl spreadLayout, projects []string, p *
 		if i > 0 && errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
-		if err != nil || fi.ModTime().UnixNano() >= limit {
+		if err != nil || max(fi.ModTime().UnixNano(), changeTime(fi)) >= limit {
 			return false
 		}
 	}
-	if !ix.dirsOlderLocked(ix.rootDir, ".", 0, sl.spreadDepth(), limit) {
+	if stamp, _, ok := ix.dirsStampLocked(sl.spreadDepth()); !ok || stamp != want {
 		return false
 	}
 	for rel, u := range ix.units {
@@ -101,51 +125,76 @@ func (ix *Indexer) spreadUnchangedLocked(sl spreadLayout, projects []string, p *
 	return true
 }
 
-// dirsOlderLocked reports whether the directory at path (rel to the root, at
-// depth) and the directories below it that the walk would enter, down to
-// depth last, all have an mtime before limit. Only directories above last are
-// listed; no file is stat'ed.
-func (ix *Indexer) dirsOlderLocked(path, rel string, depth, last int, limit int64) bool {
-	f, err := os.Open(path)
-	if err != nil {
-		// A root that is not there holds nothing (nor did it, if the catalogs
-		// hold nothing: the known units are stat'ed by the caller).
-		return depth == 0 && errors.Is(err, fs.ErrNotExist)
+// dirsStampLocked stamps the root and the directories below it that the walk
+// would enter, down to depth last: a hash of each one's path and change time,
+// in the walk's order, and the newest change time. Only directories above last
+// are listed; no file is stat'ed. ok false: a directory that cannot be read.
+func (ix *Indexer) dirsStampLocked(last int) (stamp string, newest int64, ok bool) {
+	h := fnv.New64a()
+	var b []byte
+	add := func(rel string, fi fs.FileInfo) {
+		c := changeTime(fi)
+		newest = max(newest, c, fi.ModTime().UnixNano())
+		b = append(append(b[:0], rel...), 0)
+		b = strconv.AppendInt(b, c, 10)
+		b = append(b, 0)
+		b = strconv.AppendInt(b, fi.ModTime().UnixNano(), 10)
+		h.Write(append(b, '\n'))
 	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil || !fi.IsDir() || fi.ModTime().UnixNano() >= limit {
-		return false
-	}
-	if depth >= last {
-		return true
-	}
-	ents, err := f.ReadDir(-1)
-	if err != nil {
-		return false
-	}
-	for _, d := range ents {
-		if !d.IsDir() {
-			continue // symlinks are never followed; files above last are no units
-		}
-		r := d.Name()
-		if rel != "." {
-			r = rel + "/" + r
-		}
-		if ix.layout.SkipDir(r) {
-			continue
-		}
-		if depth+1 >= last {
-			// Not listed: its stat (lstat, from the listing) is enough.
-			fi, err := d.Info()
-			if err != nil || fi.ModTime().UnixNano() >= limit {
-				return false
+	var walk func(path, rel string, depth int) bool
+	walk = func(path, rel string, depth int) bool {
+		f, err := os.Open(path)
+		if err != nil {
+			if depth == 0 && errors.Is(err, fs.ErrNotExist) {
+				// A root that is not there holds nothing (nor did it, if
+				// the catalogs hold nothing: the known units are stat'ed by
+				// the caller).
+				h.Write([]byte("\x00absent\n"))
+				return true
 			}
-			continue
-		}
-		if !ix.dirsOlderLocked(path+string(filepath.Separator)+d.Name(), r, depth+1, last, limit) {
 			return false
 		}
+		defer f.Close()
+		fi, err := f.Stat()
+		if err != nil || !fi.IsDir() {
+			return false
+		}
+		add(rel, fi)
+		if depth >= last {
+			return true
+		}
+		ents, err := f.ReadDir(-1) // sorted by name
+		if err != nil {
+			return false
+		}
+		for _, d := range ents {
+			if !d.IsDir() {
+				continue // symlinks are never followed; files above last are no units
+			}
+			r := d.Name()
+			if rel != "." {
+				r = rel + "/" + r
+			}
+			if ix.layout.SkipDir(r) {
+				continue
+			}
+			if depth+1 >= last {
+				// Not listed: its stat (lstat, from the listing) is enough.
+				fi, err := d.Info()
+				if err != nil {
+					return false
+				}
+				add(r, fi)
+				continue
+			}
+			if !walk(path+string(filepath.Separator)+d.Name(), r, depth+1) {
+				return false
+			}
+		}
+		return true
 	}
-	return true
+	if !walk(ix.rootDir, ".", 0) {
+		return "", 0, false
+	}
+	return strconv.FormatUint(h.Sum64(), 16), newest, true
 }

@@ -41,7 +41,10 @@ import (
 // What it cannot see, by design, is what happens outside the project's
 // directories: a session of another directory whose own project became this
 // one (an append that changed its cwd), or a new session of this project
-// filed in another project's directory. Those rows appear at the next full
+// filed in another project's directory. (In Codex's tree, where every
+// directory is outside the project's, the sessions of no project yet, whose
+// first line was not whole when read, are stat'ed with the project's: an
+// append can make them the project's.) Those rows appear at the next full
 // refresh (a list of that other project, list --all, reindex) or at once with
 // a daemon, as other projects' catalogs do.
 func (ix *Indexer) ProveProject(projects []string) (entries []Entry, ok bool) {
@@ -62,7 +65,15 @@ func (ix *Indexer) ProveProject(projects []string) (entries []Entry, ok bool) {
 	}
 	ix.lite = true
 	want := wantProjects(projects)
-	files, err := catalogPaths(ix.opt.StateDir, []string{ix.opt.Source}, projects)
+	look := projects
+	if spread && !want[""] {
+		// A session of no project yet (its first line, which names the
+		// project, not yet whole when it was read) becomes this project's by
+		// an append, in a directory that does not change: its file is stat'ed
+		// as the project's are, and it is not listed.
+		look = append(slices.Clip(projects), "")
+	}
+	files, err := catalogPaths(ix.opt.StateDir, []string{ix.opt.Source}, look)
 	if err != nil {
 		return nil, false
 	}
@@ -77,7 +88,7 @@ func (ix *Indexer) ProveProject(projects []string) (entries []Entry, ok bool) {
 		if err != nil || c.Source != ix.opt.Source || c.Layout != ix.layout.Name() {
 			return nil, false // a refresh would rebuild it
 		}
-		if !want[c.Project] {
+		if !want[c.Project] && (c.Project != "" || len(look) == len(projects)) {
 			continue // another project's, under the colliding key
 		}
 		cats = append(cats, c)
@@ -96,7 +107,7 @@ func (ix *Indexer) ProveProject(projects []string) (entries []Entry, ok bool) {
 	ix.probeGen++
 	p := prober{ix: ix, gen: ix.probeGen}
 	if spread {
-		if !ix.spreadUnchangedLocked(sl, projects, &p) {
+		if !ix.spreadUnchangedLocked(sl, look, &p) {
 			return nil, false
 		}
 	} else {
@@ -126,9 +137,11 @@ func (ix *Indexer) ProveProject(projects []string) (entries []Entry, ok bool) {
 	if p.found != len(ix.units) {
 		return nil, false // a known session's file is gone
 	}
-	entries = make([]Entry, len(ix.restored))
-	for i, s := range ix.restored {
-		entries[i] = Entry{Session: s, Source: ix.opt.Source, Layout: ix.layout.Name(), Project: s.Project}
+	entries = make([]Entry, 0, len(ix.restored))
+	for _, s := range ix.restored {
+		if want[s.Project] {
+			entries = append(entries, Entry{Session: s, Source: ix.opt.Source, Layout: ix.layout.Name(), Project: s.Project})
+		}
 	}
 	return entries, true
 }

@@ -60,6 +60,11 @@ func TestListProjectWithoutDaemonIsScoped(t *testing.T) {
 	// Every directory an hour old, and a whole proof (list --all): Codex's
 	// proof mark is then newer than any directory by more than its slack.
 	ageDirs(t, e.home)
+	// A directory's change time (which ageDirs cannot set back) must be
+	// older than the mark by more than its slack.
+	for changed := time.Now(); time.Since(changed) <= 1100*time.Millisecond; {
+		time.Sleep(20 * time.Millisecond)
+	}
 	listRows(t, e, "--all")
 	if _, err := os.Stat(filepath.Join(e.state, "proofs", "codex")); err != nil {
 		t.Fatalf("no proof mark after list --all: %v", err)

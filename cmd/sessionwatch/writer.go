@@ -90,7 +90,14 @@ func refreshForListing(e *env, cfg *config.Config, sc scope) *refreshed {
 	if err != nil {
 		return nil
 	}
-	var whole []*indexer.Indexer // sources to prove whole
+	limit := debug.SetMemoryLimit(-1)
+	if len(projects) > 0 {
+		// ProveProject holds every session of the project in its catalogs
+		// (the listing's rows, when it proves them): under listMemLimit a
+		// large project would make the collector run without pause.
+		roomForSessions()
+	}
+	var whole []indexer.Options // sources to prove whole
 	for _, ix := range g.Indexers() {
 		src := ix.Options().Source
 		if len(sc.sources) > 0 && !slices.Contains(sc.sources, src) {
@@ -102,7 +109,12 @@ func refreshForListing(e *env, cfg *config.Config, sc scope) *refreshed {
 				continue
 			}
 		}
-		whole = append(whole, ix)
+		whole = append(whole, ix.Options())
+	}
+	if len(fresh.bySource) == 0 {
+		// Nothing held (a spent indexer's sessions are garbage: whole keeps
+		// its options only): the whole proofs stream under the limit as it was.
+		debug.SetMemoryLimit(limit)
 	}
 	// Each source by a fresh indexer (ProveProject's holds that project's
 	// units only) that keeps no session: when it is proven, the listing reads
@@ -111,11 +123,11 @@ func refreshForListing(e *env, cfg *config.Config, sc scope) *refreshed {
 	var wg sync.WaitGroup
 	var errMu sync.Mutex // e.stderr
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	for i, ix := range whole {
+	for i, opt := range whole {
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			lean, err := indexer.New(ix.Options())
+			lean, err := indexer.New(opt)
 			if err != nil {
 				return
 			}
@@ -125,7 +137,7 @@ func refreshForListing(e *env, cfg *config.Config, sc scope) *refreshed {
 				// (indexer.ProveProject). Without the mark, it proves more.
 				if err := lean.MarkProven(start); err != nil {
 					errMu.Lock()
-					fmt.Fprintf(e.stderr, "sessionwatch: index %s: %v\n", ix.Options().Source, err)
+					fmt.Fprintf(e.stderr, "sessionwatch: index %s: %v\n", opt.Source, err)
 					errMu.Unlock()
 				}
 			}
@@ -133,9 +145,9 @@ func refreshForListing(e *env, cfg *config.Config, sc scope) *refreshed {
 	}
 	wg.Wait()
 	var stale []string
-	for i, ix := range whole {
+	for i, opt := range whole {
 		if !proven[i] {
-			stale = append(stale, ix.Options().Source)
+			stale = append(stale, opt.Source)
 		}
 	}
 	if len(stale) > 0 {
