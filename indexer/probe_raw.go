@@ -171,19 +171,33 @@ func listRaw(fd, depth int, bufs *[][]byte, rel *[]byte, fn func(name, nameZ []b
 	return true
 }
 
+// atFDCWD is Linux's AT_FDCWD: a name relative to the working directory.
+const atFDCWD = -0x64
+
+// openRawDir opens name (relative to dirfd) as a directory, never through a
+// symlink. fd is -1 when there is nothing to probe there: ok then says whether
+// that is certain (nothing there, a symlink, not a directory) or doubt
+// (unreadable).
+func openRawDir(dirfd int, name string) (fd int, ok bool) {
+	f, err := syscall.Openat(dirfd, name, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
+	switch err {
+	case nil:
+		return f, true
+	case syscall.ENOENT, syscall.ELOOP, syscall.ENOTDIR:
+		return -1, true
+	}
+	return -1, false
+}
+
 // rawChild probes, in the directory open at fd (p.rel), only its child
 // directory child, without listing fd: the layout says nothing else in it is a
 // unit or leads to one (onlyChildLayout). What rawDir would find by listing
 // fd, it finds by opening child: a real directory is probed; nothing there, a
 // symlink (never followed) or anything not a directory holds nothing.
 func (p *prober) rawChild(fd int, child string, depth int) bool {
-	sub, err := syscall.Openat(fd, child, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
-	switch err {
-	case nil:
-	case syscall.ENOENT, syscall.ELOOP, syscall.ENOTDIR:
-		return true
-	default:
-		return false // unreadable: doubt
+	sub, found := openRawDir(fd, child)
+	if sub < 0 {
+		return found
 	}
 	defer syscall.Close(sub)
 	base := len(p.rel)
@@ -244,13 +258,9 @@ func (p *prober) walkSub(rel string) bool {
 	if !probeRaw {
 		return p.dirSub(rel)
 	}
-	fd, err := syscall.Open(p.ix.rootDir+"/"+rel, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
-	switch err {
-	case nil:
-	case syscall.ENOENT, syscall.ELOOP, syscall.ENOTDIR:
-		return true
-	default:
-		return false // unreadable: doubt
+	fd, ok := openRawDir(atFDCWD, p.ix.rootDir+"/"+rel)
+	if fd < 0 {
+		return ok
 	}
 	defer syscall.Close(fd)
 	p.rel = append(p.rel[:0], rel...)

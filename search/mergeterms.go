@@ -278,28 +278,9 @@ func newDictIterFrom(s *segment, from string) (*dictIter, error) {
 		it := newDictIter(s)
 		return it, it.next()
 	}
-	var ferr error
-	i := sort.Search(int(s.ft.nblocks), func(i int) bool {
-		t, err := s.blockTerm(uint64(i))
-		if err != nil {
-			ferr = err
-			return true
-		}
-		return t > from
-	})
-	if ferr != nil {
-		return nil, ferr
-	}
-	start := uint64(0)
-	if i > 0 {
-		b, err := s.read(s.ft.blocksOff+8*uint64(i-1), 8)
-		if err != nil {
-			return nil, err
-		}
-		start = binary.LittleEndian.Uint64(b)
-	}
-	if start > s.ft.dictLen {
-		return nil, errCorrupt
+	start, err := s.dictStart(from)
+	if err != nil {
+		return nil, err
 	}
 	it := &dictIter{r: bufio.NewReaderSize(io.NewSectionReader(s.f, int64(s.ft.dictOff+start), int64(s.ft.dictLen-start)), 64<<10)}
 	for {

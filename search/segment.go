@@ -452,34 +452,45 @@ func (s *segment) blockTerm(i uint64) (string, error) {
 	return t, nil
 }
 
+// dictStart is the dictionary offset of the block that may hold from (0 when
+// from is ""), found by a binary search over the blocks' first terms.
+func (s *segment) dictStart(from string) (uint64, error) {
+	if from == "" || s.ft.nblocks == 0 {
+		return 0, nil
+	}
+	var ferr error
+	i := sort.Search(int(s.ft.nblocks), func(i int) bool {
+		t, err := s.blockTerm(uint64(i))
+		if err != nil {
+			ferr = err
+			return true
+		}
+		return t > from
+	})
+	if ferr != nil {
+		return 0, ferr
+	}
+	start := uint64(0)
+	if i > 0 {
+		b, err := s.read(s.ft.blocksOff+8*uint64(i-1), 8)
+		if err != nil {
+			return 0, err
+		}
+		start = binary.LittleEndian.Uint64(b)
+	}
+	if start > s.ft.dictLen {
+		return 0, errCorrupt
+	}
+	return start, nil
+}
+
 // dictScan walks the dictionary from the block that may hold from (all of it when
 // from is ""), calling fn for each entry until fn returns false. The block is
 // found by a binary search over the blocks' first terms.
 func (s *segment) dictScan(from string, fn func(e dictEntry) bool) error {
-	start := uint64(0)
-	if from != "" && s.ft.nblocks > 0 {
-		var ferr error
-		i := sort.Search(int(s.ft.nblocks), func(i int) bool {
-			t, err := s.blockTerm(uint64(i))
-			if err != nil {
-				ferr = err
-				return true
-			}
-			return t > from
-		})
-		if ferr != nil {
-			return ferr
-		}
-		if i > 0 {
-			b, err := s.read(s.ft.blocksOff+8*uint64(i-1), 8)
-			if err != nil {
-				return err
-			}
-			start = binary.LittleEndian.Uint64(b)
-		}
-	}
-	if start > s.ft.dictLen {
-		return errCorrupt
+	start, err := s.dictStart(from)
+	if err != nil {
+		return err
 	}
 	var br byteReader
 	if s.data != nil {
