@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/sessionwatch/sessionwatch/indexer"
 )
@@ -215,5 +216,41 @@ func TestOddUnitsLazyEqualsEager(t *testing.T) {
 		same(fmt.Sprintf("round %d", round), lazy, eager)
 		lazy.resetReader()
 		eager.resetReader()
+	}
+}
+
+// A session id in its unit's name but beyond what the record's offset holds
+// (past byte 255) is the record's own string after an Open from the index, not
+// a part of the name's arena: the indexer's name replaces the record's, and
+// the arena must go with it.
+func TestOddSessionOwnsItsBytes(t *testing.T) {
+	defer func(a, b int64) { unitsRatio, unitsMin = a, b }(unitsRatio, unitsMin)
+	unitsRatio, unitsMin = 1<<40, 0 // every Sync rewrites the units file and its index
+	o := newOddStore(t)
+	l, err := Open(o.state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.step(l)
+	l.resetReader()
+	l = mustOpen(t, o.state)
+	if !l.fromIndex {
+		t.Fatal("the open did not read the index")
+	}
+	n := 0
+	for _, u := range o.refs {
+		r := l.units.get(u.Source, u.Unit)
+		if r == nil || r.odd == nil || r.odd.session == "" {
+			continue
+		}
+		name := uintptr(unsafe.Pointer(unsafe.StringData(r.Unit)))
+		sess := uintptr(unsafe.Pointer(unsafe.StringData(r.odd.session)))
+		if strings.Contains(r.Unit, r.odd.session) && sess >= name && sess < name+uintptr(len(r.Unit)) {
+			t.Errorf("%s: its session id is a part of the arena's name", u.Unit)
+		}
+		n++
+	}
+	if n == 0 {
+		t.Fatal("no record holds its session id apart")
 	}
 }
