@@ -176,6 +176,9 @@ func (d *daemon) serve(ctx context.Context, cfg *config.Config, once bool, hup <
 	// it without regard to ctx: the wait for a writer that began before this
 	// daemon is here, where a SIGTERM ends it (a stop while a reindex runs
 	// exited 1 once the shutdown timed out).
+	if indexer.WriterHeld(cfg.StateDir) {
+		d.log.Info("waiting for another writer (a reindex) to finish")
+	}
 	if err := d.writer.Lock(ctx); err != nil {
 		if ctx.Err() != nil {
 			return false, nil

@@ -43,7 +43,9 @@ func TestDaemonStopsWhileWaitingForWriter(t *testing.T) {
 		b, err := os.ReadFile(filepath.Join(e.state, "daemon.pid"))
 		return err == nil && strings.TrimSpace(string(b)) == strconv.Itoa(cmd.Process.Pid)
 	})
-	time.Sleep(500 * time.Millisecond) // well into its wait (nothing to poll for: it waits silently)
+	waitFor(t, 20*time.Second, "the daemon waiting for the writer", func() bool {
+		return strings.Contains(errb.String(), "waiting for another writer")
+	})
 	start := time.Now()
 	code := d.stop()
 	if took := time.Since(start); took > 10*time.Second {
