@@ -300,9 +300,16 @@ func (l *Ledger) observe(r *unitRec) observer {
 func (l *Ledger) dropRetired(k ukey) {
 	for _, r := range l.retired[k] {
 		l.file(r, -1)
+		letGo(r)
 	}
 	delete(l.retired, k)
 }
+
+// letGo clears a record the ledger no longer holds (replaced or dropped): one
+// read from the index stays in its slab while any other record of it is held,
+// and would keep its body, and its name the arena it was cut from
+// (decodeIndex), as the records an Open replaces would (loadFile).
+func letGo(r *unitRec) { *r = unitRec{} }
 
 func keyOf(u indexer.UnitRef) ukey { return ukey{u.Source, u.Unit} }
 
@@ -341,6 +348,9 @@ func (l *Ledger) Reset(u indexer.UnitRef) {
 		l.file(r, -1)
 	}
 	l.units.put(n)
+	if r != nil {
+		letGo(r) // not before: its key finds its slot
+	}
 	l.file(n, 1)
 	l.dropRetired(k)
 	l.touch(k)
@@ -516,6 +526,7 @@ func (l *Ledger) retireLocked(k ukey, r *unitRec, now string) {
 		l.retired[k] = append(l.retired[k], r)
 	} else {
 		l.file(r, -1)
+		letGo(r)
 	}
 	l.touch(k)
 }

@@ -113,6 +113,23 @@ func (l *Ledger) held() iter.Seq[*unitRec] {
 	}
 }
 
+// heldLive yields the live records, in the order the load read them when it
+// can (held). Only a loaded record tells live from retired by its place (idx -1
+// or not); one of the tables' (a first-version ledger's, never written to a
+// units file) has no place, so there the live table says.
+func (l *Ledger) heldLive() iter.Seq[*unitRec] {
+	if l.loaded == nil {
+		return l.units.all()
+	}
+	return func(yield func(*unitRec) bool) {
+		for r := range l.held() {
+			if r.idx < 0 && !yield(r) {
+				return
+			}
+		}
+	}
+}
+
 // goneUnits lists the live units whose file is gone. Each directory holding
 // units is listed once (a stat of every unit was a fifth of an Open's time); a
 // unit whose name is not in its directory's list is then confirmed gone by a
@@ -127,10 +144,7 @@ func (l *Ledger) goneUnits() []ukey {
 	var dirs []dir
 	at := map[dirKey]int{}
 	last := -1
-	for r := range l.held() {
-		if r.idx >= 0 {
-			continue // retired
-		}
+	for r := range l.heldLive() {
 		var d dirKey
 		if r.pathWhole {
 			d.root = filepath.Dir(r.pathDir())

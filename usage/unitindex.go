@@ -243,7 +243,9 @@ func decodeIndex(data []byte, intern func(string) string) (base int64, crc uint3
 			case c.sessAt <= math.MaxUint8 && c.sessN <= math.MaxUint8:
 				c.r.sessAt, c.r.sessLen = uint8(c.sessAt), uint8(c.sessN)
 			default:
-				c.r.setSession(c.r.Unit[c.sessAt : c.sessAt+c.sessN])
+				// Its own copy: a part of the arena would keep it after
+				// the indexer's name replaces the unit's (Ledger.adopt).
+				c.r.setSession(strings.Clone(c.r.Unit[c.sessAt : c.sessAt+c.sessN]))
 			}
 		}
 		cuts = cuts[:0]

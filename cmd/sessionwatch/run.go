@@ -172,6 +172,20 @@ func (d *daemon) serve(ctx context.Context, cfg *config.Config, once bool, hup <
 		closeAll func()
 		err      error
 	}
+	// The catalogs load under the writer lock too (Indexer.Load), waiting for
+	// it without regard to ctx: the wait for a writer that began before this
+	// daemon is here, where a SIGTERM ends it (a stop while a reindex runs
+	// exited 1 once the shutdown timed out).
+	if indexer.WriterHeld(cfg.StateDir) {
+		d.log.Info("waiting for another writer (a reindex) to finish")
+	}
+	if err := d.writer.Lock(ctx); err != nil {
+		if ctx.Err() != nil {
+			return false, nil
+		}
+		return false, err
+	}
+	d.writer.Unlock()
 	openc := make(chan opened, 1)
 	go func() {
 		// A reindex (or a CLI catching up without a daemon) that began before
