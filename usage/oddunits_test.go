@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,10 @@ import (
 
 	"github.com/sessionwatch/sessionwatch/indexer"
 )
+
+// beyond32 is a token count past 32 bits (2^33) where int has 64 bits; where it
+// has 32 (vet for 386), a small one.
+const beyond32 = 1 << (strconv.IntSize - 31)
 
 // oddStore is a store of units whose records take every rare path of the
 // 96-byte record: session ids not in the unit's name, in it twice, past its
@@ -94,7 +99,7 @@ func (o *oddStore) step(l *Ledger) {
 		}
 		if (i+r)%3 != 0 || r == 0 {
 			ts := time.Date(2026, 3, 1, 9+r, i%60, 0, 0, time.UTC).Format(time.RFC3339)
-			line := claudeLine(ts, fmt.Sprintf("m%d-%d", i, r), fmt.Sprintf("q%d-%d", i, r), []string{"opus", "sonnet"}[(i+r)%2], 10+i, 2, 3, 1<<33+i, "")
+			line := claudeLine(ts, fmt.Sprintf("m%d-%d", i, r), fmt.Sprintf("q%d-%d", i, r), []string{"opus", "sonnet"}[(i+r)%2], 10+i, 2, 3, beyond32+i, "")
 			l.Line(u, o.offs[i], []byte(line))
 			o.offs[i] += int64(len(line)) + 1
 			l.Done(u, o.offs[i], fmt.Sprintf("%016x", o.offs[i]))
