@@ -97,6 +97,38 @@ func TestColdBuildAppendsWithoutCompaction(t *testing.T) {
 	for _, d := range diffs {
 		t.Error(d)
 	}
+	// Ended (reindex's last step), the cold build leaves both files compacted:
+	// the units index covers the whole units file and the summary holds no
+	// batch, so the next open reads neither the long way.
+	ended, err := Open(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ended.EndColdBuild(); err != nil {
+		t.Fatal(err)
+	}
+	unitsData := readLedgerFile(t, state, UnitsName)
+	base, _, recs, err := decodeIndex(readLedgerFile(t, state, UnitsIndexName), func(s string) string { return s })
+	if err != nil || base > int64(len(unitsData)) || len(recs) != len(units) {
+		t.Fatalf("after EndColdBuild the units index covers %d of %d bytes and %d of %d units (err %v)", base, len(unitsData), len(recs), len(units), err)
+	}
+	// Past the index's base only the summary's stamps (commit lines), no unit.
+	for _, line := range bytes.SplitAfter(unitsData[base:], []byte("\n")) {
+		if len(line) > 0 && !bytes.HasPrefix(line, []byte(`{"commit":true`)) {
+			t.Errorf("after EndColdBuild the units file has a batch past its index: %.200q", line)
+		}
+	}
+	sumData := readLedgerFile(t, state, SummaryName)
+	hd, start, err := parseSummaryHeader(sumData)
+	if err != nil || start+hd.Days+hd.Sessions+hd.Rows != int64(len(sumData)) {
+		t.Errorf("after EndColdBuild the summary has %d bytes of batches (err %v)", int64(len(sumData))-(start+hd.Days+hd.Sessions+hd.Rows), err)
+	}
+	if again := readSummary(t, state); !reflect.DeepEqual(again, want) {
+		t.Errorf("after EndColdBuild: %d sessions, %d rows; want %d, %d (or other values)", len(again.Sessions), len(again.Rows), len(want.Sessions), len(want.Rows))
+	}
+	if diffs, err := Compare(state, rebuilt, set); err != nil || len(diffs) > 0 {
+		t.Errorf("after EndColdBuild: %v %v", err, diffs)
+	}
 	// Opened again (the daemon after a reindex), it reads the same totals and
 	// compacts at its next write as ever.
 	l, err := Open(state)

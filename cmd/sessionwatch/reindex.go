@@ -37,7 +37,7 @@ func cmdReindex(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	var ledger *usage.Ledger
+	var ledger, cold *usage.Ledger
 	if *check {
 		// An in-memory rebuild of the ledger, compared below with the one on disk
 		// (the search index is compared by its own rebuild).
@@ -61,6 +61,7 @@ func cmdReindex(e *env, args []string) error {
 		for _, c := range cs {
 			if l, ok := c.(*usage.Ledger); ok {
 				l.ColdBuild() // each source's rows appended once, no compactions
+				cold = l
 			}
 			if x, ok := c.(*search.Index); ok {
 				x.ColdBuild() // one merge at the end (closeConsumers), summaries written once
@@ -103,6 +104,13 @@ func cmdReindex(e *env, args []string) error {
 		// This source is done: its sessions and accumulators need not stay in
 		// memory while the next ones are read.
 		ix.Release()
+	}
+	if cold != nil {
+		// Compacted once here, the ledger opens from its index at the daemon's
+		// first start instead of reading what each source appended.
+		if err := cold.EndColdBuild(); err != nil {
+			failed = append(failed, fmt.Sprintf("usage ledger: %v", err))
+		}
 	}
 	if len(failed) > 0 {
 		return failErr("fix or move the file named, then run reindex again", "reindex: %s", strings.Join(failed, "\n"))
