@@ -86,6 +86,9 @@ type Index struct {
 	// cold: a cold build (ColdBuild): segments are written without summaries
 	// and merged only when many; Close or Compact merges them all with them.
 	cold bool
+	// seen: during a cold build, the ids of the units it was handed anything of
+	// (or asked where it stood); RemoveUnseen ends the others.
+	seen map[uint32]struct{}
 
 	merging   int            // background merges running (0 or 1)
 	mergeHeld int            // segs[:mergeHeld] may be inputs of the background merge
@@ -247,6 +250,37 @@ func (x *Index) ColdBuild() {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.cold = true
+	x.seen = map[uint32]struct{}{}
+}
+
+// RemoveUnseen ends, as Remove does, every unit of the sources named that this
+// cold build was handed nothing of: a reindex starts from no catalog, so nothing
+// else says that a file left the store while no daemon ran. Call it once every
+// source named was passed whole; Sync makes it durable.
+func (x *Index) RemoveUnseen(sources []string) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.seen == nil {
+		return
+	}
+	want := map[uint16]bool{}
+	for _, s := range sources {
+		if i, ok := x.u.srcLookup(s); ok {
+			want[i] = true
+		}
+	}
+	var gone []indexer.UnitRef
+	for _, h := range x.u.recs {
+		if h.flags&flagUsed == 0 || !want[h.src] {
+			continue
+		}
+		if _, ok := x.seen[h.id]; !ok {
+			gone = append(gone, indexer.UnitRef{Source: x.u.srcs[h.src], Unit: h.rel})
+		}
+	}
+	for _, u := range gone {
+		x.endLocked(u, unitRemoved)
+	}
 }
 
 // Close releases the segment files (uncommitted data is dropped, as after a
@@ -256,7 +290,7 @@ func (x *Index) Close() error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.cold {
-		x.cold = false
+		x.cold, x.seen = false, nil
 		if len(x.segs) > 0 {
 			if err := x.mergeLocked(0); err != nil {
 				x.log.Warn("merge search segments", "err", err)
@@ -286,6 +320,9 @@ func (x *Index) Resume(u indexer.UnitRef) (int64, string, bool) {
 		return 0, "", false
 	}
 	h := &x.u.recs[at]
+	if x.seen != nil {
+		x.seen[h.id] = struct{}{}
+	}
 	if x.u.devs[h.dev] != u.Dev || h.ino != u.Ino {
 		return 0, "", false
 	}

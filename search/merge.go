@@ -131,7 +131,7 @@ func (x *Index) Compact() error {
 		x.mu.Lock()
 	}
 	cold := x.cold
-	x.cold = false // the end of a cold build: this merge writes summaries
+	x.cold, x.seen = false, nil // the end of a cold build: this merge writes summaries
 	if cold && len(x.segs) == 0 || !cold && len(x.segs) <= 1 && x.garbageLocked() == 0 {
 		return nil
 	}

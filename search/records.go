@@ -15,6 +15,9 @@ import (
 // is none.
 func (x *Index) liveLocked(u indexer.UnitRef) int {
 	if at, ok := x.u.findRef(u); ok {
+		if x.seen != nil {
+			x.seen[x.u.recs[at].id] = struct{}{}
+		}
 		return at
 	}
 	id := x.man.NextUnit
@@ -22,6 +25,9 @@ func (x *Index) liveLocked(u indexer.UnitRef) int {
 	at := x.u.add(hotUnit{rel: u.Unit, ino: u.Ino, id: id, dev: x.u.devIndex(u.Dev), src: x.u.srcIndex(u.Source)})
 	x.pending[id] = &unitRec{ID: id, Source: u.Source, Layout: u.Layout, Rel: u.Unit, Path: u.Path}
 	x.dirty[id] = int32(at)
+	if x.seen != nil {
+		x.seen[id] = struct{}{}
+	}
 	return at
 }
 

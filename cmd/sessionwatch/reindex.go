@@ -38,6 +38,7 @@ func cmdReindex(e *env, args []string) error {
 		return err
 	}
 	var ledger, cold *usage.Ledger
+	var coldSearch *search.Index
 	if *check {
 		// An in-memory rebuild of the ledger, compared below with the one on disk
 		// (the search index is compared by its own rebuild).
@@ -65,6 +66,7 @@ func cmdReindex(e *env, args []string) error {
 			}
 			if x, ok := c.(*search.Index); ok {
 				x.ColdBuild() // one merge at the end (closeConsumers), summaries written once
+				coldSearch = x
 			}
 			g.AddConsumer(c)
 		}
@@ -84,7 +86,7 @@ func cmdReindex(e *env, args []string) error {
 	}
 	progress := isTerminal(e.stderr)
 	var diffs []indexer.Difference
-	var failed []string
+	var failed, passed []string
 	for i, ix := range ixs {
 		start := time.Now()
 		if progress {
@@ -93,6 +95,8 @@ func cmdReindex(e *env, args []string) error {
 		if err := ix.Reconcile(); err != nil {
 			// A broken source (a half-written store) must not stop the others.
 			failed = append(failed, fmt.Sprintf("%s: %v", ix.Options().Source, err))
+		} else {
+			passed = append(passed, ix.Options().Source)
 		}
 		st := ix.Stats()
 		if *check {
@@ -104,6 +108,14 @@ func cmdReindex(e *env, args []string) error {
 		// This source is done: its sessions and accumulators need not stay in
 		// memory while the next ones are read.
 		ix.Release()
+	}
+	if coldSearch != nil {
+		// A file that left the store while no daemon ran is in no catalog to
+		// say so: what the passes did not hand the search index is gone.
+		coldSearch.RemoveUnseen(passed)
+		if err := coldSearch.Sync(nil); err != nil {
+			failed = append(failed, fmt.Sprintf("search index: %v", err))
+		}
 	}
 	if cold != nil {
 		// Compacted once here, the ledger opens from its index at the daemon's
