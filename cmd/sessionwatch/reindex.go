@@ -37,7 +37,7 @@ func cmdReindex(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	var ledger, cold *usage.Ledger
+	var ledger, coldLedger *usage.Ledger
 	var coldSearch *search.Index
 	if *check {
 		// An in-memory rebuild of the ledger, compared below with the one on disk
@@ -62,7 +62,7 @@ func cmdReindex(e *env, args []string) error {
 		for _, c := range cs {
 			if l, ok := c.(*usage.Ledger); ok {
 				l.ColdBuild() // each source's rows appended once, no compactions
-				cold = l
+				coldLedger = l
 			}
 			if x, ok := c.(*search.Index); ok {
 				x.ColdBuild() // one merge at the end (closeConsumers), summaries written once
@@ -117,10 +117,10 @@ func cmdReindex(e *env, args []string) error {
 			failed = append(failed, fmt.Sprintf("search index: %v", err))
 		}
 	}
-	if cold != nil {
+	if coldLedger != nil {
 		// Compacted once here, the ledger opens from its index at the daemon's
 		// first start instead of reading what each source appended.
-		if err := cold.EndColdBuild(); err != nil {
+		if err := coldLedger.EndColdBuild(); err != nil {
 			failed = append(failed, fmt.Sprintf("usage ledger: %v", err))
 		}
 	}
