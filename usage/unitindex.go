@@ -148,17 +148,10 @@ func (x *indexReader) uvarint() uint64 {
 	return v
 }
 
+// varint reads a signed number as binary.PutVarint writes it (zig-zag).
 func (x *indexReader) varint() int64 {
-	if x.err != nil {
-		return 0
-	}
-	v, n := binary.Varint(x.data[x.pos:])
-	if n <= 0 {
-		x.fail("bad number")
-		return 0
-	}
-	x.pos += n
-	return v
+	u := x.uvarint()
+	return int64(u>>1) ^ -int64(u&1)
 }
 
 func (x *indexReader) byte() byte {

@@ -113,9 +113,19 @@ type daemonProc struct {
 	cmd    *exec.Cmd
 	stderr *syncWriter
 	done   chan error
+	state  string // its state dir
 }
 
 func (e *testEnv) startDaemon(args ...string) *daemonProc {
+	e.t.Helper()
+	d := e.launchDaemon(args...)
+	waitFor(e.t, 20*time.Second, "daemon ready", d.ready)
+	return d
+}
+
+// launchDaemon starts `sessionwatch run` and returns at once (not waiting
+// until it is ready); it is stopped when the test ends.
+func (e *testEnv) launchDaemon(args ...string) *daemonProc {
 	e.t.Helper()
 	cmd := exec.Command(binPath, append([]string{"run"}, args...)...)
 	cmd.Env = append(os.Environ(), "HOME="+e.home, "SESSIONWATCH_CONFIG="+e.config)
@@ -124,15 +134,16 @@ func (e *testEnv) startDaemon(args ...string) *daemonProc {
 	if err := cmd.Start(); err != nil {
 		e.t.Fatal(err)
 	}
-	d := &daemonProc{t: e.t, cmd: cmd, stderr: errb, done: make(chan error, 1)}
+	d := &daemonProc{t: e.t, cmd: cmd, stderr: errb, done: make(chan error, 1), state: e.state}
 	go func() { d.done <- cmd.Wait() }()
 	e.t.Cleanup(func() { d.stop() })
-	// Ready once the status file names this pid as running.
-	waitFor(e.t, 20*time.Second, "daemon ready", func() bool {
-		st, err := readStatusFile(e.state)
-		return err == nil && st.PID == cmd.Process.Pid && st.Running
-	})
 	return d
+}
+
+// ready reports whether the status file names this daemon as running.
+func (d *daemonProc) ready() bool {
+	st, err := readStatusFile(d.state)
+	return err == nil && st.PID == d.cmd.Process.Pid && st.Running
 }
 
 // stop sends SIGTERM and waits; it returns the exit code.
