@@ -70,6 +70,10 @@ type Ledger struct {
 		sum   stamp
 	}
 	bulk bool // a rebuild in one batch: no compactions (ColdBuild)
+	// The records left in units.idx, not held in memory (cold.go); coldOK:
+	// the ledger leaves them there (a writer's, opened by Open).
+	cold   *coldSet
+	coldOK bool
 	// Every record load read, in the order it read them (the index's, then
 	// the batches'), those replaced since cleared: what an open walks (held);
 	// nil once it is open.
@@ -301,6 +305,7 @@ func (l *Ledger) markGroup(g groupKey) {
 
 // fileAll files every record (after a load).
 func (l *Ledger) fileAll() {
+	l.warmAll()
 	for r := range l.units.all() {
 		l.file(r, 1)
 	}
@@ -341,7 +346,10 @@ func (l *Ledger) Resume(u indexer.UnitRef) (int64, string, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	r := l.adopt(u)
-	if r == nil || r.dev() != u.Dev || r.Ino != u.Ino {
+	if r == nil {
+		return l.coldResume(u) // read from the index, left there
+	}
+	if r.dev() != u.Dev || r.Ino != u.Ino {
 		return 0, "", false
 	}
 	return r.Off, r.Fp(), true
@@ -354,6 +362,7 @@ func (l *Ledger) Reset(u indexer.UnitRef) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	k := keyOf(u)
+	l.warm(k.source, k.unit)
 	r := l.units.get(k.source, k.unit)
 	if r != nil && isDocument(l.bodyOf(r)) {
 		// Documents are never reset by the indexer; a new identity keeps the total seen.
@@ -407,6 +416,7 @@ func (l *Ledger) adopt(u indexer.UnitRef) *unitRec {
 
 func (l *Ledger) recLocked(u indexer.UnitRef) *unitRec {
 	k := keyOf(u)
+	l.warm(k.source, k.unit)
 	r := l.adopt(u)
 	if r == nil {
 		r = l.newRec(u)
@@ -528,6 +538,7 @@ func (l *Ledger) Remove(u indexer.UnitRef) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	k := keyOf(u)
+	l.warm(k.source, k.unit)
 	if r := l.units.get(k.source, k.unit); r != nil {
 		l.retireLocked(k, r, indexer.FormatTime(l.now()))
 	}
@@ -566,6 +577,7 @@ func (l *Ledger) Sync(sessions []indexer.SessionRef) error {
 	defer l.mu.Unlock()
 	for _, s := range sessions {
 		k := ukey{s.Source, s.Unit}
+		l.warm(k.source, k.unit)
 		r := l.units.get(k.source, k.unit)
 		if r == nil {
 			continue

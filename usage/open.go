@@ -33,17 +33,21 @@ func open(stateDir string, lazy bool) (*Ledger, error) {
 	// A writer killed mid-write leaves a temp file; we are the writer now.
 	indexer.CleanTemp(dir)
 	l := newLedger(dir)
+	l.coldOK = lazy
 	trusted := false
 	if lazy {
 		st, err := l.load(true, true)
 		if err != nil {
+			l.cold.close()
 			return nil, err
 		}
 		if trusted = l.trustSummary(st); trusted {
 			l.trusted = true
 			l.fileMembers()
 		} else {
+			l.cold.close()
 			l = newLedger(dir) // the accounts are needed: read them all
+			l.coldOK = true    // and left in the index after its next rewrite
 		}
 	}
 	var st *stamp
@@ -56,7 +60,8 @@ func open(stateDir string, lazy bool) (*Ledger, error) {
 	}
 	l.dirtyRows, l.dirtyDays = map[rowID]bool{}, map[rowID]bool{} // what the files hold; summaryMatches checks the summary
 	now := indexer.FormatTime(l.now())
-	for _, k := range l.goneUnits() {
+	for _, k := range append(l.goneUnits(), l.goneCold()...) {
+		l.warm(k.source, k.unit)
 		l.retireLocked(k, l.units.get(k.source, k.unit), now)
 	}
 	l.loaded = nil

@@ -1,0 +1,261 @@
+package usage
+
+import (
+	"bytes"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/sessionwatch/sessionwatch/indexer"
+)
+
+// The ledger's side of the records left in units.idx (cold.go).
+
+// fail records err as the ledger's (Sync reports it; the next Open reads the
+// ledger again from its files).
+func (l *Ledger) fail(err error) {
+	if err != nil && l.err == nil {
+		l.err = err
+	}
+}
+
+// warm makes the records of (src, unit) resident if they are in the index:
+// the live one takes unit as its name (the indexer's string).
+func (l *Ledger) warm(src, unit string) {
+	if l.cold == nil {
+		return
+	}
+	_, at, slot, err := l.cold.find(src, unit)
+	l.fail(err)
+	if at == 0 {
+		return
+	}
+	slot.off = coldGone
+	l.warmAt(at, unit)
+}
+
+// coldDrop forgets the index's records of (src, unit): a later line of the
+// units file replaced them.
+func (l *Ledger) coldDrop(src, unit string) {
+	if l.cold == nil {
+		return
+	}
+	_, at, slot, err := l.cold.find(src, unit)
+	l.fail(err)
+	if at != 0 {
+		slot.off = coldGone
+	}
+}
+
+// warmAt reads the records of the key whose first record is at off into the
+// ledger's tables (its key has left the index's).
+func (l *Ledger) warmAt(off int64, unit string) {
+	for i := 0; ; i++ {
+		c, n, err := l.cold.read(off)
+		if err != nil {
+			l.fail(err)
+			return
+		}
+		if i > 0 && (c.idx <= 0 || string(c.unit) != unit) {
+			return // the next key's
+		}
+		name := unit
+		if c.idx >= 0 {
+			name = strings.Clone(unit) // a retired unit's name is its own
+		}
+		r := c.rec(name)
+		l.canonFiling(r)
+		if r.idx < 0 {
+			l.units.put(r)
+		} else {
+			k := ukey{r.source(), r.Unit}
+			l.retired[k] = append(l.retired[k], r)
+		}
+		l.addMember(r)
+		if off += int64(n); off >= l.cold.end {
+			return
+		}
+	}
+}
+
+// warmAll makes every record resident and lets the index go (for what walks
+// every record: a compaction, a summary added up from the units).
+func (l *Ledger) warmAll() {
+	c := l.cold
+	if c == nil {
+		return
+	}
+	for pos := c.start; pos < c.end; {
+		r, n, err := c.read(pos)
+		if err != nil {
+			l.fail(err)
+			break
+		}
+		if r.idx <= 0 && c.holdsKeyAt(r.src, r.unit, pos) {
+			unit := string(r.unit)
+			l.warmAt(pos, unit)
+		}
+		pos += int64(n)
+	}
+	l.cold = nil
+	c.close()
+}
+
+// coldResume is Resume of a unit whose record is in the index.
+func (l *Ledger) coldResume(u indexer.UnitRef) (int64, string, bool) {
+	if l.cold == nil {
+		return 0, "", false
+	}
+	c, at, _, err := l.cold.find(u.Source, u.Unit)
+	l.fail(err)
+	if at == 0 || c.idx != -1 || c.dev != u.Dev || c.ino != u.Ino {
+		return 0, "", false
+	}
+	return c.off, c.fpString(), true
+}
+
+// coldMembers calls fn with each record in the index filed under session g
+// (made for the call: the index keeps it).
+func (l *Ledger) coldMembers(g groupKey, fn func(r *unitRec)) {
+	if l.cold == nil {
+		return
+	}
+	var offs []int64
+	l.cold.sess.each(hashPair("", g.sid), func(s *coldSlot) bool {
+		offs = append(offs, int64(s.off))
+		return true
+	})
+	for _, off := range offs {
+		c, _, err := l.cold.read(off)
+		if err != nil {
+			l.fail(err)
+			continue
+		}
+		if c.src != g.src || c.proj != g.proj || c.typ != g.typ || string(c.sid()) != g.sid {
+			continue
+		}
+		r := c.rec(string(c.unit))
+		if _, at, _, err := l.cold.find(r.source(), r.Unit); err != nil || at == 0 {
+			l.fail(err)
+			continue // resident (or dropped) since: the tables have it
+		}
+		fn(r)
+	}
+}
+
+// goneCold lists the live units in the index whose file is gone, as goneUnits
+// does for the resident ones: the index is read in its order (by source and
+// unit, so a directory's units come together), each run of units of one
+// directory listed once.
+func (l *Ledger) goneCold() []ukey {
+	c := l.cold
+	if c == nil {
+		return nil
+	}
+	type ent struct {
+		src            string
+		u0, u1, p0, p1 int // the unit's name and its whole path (if any) in scratch
+	}
+	var (
+		scratch []byte
+		ents    []ent
+		root    string
+		sub     []byte
+		gone    []ukey
+		names   = map[string]bool{}
+	)
+	flush := func() {
+		if len(ents) == 0 {
+			return
+		}
+		clear(names)
+		if f, err := os.Open(root + filepath.FromSlash(string(sub))); err == nil {
+			ns, _ := f.Readdirnames(-1)
+			f.Close()
+			for _, n := range ns {
+				names[n] = true
+			}
+		}
+		for _, e := range ents {
+			unit := scratch[e.u0:e.u1]
+			name := unit[bytes.LastIndexByte(unit, '/')+1:]
+			path := ""
+			if e.p1 > e.p0 {
+				path = string(scratch[e.p0:e.p1])
+				name = []byte(filepath.Base(path))
+			}
+			if names[string(name)] {
+				continue
+			}
+			if path == "" {
+				path = root + filepath.FromSlash(string(unit))
+			}
+			if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+				gone = append(gone, ukey{e.src, string(unit)})
+			}
+		}
+		scratch, ents = scratch[:0], ents[:0]
+	}
+	for pos := c.start; pos < c.end; {
+		r, n, err := c.read(pos)
+		if err != nil {
+			l.fail(err)
+			break
+		}
+		if r.idx == -1 && c.holdsKeyAt(r.src, r.unit, pos) {
+			d, s := r.root, []byte(nil)
+			if r.whole {
+				d = filepath.Dir(string(r.path))
+			} else if i := bytes.LastIndexByte(r.unit, '/'); i >= 0 {
+				s = r.unit[:i]
+			}
+			if d != root || !bytes.Equal(s, sub) {
+				flush()
+				root, sub = d, append(sub[:0], s...)
+			}
+			e := ent{src: r.src, u0: len(scratch)}
+			scratch = append(scratch, r.unit...)
+			e.u1, e.p0 = len(scratch), len(scratch)
+			scratch = append(scratch, r.path...)
+			e.p1 = len(scratch)
+			ents = append(ents, e)
+		}
+		pos += int64(n)
+	}
+	flush()
+	return gone
+}
+
+// recool lets every record go back to the index just written (after a
+// compaction of the units file) but those whose read is in progress.
+func (l *Ledger) recool() {
+	if !l.coldOK || l.cold != nil || l.err != nil {
+		return
+	}
+	keep := func(r *unitRec) bool { return r.isReading() }
+	c, err := openCold(l.indexPath(), l.unitsFile.base, l.unitsFile.crc, l.intern, func(src string, unit []byte) bool {
+		r := l.units.get(src, string(unit))
+		return r != nil && keep(r)
+	})
+	if err != nil {
+		return // all stay resident
+	}
+	units, retired, members := newUnitTable(), map[ukey][]*unitRec{}, newSessionTable()
+	for r := range l.units.all() {
+		if !keep(r) {
+			continue
+		}
+		k := ukey{r.source(), r.Unit}
+		units.put(r)
+		if rs := l.retired[k]; len(rs) > 0 {
+			retired[k] = rs
+		}
+		r.next = members.push(r)
+		for _, x := range l.retired[k] {
+			x.next = members.push(x)
+		}
+	}
+	l.units, l.retired, l.members, l.cold = units, retired, members, c
+}
