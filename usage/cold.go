@@ -103,22 +103,22 @@ type coldSet struct {
 // coldRec is an index record as read: its byte fields point into a block,
 // valid until the next read.
 type coldRec struct {
-	src          string
-	unit         []byte
-	idx          int64
-	sessKind     byte // 0 none, 1 a part of unit, 2 sess
+	src           string
+	unit          []byte
+	idx           int64
+	sessKind      byte // 0 none, 1 a part of unit, 2 sess
 	sessAt, sessN int
-	sess         []byte
-	typ, proj    string
-	root         string // "" when whole
-	path         []byte // the whole path, when whole
-	whole        bool
-	dev, ino     uint64
-	off          int64
-	fpKind       byte // 0 none, 1 fp, 2 fpb
-	fp           uint64
-	fpb          []byte
-	line         span
+	sess          []byte
+	typ, proj     string
+	root          string // "" when whole
+	path          []byte // the whole path, when whole
+	whole         bool
+	dev, ino      uint64
+	off           int64
+	fpKind        byte // 0 none, 1 fp, 2 fpb
+	fp            uint64
+	fpb           []byte
+	line          span
 }
 
 // readColdRec reads one record (the format in unitindex.go), checking what
