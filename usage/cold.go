@@ -27,12 +27,14 @@ import (
 // every record whose read is not in progress goes back to the index
 // (docs/usage.md, "What a flush costs").
 
-// coldBlock is the size of a block of the index read at once; coldBlocks are
-// kept (a start-up's Resume walks several sources' units at a time, each in
-// about the index's order).
+// coldBlock is the size of a block of the index read at once by a walk of its
+// records in order (an open's, a compaction's); coldBlocks are kept while it
+// walks, none after (dropBlocks). One record alone (Resume's, a unit made
+// resident) is read coldPeek bytes at a time: most are shorter.
 const (
-	coldBlock  = 16 << 10
-	coldBlocks = 8
+	coldBlock  = 64 << 10
+	coldBlocks = 4
+	coldPeek   = 512
 )
 
 // coldSlot is an index record's place in the file (0: an empty slot,
@@ -98,6 +100,7 @@ type coldSet struct {
 		data []byte
 	}
 	next int
+	peek []byte // the last record read alone
 }
 
 // coldRec is an index record as read: its byte fields point into a block,
@@ -240,17 +243,16 @@ func (c *coldRec) rec(unit string) *unitRec {
 	return r
 }
 
-// decode runs fn on the bytes at off (a block of them, more if fn runs out),
-// returning how many it read.
-func (c *coldSet) decode(off int64, fn func(x *indexReader)) (int, error) {
+// decode runs fn on the bytes at off (seq: of a walk in order, through the
+// blocks), reading more if fn runs out; it returns how many fn read.
+func (c *coldSet) decode(off int64, seq bool, fn func(x *indexReader)) (int, error) {
 	for i := range c.blocks {
 		b := &c.blocks[i]
 		if b.data == nil || off < b.at || off >= b.at+int64(len(b.data)) {
 			continue
 		}
 		x := indexReader{data: b.data[off-b.at:]}
-		fn(&x)
-		if x.err == nil {
+		if fn(&x); x.err == nil {
 			return x.pos, nil
 		}
 		if b.at+int64(len(b.data)) >= c.end {
@@ -258,13 +260,18 @@ func (c *coldSet) decode(off int64, fn func(x *indexReader)) (int, error) {
 		}
 		break
 	}
-	for n := int64(coldBlock); ; n *= 4 {
+	n := int64(coldPeek)
+	if seq {
+		n = coldBlock
+	}
+	for ; ; n *= 4 {
 		m := min(n, c.end-off)
 		if m <= 0 {
 			return 0, fmt.Errorf("units index %s: no record at byte %d", c.f.Name(), off)
 		}
 		var buf []byte
-		if n == coldBlock {
+		switch {
+		case n == coldBlock && seq:
 			b := &c.blocks[c.next]
 			c.next = (c.next + 1) % coldBlocks
 			if b.data == nil {
@@ -272,19 +279,20 @@ func (c *coldSet) decode(off int64, fn func(x *indexReader)) (int, error) {
 			}
 			buf = b.data[:cap(b.data)][:m]
 			b.at, b.data = off, buf
-		} else {
+		case !seq:
+			if int64(cap(c.peek)) < m {
+				c.peek = make([]byte, m)
+			}
+			buf = c.peek[:m]
+		default:
 			buf = make([]byte, m)
 		}
 		if _, err := c.f.ReadAt(buf, off); err != nil {
-			c.blocks = [coldBlocks]struct {
-				at   int64
-				data []byte
-			}{}
+			c.dropBlocks()
 			return 0, fmt.Errorf("read units index %s: %w", c.f.Name(), err)
 		}
 		x := indexReader{data: buf}
-		fn(&x)
-		if x.err == nil {
+		if fn(&x); x.err == nil {
 			return x.pos, nil
 		}
 		if off+m >= c.end {
@@ -293,10 +301,17 @@ func (c *coldSet) decode(off int64, fn func(x *indexReader)) (int, error) {
 	}
 }
 
-// read reads the record at off and its length.
-func (c *coldSet) read(off int64) (coldRec, int, error) {
+// dropBlocks lets the blocks of a walk go.
+func (c *coldSet) dropBlocks() {
+	for i := range c.blocks {
+		c.blocks[i].data = nil
+	}
+}
+
+// read reads the record at off and its length (seq: in a walk in order).
+func (c *coldSet) read(off int64, seq bool) (coldRec, int, error) {
 	var r coldRec
-	n, err := c.decode(off, func(x *indexReader) { r = readColdRec(x, c.strs, c.base) })
+	n, err := c.decode(off, seq, func(x *indexReader) { r = readColdRec(x, c.strs, c.base) })
 	return r, n, err
 }
 
@@ -308,7 +323,7 @@ func (c *coldSet) find(src, unit string) (coldRec, int64, *coldSlot, error) {
 	var err error
 	var r coldRec
 	c.keys.each(hashPair(src, unit), func(s *coldSlot) bool {
-		if r, _, err = c.read(int64(s.off)); err != nil {
+		if r, _, err = c.read(int64(s.off), false); err != nil {
 			return false
 		}
 		if r.src == src && string(r.unit) == unit {
@@ -383,7 +398,7 @@ func readCold(f *os.File, base int64, crc uint32, intern func(string) string, ho
 	c := &coldSet{f: f, end: end, base: h.Base[0], crc: uint32(h.Base[1]), strs: make([]string, h.Strings)}
 	for i := range c.strs {
 		var s []byte
-		n, err := c.decode(pos, func(x *indexReader) { s = x.bytes() })
+		n, err := c.decode(pos, true, func(x *indexReader) { s = x.bytes() })
 		if err != nil {
 			return nil, err
 		}
@@ -397,7 +412,7 @@ func readCold(f *os.File, base int64, crc uint32, intern func(string) string, ho
 	var prevUnit []byte
 	prevIdx := int64(-1)
 	for i := 0; i < h.Records; i++ {
-		r, n, err := c.read(pos)
+		r, n, err := c.read(pos, true)
 		if err != nil {
 			return nil, err
 		}
@@ -424,6 +439,7 @@ func readCold(f *os.File, base int64, crc uint32, intern func(string) string, ho
 	if pos != end {
 		return nil, fmt.Errorf("units index: %d bytes after its records", end-pos)
 	}
+	c.dropBlocks()
 	return c, nil
 }
 

@@ -33,7 +33,7 @@ func (l *Ledger) warm(src, unit string) {
 		return
 	}
 	slot.off = coldGone
-	l.warmAt(at, unit)
+	l.warmAt(at, unit, false)
 }
 
 // coldDrop forgets the index's records of (src, unit): a later line of the
@@ -51,9 +51,9 @@ func (l *Ledger) coldDrop(src, unit string) {
 
 // warmAt reads the records of the key whose first record is at off into the
 // ledger's tables (its key has left the index's).
-func (l *Ledger) warmAt(off int64, unit string) {
+func (l *Ledger) warmAt(off int64, unit string, seq bool) {
 	for i := 0; ; i++ {
-		c, n, err := l.cold.read(off)
+		c, n, err := l.cold.read(off, seq)
 		if err != nil {
 			l.fail(err)
 			return
@@ -88,14 +88,14 @@ func (l *Ledger) warmAll() {
 		return
 	}
 	for pos := c.start; pos < c.end; {
-		r, n, err := c.read(pos)
+		r, n, err := c.read(pos, true)
 		if err != nil {
 			l.fail(err)
 			break
 		}
 		if r.idx <= 0 && c.holdsKeyAt(r.src, r.unit, pos) {
 			unit := string(r.unit)
-			l.warmAt(pos, unit)
+			l.warmAt(pos, unit, true)
 		}
 		pos += int64(n)
 	}
@@ -128,7 +128,7 @@ func (l *Ledger) coldMembers(g groupKey, fn func(r *unitRec)) {
 		return true
 	})
 	for _, off := range offs {
-		c, _, err := l.cold.read(off)
+		c, _, err := l.cold.read(off, false)
 		if err != nil {
 			l.fail(err)
 			continue
@@ -147,84 +147,72 @@ func (l *Ledger) coldMembers(g groupKey, fn func(r *unitRec)) {
 
 // goneCold lists the live units in the index whose file is gone, as goneUnits
 // does for the resident ones: the index is read in its order (by source and
-// unit, so a directory's units come together), each run of units of one
-// directory listed once.
+// unit), each directory listed once while its units come (the last few
+// directories' names are kept: a directory's units and its subdirectories'
+// interleave).
 func (l *Ledger) goneCold() []ukey {
 	c := l.cold
 	if c == nil {
 		return nil
 	}
-	type ent struct {
-		src            string
-		u0, u1, p0, p1 int // the unit's name and its whole path (if any) in scratch
+	type listed struct {
+		dir   string
+		names map[string]bool
 	}
 	var (
-		scratch []byte
-		ents    []ent
-		root    string
-		sub     []byte
-		gone    []ukey
-		names   = map[string]bool{}
+		dirs [4]listed
+		next int
+		gone []ukey
+		dir  []byte
 	)
-	flush := func() {
-		if len(ents) == 0 {
-			return
+	namesOf := func(d []byte) map[string]bool {
+		for _, x := range dirs {
+			if x.names != nil && x.dir == string(d) {
+				return x.names
+			}
 		}
-		clear(names)
-		if f, err := os.Open(root + filepath.FromSlash(string(sub))); err == nil {
+		x := listed{dir: string(d), names: map[string]bool{}}
+		if f, err := os.Open(x.dir); err == nil {
 			ns, _ := f.Readdirnames(-1)
 			f.Close()
 			for _, n := range ns {
-				names[n] = true
+				x.names[n] = true
 			}
 		}
-		for _, e := range ents {
-			unit := scratch[e.u0:e.u1]
-			name := unit[bytes.LastIndexByte(unit, '/')+1:]
-			path := ""
-			if e.p1 > e.p0 {
-				path = string(scratch[e.p0:e.p1])
-				name = []byte(filepath.Base(path))
-			}
-			if names[string(name)] {
-				continue
-			}
-			if path == "" {
-				path = root + filepath.FromSlash(string(unit))
-			}
-			if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
-				gone = append(gone, ukey{e.src, string(unit)})
-			}
-		}
-		scratch, ents = scratch[:0], ents[:0]
+		dirs[next], next = x, (next+1)%len(dirs)
+		return x.names
 	}
 	for pos := c.start; pos < c.end; {
-		r, n, err := c.read(pos)
+		r, n, err := c.read(pos, true)
 		if err != nil {
 			l.fail(err)
 			break
 		}
-		if r.idx == -1 && c.holdsKeyAt(r.src, r.unit, pos) {
-			d, s := r.root, []byte(nil)
-			if r.whole {
-				d = filepath.Dir(string(r.path))
-			} else if i := bytes.LastIndexByte(r.unit, '/'); i >= 0 {
-				s = r.unit[:i]
-			}
-			if d != root || !bytes.Equal(s, sub) {
-				flush()
-				root, sub = d, append(sub[:0], s...)
-			}
-			e := ent{src: r.src, u0: len(scratch)}
-			scratch = append(scratch, r.unit...)
-			e.u1, e.p0 = len(scratch), len(scratch)
-			scratch = append(scratch, r.path...)
-			e.p1 = len(scratch)
-			ents = append(ents, e)
-		}
 		pos += int64(n)
+		if r.idx != -1 || !c.holdsKeyAt(r.src, r.unit, pos-int64(n)) {
+			continue
+		}
+		var name []byte
+		if r.whole {
+			dir = append(dir[:0], filepath.Dir(string(r.path))...)
+			name = []byte(filepath.Base(string(r.path)))
+		} else {
+			i := bytes.LastIndexByte(r.unit, '/')
+			dir = append(append(dir[:0], r.root...), filepath.FromSlash(string(r.unit[:max(i, 0)]))...)
+			name = r.unit[i+1:]
+		}
+		if namesOf(dir)[string(name)] {
+			continue
+		}
+		path := string(r.path)
+		if !r.whole {
+			path = r.root + filepath.FromSlash(string(r.unit))
+		}
+		if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+			gone = append(gone, ukey{r.src, string(r.unit)})
+		}
 	}
-	flush()
+	c.dropBlocks()
 	return gone
 }
 
