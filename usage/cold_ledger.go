@@ -216,33 +216,64 @@ func (l *Ledger) goneCold() []ukey {
 	return gone
 }
 
-// recool lets every record go back to the index just written (after a
-// compaction of the units file) but those whose read is in progress.
-func (l *Ledger) recool() {
-	if !l.coldOK || l.cold != nil || l.err != nil {
+// recool lets the records go back to the index of the units file's base (of
+// size base and CRC crc; base -1: the index the open found naming the base)
+// but those it does not hold as they are: a key written after the base, changed
+// since, or whose read is in progress. It follows a compaction (every record
+// then), and an open that read the records the long way.
+func (l *Ledger) recool(base int64, crc uint32) {
+	if !l.coldOK || l.cold != nil || l.err != nil || (base < 0 && !l.indexed) {
 		return
 	}
-	keep := func(r *unitRec) bool { return r.isReading() }
-	c, err := openCold(l.indexPath(), l.unitsFile.base, l.unitsFile.crc, l.intern, func(src string, unit []byte) bool {
-		r := l.units.get(src, string(unit))
-		return r != nil && keep(r)
+	keepRec := func(r *unitRec) bool {
+		s := r.span()
+		return r.isReading() || s.n == 0 || s.off+s.n > l.unitsFile.base
+	}
+	keep := func(k ukey) bool {
+		if l.dirtyUnits[k] {
+			return true
+		}
+		if r := l.units.get(k.source, k.unit); r != nil && keepRec(r) {
+			return true
+		}
+		for _, r := range l.retired[k] {
+			if keepRec(r) {
+				return true
+			}
+		}
+		return false
+	}
+	c, err := openCold(l.indexPath(), base, crc, l.intern, func(src string, unit []byte) bool {
+		return keep(ukey{src, string(unit)})
 	})
 	if err != nil {
 		return // all stay resident
 	}
+	if c.base != l.unitsFile.base {
+		c.close()
+		return
+	}
 	units, retired, members := newUnitTable(), map[ukey][]*unitRec{}, newSessionTable()
-	for r := range l.units.all() {
-		if !keep(r) {
-			continue
+	kept := func(k ukey) {
+		if r := l.units.get(k.source, k.unit); r != nil {
+			units.put(r)
+			r.next = members.push(r)
 		}
-		k := ukey{r.source(), r.Unit}
-		units.put(r)
 		if rs := l.retired[k]; len(rs) > 0 {
 			retired[k] = rs
+			for _, x := range rs {
+				x.next = members.push(x)
+			}
 		}
-		r.next = members.push(r)
-		for _, x := range l.retired[k] {
-			x.next = members.push(x)
+	}
+	for r := range l.units.all() {
+		if k := (ukey{r.source(), r.Unit}); keep(k) {
+			kept(k)
+		}
+	}
+	for k := range l.retired {
+		if l.units.get(k.source, k.unit) == nil && keep(k) {
+			kept(k)
 		}
 	}
 	l.units, l.retired, l.members, l.cold = units, retired, members, c

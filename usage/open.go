@@ -76,6 +76,7 @@ func open(stateDir string, lazy bool) (*Ledger, error) {
 	if err := l.Sync(nil); err != nil {
 		return nil, err
 	}
+	l.recool(-1, 0) // records read the long way go back to the index
 	return l, nil
 }
 

@@ -268,7 +268,7 @@ func (l *Ledger) writeUnits() error {
 		}
 		l.writeIndex(recs)
 		l.dirtyUnits = map[ukey]bool{}
-		l.recool()
+		l.recool(l.unitsFile.base, l.unitsFile.crc)
 		for _, p := range l.v1 {
 			os.Remove(p)
 		}
