@@ -61,6 +61,14 @@ func (l *Ledger) warmAt(off int64, unit string, seq bool) {
 		if i > 0 && (c.idx <= 0 || string(c.unit) != unit) {
 			return // the next key's
 		}
+		// Out of the session table too: the session's S rows find it resident.
+		l.cold.sess.each(hashKey("", c.sid()), func(s *coldSlot) bool {
+			if int64(s.off) == off {
+				s.off = coldGone
+				return false
+			}
+			return true
+		})
 		name := unit
 		if c.idx >= 0 {
 			name = strings.Clone(unit) // a retired unit's name is its own
@@ -139,7 +147,7 @@ func (l *Ledger) coldMembers(g groupKey, fn func(r *unitRec)) {
 		r := c.rec(string(c.unit))
 		if _, at, _, err := l.cold.find(r.source(), r.Unit); err != nil || at == 0 {
 			l.fail(err)
-			continue // resident (or dropped) since: the tables have it
+			continue // replaced by a later line of the units file since
 		}
 		fn(r)
 	}
