@@ -197,7 +197,7 @@ func (l *Ledger) goneCold() []ukey {
 			break
 		}
 		pos += int64(n)
-		if r.idx != -1 || !c.holdsKeyAt(r.src, r.unit, pos-int64(n)) {
+		if r.idx != -1 {
 			continue
 		}
 		var name []byte
@@ -216,7 +216,9 @@ func (l *Ledger) goneCold() []ukey {
 		if !r.whole {
 			path = r.root + filepath.FromSlash(string(r.unit))
 		}
-		if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+		// Unless a later line of the units file replaced the record (then
+		// goneUnits has it).
+		if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) && c.holdsKeyAt(r.src, r.unit, pos-int64(n)) {
 			gone = append(gone, ukey{r.src, string(r.unit)})
 		}
 	}
