@@ -25,7 +25,7 @@ const DirName = "usage"
 type Ledger struct {
 	mu      sync.Mutex
 	dir     string   // "" keeps the ledger in memory only (a rebuild for a check)
-	units   recTable // the live records, by (source, unit)
+	units   recTable // the resident live records, by (source, unit) (the rest: cold)
 	retired map[ukey][]*unitRec
 	strs    strSet    // the strings records and rows share (intern)
 	filings filingSet // what records are filed under (canonFiling)
