@@ -47,7 +47,7 @@ func open(stateDir string, lazy bool) (*Ledger, error) {
 		} else {
 			l.cold.close()
 			l = newLedger(dir) // the accounts are needed: read them all
-			l.coldOK = true    // and left in the index after its next rewrite
+			l.coldOK = true    // then left in the index the base has (recool)
 		}
 	}
 	var st *stamp
@@ -74,6 +74,7 @@ func open(stateDir string, lazy bool) (*Ledger, error) {
 		}
 	}
 	if err := l.Sync(nil); err != nil {
+		l.cold.close()
 		return nil, err
 	}
 	l.recool(-1, 0) // records read the long way go back to the index
