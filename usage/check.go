@@ -167,6 +167,7 @@ func (r *unitRec) headerLine() string {
 
 // headerLines is every record's header, one line each, sorted.
 func (l *Ledger) headerLines() []string {
+	l.warmAll()
 	var out []string
 	add := func(r *unitRec) { out = append(out, r.headerLine()) }
 	for r := range l.units.all() {

@@ -25,7 +25,7 @@ const DirName = "usage"
 type Ledger struct {
 	mu      sync.Mutex
 	dir     string   // "" keeps the ledger in memory only (a rebuild for a check)
-	units   recTable // the live records, by (source, unit)
+	units   recTable // the resident live records, by (source, unit) (the rest: cold)
 	retired map[ukey][]*unitRec
 	strs    strSet    // the strings records and rows share (intern)
 	filings filingSet // what records are filed under (canonFiling)
@@ -70,6 +70,10 @@ type Ledger struct {
 		sum   stamp
 	}
 	bulk bool // a rebuild in one batch: no compactions (ColdBuild)
+	// The records left in units.idx, not held in memory (cold.go); coldOK:
+	// the ledger leaves them there (a writer's, opened by Open).
+	cold   *coldSet
+	coldOK bool
 	// Every record load read, in the order it read them (the index's, then
 	// the batches'), those replaced since cleared: what an open walks (held);
 	// nil once it is open.
@@ -301,6 +305,7 @@ func (l *Ledger) markGroup(g groupKey) {
 
 // fileAll files every record (after a load).
 func (l *Ledger) fileAll() {
+	l.warmAll()
 	for r := range l.units.all() {
 		l.file(r, 1)
 	}
@@ -341,7 +346,10 @@ func (l *Ledger) Resume(u indexer.UnitRef) (int64, string, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	r := l.adopt(u)
-	if r == nil || r.dev() != u.Dev || r.Ino != u.Ino {
+	if r == nil {
+		return l.coldResume(u) // read from the index, left there
+	}
+	if r.dev() != u.Dev || r.Ino != u.Ino {
 		return 0, "", false
 	}
 	return r.Off, r.Fp(), true
@@ -354,6 +362,7 @@ func (l *Ledger) Reset(u indexer.UnitRef) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	k := keyOf(u)
+	l.warm(k.source, k.unit)
 	r := l.units.get(k.source, k.unit)
 	if r != nil && isDocument(l.bodyOf(r)) {
 		// Documents are never reset by the indexer; a new identity keeps the total seen.
@@ -378,8 +387,6 @@ func (l *Ledger) Reset(u indexer.UnitRef) {
 	l.dropRetired(k)
 	l.touch(k)
 }
-
-func isDocument(b *unitBody) bool { return b.Seen != nil }
 
 // newRec is a new, empty record of u (resident: it has nothing on disk yet).
 func (l *Ledger) newRec(u indexer.UnitRef) *unitRec {
@@ -407,6 +414,7 @@ func (l *Ledger) adopt(u indexer.UnitRef) *unitRec {
 
 func (l *Ledger) recLocked(u indexer.UnitRef) *unitRec {
 	k := keyOf(u)
+	l.warm(k.source, k.unit)
 	r := l.adopt(u)
 	if r == nil {
 		r = l.newRec(u)
@@ -471,63 +479,13 @@ func (l *Ledger) endRead(r *unitRec) {
 	}
 }
 
-// Document counts a changed document unit (indexer.Consumer). Mogzi's usageMetrics
-// is a running total: what it grew by since the last look is counted, at its
-// lastUpdated time. A total that went down (the session was reset) counts anew.
-func (l *Ledger) Document(u indexer.UnitRef, data []byte, sessions []*indexer.Session) {
-	if u.Layout != "mogzi" {
-		return
-	}
-	t, at, ok := MogziTotals(data)
-	if !ok {
-		return
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	k := keyOf(u)
-	r := l.recLocked(u)
-	l.bodyOf(r)
-	var seen Tokens
-	if r.Seen != nil {
-		seen = *r.Seen
-	}
-	if t.Input < seen.Input || t.Output < seen.Output || t.CacheWrite < seen.CacheWrite || t.CacheRead < seen.CacheRead {
-		// The total went down: the session was reset. What was counted stays, in
-		// the retired part; the unit counts from zero again, so its live usage is
-		// always its current total (what a rebuild finds).
-		if len(l.accOf(r).Buckets) > 0 {
-			l.file(r, -1)
-			old, ob := *r, *r.unitBody
-			old.unitBody, old.next = &ob, nil
-			old.Retired, old.Seen, old.acc.Win, old.reading = indexer.FormatTime(l.now()), nil, nil, false
-			l.hot = append(l.hot, &old)
-			l.retired[k] = append(l.retired[k], &old)
-			l.file(&old, 1)
-			r.acc = account{}
-			l.file(r, 1)
-		}
-		seen = Tokens{}
-	}
-	d := t
-	d.Sub(seen)
-	r.Seen = &t
-	if at == 0 {
-		at = l.now().UnixMilli()
-	}
-	model := ""
-	if len(sessions) > 0 {
-		model = sessions[0].Model
-	}
-	l.accOf(r).credit(Quarter(at), l.intern(model), d, 1, l.observe(r))
-	l.touch(k)
-}
-
 // Remove moves the unit's usage to the retired part: its file left the store, the
 // spend happened (indexer.Consumer).
 func (l *Ledger) Remove(u indexer.UnitRef) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	k := keyOf(u)
+	l.warm(k.source, k.unit)
 	if r := l.units.get(k.source, k.unit); r != nil {
 		l.retireLocked(k, r, indexer.FormatTime(l.now()))
 	}
@@ -566,6 +524,7 @@ func (l *Ledger) Sync(sessions []indexer.SessionRef) error {
 	defer l.mu.Unlock()
 	for _, s := range sessions {
 		k := ukey{s.Source, s.Unit}
+		l.warm(k.source, k.unit)
 		r := l.units.get(k.source, k.unit)
 		if r == nil {
 			continue

@@ -244,6 +244,7 @@ func TestOddSessionOwnsItsBytes(t *testing.T) {
 	}
 	n := 0
 	for _, u := range o.refs {
+		l.warm(u.Source, u.Unit) // out of the index, as a line for it would
 		r := l.units.get(u.Source, u.Unit)
 		if r == nil || r.odd == nil || r.odd.session == "" {
 			continue

@@ -33,17 +33,21 @@ func open(stateDir string, lazy bool) (*Ledger, error) {
 	// A writer killed mid-write leaves a temp file; we are the writer now.
 	indexer.CleanTemp(dir)
 	l := newLedger(dir)
+	l.coldOK = lazy
 	trusted := false
 	if lazy {
 		st, err := l.load(true, true)
 		if err != nil {
+			l.cold.close()
 			return nil, err
 		}
 		if trusted = l.trustSummary(st); trusted {
 			l.trusted = true
 			l.fileMembers()
 		} else {
+			l.cold.close()
 			l = newLedger(dir) // the accounts are needed: read them all
+			l.coldOK = true    // then left in the index the base has (recool)
 		}
 	}
 	var st *stamp
@@ -56,7 +60,8 @@ func open(stateDir string, lazy bool) (*Ledger, error) {
 	}
 	l.dirtyRows, l.dirtyDays = map[rowID]bool{}, map[rowID]bool{} // what the files hold; summaryMatches checks the summary
 	now := indexer.FormatTime(l.now())
-	for _, k := range l.goneUnits() {
+	for _, k := range append(l.goneUnits(), l.goneCold()...) {
+		l.warm(k.source, k.unit)
 		l.retireLocked(k, l.units.get(k.source, k.unit), now)
 	}
 	l.loaded = nil
@@ -69,8 +74,10 @@ func open(stateDir string, lazy bool) (*Ledger, error) {
 		}
 	}
 	if err := l.Sync(nil); err != nil {
+		l.cold.close()
 		return nil, err
 	}
+	l.recool(-1, 0) // records read the long way go back to the index
 	return l, nil
 }
 

@@ -7,8 +7,8 @@ import (
 	"os"
 )
 
-// Idle units keep only their header in memory (identity, position, where they
-// are filed); their body (the parser's state, the account's buckets and dedupe
+// Resident units keep only their header in memory (identity, position, where
+// they are filed; an idle unit's is in units.idx, cold.go); their body (the parser's state, the account's buckets and dedupe
 // window, layout, Mogzi's running total) stays in the units file, on the line
 // their key was last written to, and is read back when the unit is needed again
 // (a line arrives, the unit is reset, refiled or retired). A unit's body is

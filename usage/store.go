@@ -226,6 +226,7 @@ func (l *Ledger) writeUnits() error {
 			if err := enc.Encode(unitsHeader{Version: LedgerVersion, Generator: "sessionwatch"}); err != nil {
 				return err
 			}
+			l.warmAll() // every record is written: resident until the index is
 			keys := make(map[ukey]bool, l.units.len()+len(l.retired))
 			for r := range l.units.all() {
 				keys[ukey{r.source(), r.Unit}] = true
@@ -267,6 +268,7 @@ func (l *Ledger) writeUnits() error {
 		}
 		l.writeIndex(recs)
 		l.dirtyUnits = map[ukey]bool{}
+		l.recool(l.unitsFile.base, l.unitsFile.crc)
 		for _, p := range l.v1 {
 			os.Remove(p)
 		}
@@ -458,6 +460,7 @@ func (l *Ledger) loadFile(fh *os.File, size int64, wantLive, headers bool) (*sta
 				l.canonFiling(r)
 			}
 			// A later batch's line of a key replaces the earlier one.
+			l.coldDrop(k.source, k.unit)
 			old, oldRetired := l.units.get(k.source, k.unit), l.retired[k]
 			if live != nil && wantLive {
 				l.units.put(live)

@@ -136,16 +136,13 @@ func (l *Ledger) sortRows(ids []rowID) []rowID {
 // groupRows adds up the units filed under session g, one row per model.
 func (l *Ledger) groupRows(g groupKey) []SessionRow {
 	var out []SessionRow
-	for r := l.members.get("", g.sid); r != nil; r = r.next {
-		if r.group() != g {
-			continue // the same id in another source, project or type
-		}
+	add := func(r *unitRec) {
 		body, err := l.peekBody(r) // read only: an idle unit's body stays on disk
 		if err != nil && l.err == nil {
 			l.err = err
 		}
 		if body == nil {
-			continue
+			return
 		}
 		for _, b := range body.acc.Buckets {
 			i := sort.Search(len(out), func(i int) bool { return out[i].Model >= b.Model })
@@ -159,6 +156,12 @@ func (l *Ledger) groupRows(g groupKey) []SessionRow {
 			s.T.Add(b.T)
 		}
 	}
+	for r := l.members.get("", g.sid); r != nil; r = r.next {
+		if r.group() == g { // not the same id in another source, project or type
+			add(r)
+		}
+	}
+	l.coldMembers(g, add) // and those left in the index
 	// A model whose buckets add up to nothing (a count taken back) has no row.
 	return slicesDeleteZero(out)
 }
@@ -204,6 +207,7 @@ func (l *Ledger) settleGroups(emit bool) []SessionRow {
 // allSessionRows adds up the S rows of every session from its units' accounts
 // (idle ones read from disk: for a summary that cannot be trusted, at Open).
 func (l *Ledger) allSessionRows() []SessionRow {
+	l.warmAll()
 	var ss []SessionRow
 	for head := range l.members.all() {
 		for r := head; r != nil; r = r.next {

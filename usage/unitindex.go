@@ -389,6 +389,19 @@ func (l *Ledger) writeIndex(recs []*unitRec) {
 // records, if it is the index of the file's base: it returns the base's size
 // (0: no index of this base; nothing was read into the ledger).
 func (l *Ledger) loadIndex(fh *os.File, size int64) int64 {
+	if l.coldOK {
+		// Its records stay there (cold.go).
+		c, err := openCold(l.indexPath(), -1, 0, l.intern, nil)
+		if err != nil {
+			return 0
+		}
+		if c.base <= 0 || c.base > size || !baseIs(fh, c.base, c.crc) {
+			c.close()
+			return 0
+		}
+		l.cold = c
+		return c.base
+	}
 	data, err := os.ReadFile(l.indexPath())
 	if err != nil {
 		return 0

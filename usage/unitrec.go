@@ -9,9 +9,11 @@ import (
 // unitRec is what the ledger holds of one unit: its position, the session it
 // belongs to, and (in its body) the parser's state and the usage counted from it.
 //
-// An idle unit keeps only its header in memory (what Resume, filing and the check
-// for gone files need); its body stays on the line of the units file its key was
-// last written to and is read back when the unit is needed (resident.go). The
+// An idle unit whose record is in units.idx keeps nothing in memory: the record
+// is read from the index when the unit is needed (cold.go). A resident one
+// keeps only its header in memory (what Resume, filing and the check for gone
+// files need); its body stays on the line of the units file its key was last
+// written to and is read back when the unit is needed (resident.go). The
 // header is 96 bytes: the strings a unit shares with others (source, path root,
 // type and project, and the high bits of its device) are behind one pointer,
 // the ledger's filing of them (Ledger.canonFiling), 8 bytes, not 64; its session is a part of its Unit when
