@@ -35,7 +35,7 @@ func (ix *Indexer) flushLocked() error {
 	ix.unparkDirtyLocked()
 	ix.fetchDirtyLocked()
 	byDir := map[string][]*unit{}
-	for _, u := range ix.units {
+	for u := range ix.units.all() {
 		for _, s := range u.sessions() {
 			if us := byDir[s.Dir]; ix.dirtyDirs[s.Dir] && (len(us) == 0 || us[len(us)-1] != u) {
 				byDir[s.Dir] = append(us, u)
@@ -205,7 +205,7 @@ func (ix *Indexer) writeCatalogsLocked() error {
 		ix.projects = projects
 	}
 	clear(projects)
-	for _, u := range ix.units {
+	for u := range ix.units.all() {
 		for _, s := range u.sessions() {
 			projects[s.Project] = true
 		}
@@ -233,7 +233,7 @@ func (ix *Indexer) writeCatalogsLocked() error {
 	// memory; a project one of whose units lost them is left for the retry,
 	// once that unit is read again.
 	need := map[string]bool{}
-	for _, u := range ix.units {
+	for u := range ix.units.all() {
 		if u.skey != 0 {
 			if p := ix.parkedProject(u); ix.dirtyProjects[p] || keys[p] != ix.skeyOf(u) {
 				need[ix.skeyOf(u)] = true
@@ -245,7 +245,7 @@ func (ix *Indexer) writeCatalogsLocked() error {
 		skip[p] = true
 		ix.failed = append(ix.failed, dirtyMark{project: p})
 	}
-	for _, u := range ix.units {
+	for u := range ix.units.all() {
 		for _, s := range u.sessions() {
 			byProject[s.Project] = append(byProject[s.Project], s)
 		}

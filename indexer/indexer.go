@@ -73,7 +73,7 @@ type Indexer struct {
 	rootPending    bool   // the root did not exist when resolved: resolve when it appears
 
 	mu            sync.Mutex
-	units         map[string]*unit  // by unit path relative to rootDir
+	units         unitTab           // by unit path relative to rootDir (unittab.go)
 	outputs       map[string]output // files this indexer wrote, by absolute path
 	baseKeys      map[string]string // ProjectKey of each project, until the next Reconcile
 	keys          map[string]string // project → catalog key last written
@@ -190,7 +190,6 @@ func New(opt Options) (*Indexer, error) {
 		log:           opt.Logger.With("component", "indexer", "source", opt.Source),
 		layout:        l,
 		rootDir:       opt.Root,
-		units:         map[string]*unit{},
 		outputs:       map[string]output{},
 		baseKeys:      map[string]string{},
 		keys:          map[string]string{},
@@ -296,14 +295,11 @@ func (ix *Indexer) loadLocked() error {
 		cats = append(cats, loaded{c, e.Name()})
 		n += len(c.Sessions)
 	}
+	ix.units.reserve(ix.units.len() + n) // a table sized once
 	var slab *unitSlab
 	if lr != nil {
-		// A listing's units live for milliseconds: allocated together, in a
-		// map sized once.
+		// A listing's units live for milliseconds: allocated together.
 		slab = newUnitSlab(n)
-		if len(ix.units) == 0 {
-			ix.units = make(map[string]*unit, n)
-		}
 		ix.restored = make([]*Session, 0, n)
 	}
 	var from map[*unit]string // the catalog key each unit's sessions came from ("": several)
@@ -362,7 +358,7 @@ func (ix *Indexer) restoreLocked(s *Session, key string, slab *unitSlab) *unit {
 		ix.unrestored++
 		return nil
 	}
-	u := ix.units[urel]
+	u := ix.units.get(urel)
 	if u != nil && u.skey != 0 {
 		// Already restored from another catalog and parked there: the unit
 		// keeps its sessions in memory.
@@ -381,7 +377,7 @@ func (ix *Indexer) restoreLocked(s *Session, key string, slab *unitSlab) *unit {
 		}
 		u.rel, u.kind = urel, kind
 		u.tail.set(s.Tail)
-		ix.units[urel] = u
+		ix.units.put(u)
 	}
 	if kind == UnitLines && !ix.lite {
 		if _, ok := ix.layout.(LineLayout); !ok {
@@ -595,7 +591,7 @@ func (ix *Indexer) updatePathLocked(rel string) error {
 		return nil
 	}
 	urel, kind := ix.layout.Classify(rel)
-	if rel != "." && ix.units[rel] == nil && (kind == UnitNone || ix.units[urel] == nil) {
+	if rel != "." && ix.units.get(rel) == nil && (kind == UnitNone || ix.units.get(urel) == nil) {
 		// Neither a known unit's file (an append to one is the common event)
 		// nor inside one (units do not nest): it may be a directory that is a
 		// file now, whose units go.
@@ -616,8 +612,8 @@ func (ix *Indexer) updatePathLocked(rel string) error {
 func (ix *Indexer) removeUnderLocked(rel string, self bool) {
 	var gone []string
 	under := rel + "/"
-	for urel := range ix.units {
-		if (self && urel == rel) || rel == "." || strings.HasPrefix(urel, under) {
+	for u := range ix.units.all() {
+		if urel := u.rel; (self && urel == rel) || rel == "." || strings.HasPrefix(urel, under) {
 			gone = append(gone, urel)
 		}
 	}
@@ -626,7 +622,7 @@ func (ix *Indexer) removeUnderLocked(rel string, self bool) {
 
 // forceLocked makes the next read of a unit re-read it even if its stat is unchanged.
 func (ix *Indexer) forceLocked(urel string) {
-	if u := ix.units[urel]; u != nil {
+	if u := ix.units.get(urel); u != nil {
 		u.tail.Mtime = -1
 		if u.kind == UnitLines {
 			u.setAcc(nil)
@@ -704,8 +700,8 @@ func (ix *Indexer) walkLocked(rel string) (map[string]bool, error) {
 		}
 	}
 	var gone []string
-	for urel := range ix.units {
-		if !seen[urel] && (rel == "." || urel == rel || strings.HasPrefix(urel, rel+"/")) {
+	for u := range ix.units.all() {
+		if urel := u.rel; !seen[urel] && (rel == "." || urel == rel || strings.HasPrefix(urel, rel+"/")) {
 			gone = append(gone, urel)
 		}
 	}
@@ -747,13 +743,13 @@ func (ix *Indexer) removeUnitsLocked(urels []string) {
 
 // removeUnitLocked forgets a unit; it reports whether there was one.
 func (ix *Indexer) removeUnitLocked(urel string) bool {
-	u := ix.units[urel]
+	u := ix.units.get(urel)
 	if u == nil {
 		return false
 	}
 	ix.setSessionsLocked(u, nil)
 	ix.setLazyKey(u, "")
-	delete(ix.units, urel)
+	ix.units.del(urel)
 	if len(ix.consumers) > 0 {
 		ref := ix.unitRef(u)
 		for _, c := range ix.consumers {
@@ -839,7 +835,7 @@ func (ix *Indexer) updateLinesLocked(urel, path string) (bool, error) {
 	if ix.fetchedLocked(urel, path) {
 		return true, nil // read and folded by a worker (prefetch.go)
 	}
-	if u := ix.units[urel]; u != nil && u.hasState() && !ix.verifying {
+	if u := ix.units.get(urel); u != nil && u.hasState() && !ix.verifying {
 		// Unchanged by its stat: one lstat, no open.
 		if fi, err := os.Lstat(path); err == nil && fi.Mode().IsRegular() && fi.Size() == u.tail.Size && fi.ModTime().UnixNano() == u.tail.Mtime && fi.Size() >= u.tail.Offset {
 			// A consumer behind the catalog (it was loaded from another
@@ -866,10 +862,10 @@ func (ix *Indexer) updateLinesLocked(urel, path string) (bool, error) {
 		return ix.removeUnitLocked(urel), nil
 	}
 	dev, ino := statIdentity(fi)
-	u := ix.units[urel]
+	u := ix.units.get(urel)
 	if u == nil {
 		u = &unit{rel: urel, kind: UnitLines}
-		ix.units[urel] = u
+		ix.units.put(u)
 	}
 	mtime := fi.ModTime().UnixNano()
 	same := u.hasState() && u.tail.Dev == dev && u.tail.Ino == ino && fi.Size() >= u.tail.Offset
@@ -1058,7 +1054,7 @@ func (ix *Indexer) updateDocumentLocked(urel, path string) (bool, error) {
 	if ds, ok := ix.layout.(DependencyStamper); ok {
 		dep = ds.DepStamp(ix.rootDir, urel)
 	}
-	u := ix.units[urel]
+	u := ix.units.get(urel)
 	unchanged := u != nil && u.tail.Dev == dev && u.tail.Ino == ino && u.tail.Size == fi.Size() && u.tail.Mtime == mtime && u.tail.Dep() == dep
 	if unchanged && !ix.consumersBehindLocked(u) {
 		return false, nil
@@ -1087,7 +1083,7 @@ func (ix *Indexer) updateDocumentLocked(urel, path string) (bool, error) {
 	}
 	if u == nil {
 		u = &unit{rel: urel, kind: UnitDocument}
-		ix.units[urel] = u
+		ix.units.put(u)
 	}
 	u.tail = unitTail{Dev: dev, Ino: ino, Size: int64(len(data)), Offset: int64(len(data)), Mtime: mtime}
 	u.tail.setRare("", "", dep, false)
@@ -1134,7 +1130,7 @@ func (ix *Indexer) Sessions() []*Session {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	var out []*Session
-	for _, u := range ix.units {
+	for u := range ix.units.all() {
 		for _, s := range u.sessions() {
 			c := *s
 			out = append(out, &c)

@@ -11,7 +11,7 @@ func (ix *Indexer) Release() {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	ix.forgetKeysLocked()
-	ix.units = map[string]*unit{}
+	ix.units.clear()
 	ix.outputs = map[string]output{}
 	ix.baseKeys = map[string]string{}
 	ix.keys = map[string]string{}

@@ -51,7 +51,7 @@ type pendingUnit struct {
 // proveLocked lists the source for Start (startScan); nil when it cannot tell
 // and walkLocked must walk instead.
 func (ix *Indexer) proveLocked() *startScan {
-	if !startScanRaw || ix.rootRel != "" || len(ix.units) == 0 || ix.lite {
+	if !startScanRaw || ix.rootRel != "" || ix.units.len() == 0 || ix.lite {
 		return nil
 	}
 	fd, err := syscall.Open(ix.rootDir, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
@@ -86,10 +86,10 @@ func (ix *Indexer) scanStartLocked() (natives map[string]bool, ok bool) {
 	// A consumer behind a unit the listing found unchanged is handed what it
 	// lacks, as walkLocked's read would.
 	if len(ix.consumers) > 0 {
-		for urel, u := range ix.units {
+		for u := range ix.units.all() {
 			if u.probed == s.gen && ix.consumersBehindLocked(u) {
 				u.probed = 0
-				s.queue(urel, u.kind)
+				s.queue(u.rel, u.kind)
 			}
 		}
 	}
@@ -113,9 +113,9 @@ func (ix *Indexer) scanStartLocked() (natives map[string]bool, ok bool) {
 		}
 	}
 	var gone []string
-	for urel, u := range ix.units {
-		if u.probed != s.gen && !s.queued[urel] {
-			gone = append(gone, urel)
+	for u := range ix.units.all() {
+		if u.probed != s.gen && !s.queued[u.rel] {
+			gone = append(gone, u.rel)
 		}
 	}
 	slices.Sort(gone)
@@ -177,7 +177,7 @@ func (s *startScan) seen(urel string) bool {
 	if s.queued[urel] {
 		return true
 	}
-	u := s.ix.units[urel]
+	u := s.ix.units.get(urel)
 	return u != nil && u.probed == s.gen
 }
 
@@ -251,7 +251,7 @@ func (s *startScan) dir(fd, depth int) bool {
 				return true
 			}
 			// A known unit's own file needs no classifying: the catalogs hold it.
-			if u := ix.units[string(s.rel)]; u != nil {
+			if u := ix.units.getBytes(s.rel); u != nil {
 				if u.probed == s.gen || s.queued[u.rel] {
 					return true
 				}

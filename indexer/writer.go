@@ -236,7 +236,7 @@ func (ix *Indexer) beginHeldLocked() (end func()) {
 func (ix *Indexer) resetLocked() {
 	ix.pendingErr = errors.Join(ix.pendingErr, ix.drainLocked())
 	ix.forgetKeysLocked()
-	clear(ix.units)
+	ix.units.clear()
 	clear(ix.outputs)
 	clear(ix.baseKeys)
 	clear(ix.keys)
