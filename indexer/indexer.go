@@ -99,7 +99,7 @@ type Indexer struct {
 	hot           []*unit           // line units whose accumulator is decoded, to park after a flush (startup.go)
 	rendered      map[string]string // project → catalog key rendered by the current flush
 	restored      []*Session        // LoadLite: every session restored to a unit, in catalog order
-	probeGen      uint32            // the current Unchanged walk
+	probeGen      uint16            // the current Unchanged walk (nextProbeGenLocked)
 	proof         *startScan        // Prove's listing, for Start (startscan_linux.go)
 	rawStarts     int               // Starts that walked by a startScan (tests)
 
@@ -138,8 +138,7 @@ const (
 )
 
 // unit is what the indexer holds of one file it reads; a daemon holds one per
-// file, and (its sessions parked) little else: 288 bytes, with parked beside
-// probed.
+// file, and (its sessions parked) little else: 112 bytes (TestUnitSize).
 type unit struct {
 	rel string
 	// live holds the unit's accumulator, its encoded state and its sessions
@@ -154,13 +153,13 @@ type unit struct {
 	// catalog of this key, filed under its project (ix.owners[skey]), where the
 	// last flush or Load left them; nsess, sbytes and sskip are their count,
 	// their sizes' and skipped lines' sums (parksessions.go).
-	skey    ckey
-	sbytes  int64
-	skipped int
-	sskip   int32
-	nsess   int32
-	probed  uint32 // the last Unchanged walk that found it (probe.go)
-	kind    UnitKind
+	skey ckey
+	// skipped lines (the unit's, the parked sessions') are kept in the
+	// tail's rare part (skips.go), as most units have none.
+	sbytes int64
+	nsess  int32
+	probed uint16 // the last Unchanged walk that found it (probe.go)
+	kind   UnitKind
 	// parked: acc is not in memory; state (nil: a new accumulator's) is all of it,
 	// decoded when the unit is next read or projected (startup.go).
 	parked bool
@@ -387,7 +386,7 @@ func (ix *Indexer) restoreLocked(s *Session, key string, slab *unitSlab) *unit {
 		// append, a native index): a restart over 100k unchanged sessions makes none.
 		u.setState(s.Tail.State)
 		u.parked = true
-		u.skipped = s.SkippedLines
+		u.setSkipped(s.SkippedLines)
 	}
 	s.Dir = ix.layout.ProjectDir(urel)
 	u.setSessions(append(u.sessions(), s))
@@ -769,7 +768,8 @@ func (ix *Indexer) setSessionsLocked(u *unit, ss []*Session) {
 		ix.dirtyDirs[ix.layout.ProjectDir(u.rel)] = true
 		ix.dirtyProjects[ix.parkedProject(u)] = true
 		ix.setSkey(u, "")
-		u.nsess, u.sbytes, u.sskip = 0, 0, 0
+		u.nsess, u.sbytes = 0, 0
+		u.setSSkip(0)
 	}
 	for _, s := range ss {
 		ix.dirtyDirs[s.Dir] = true
@@ -909,8 +909,7 @@ func (ix *Indexer) updateLinesLocked(urel, path string) (bool, error) {
 		u.setState(nil)
 		u.parked = false
 		ix.setLazyKey(u, "")
-		u.tail = newUnitTail(dev, ino)
-		u.skipped = 0
+		u.tail = newUnitTail(dev, ino) // no skipped lines
 		oldOffset = 0
 	}
 	feed, err := ix.catchUpConsumersLocked(f, u, reset)
@@ -927,18 +926,18 @@ func (ix *Indexer) updateLinesLocked(urel, path string) (bool, error) {
 			return
 		}
 		if line[0] != '{' {
-			u.skipped++
+			u.setSkipped(u.skipped() + 1)
 			return
 		}
 		if acc.Line(line) != nil {
-			u.skipped++
+			u.setSkipped(u.skipped() + 1)
 		}
 		feed(off, line)
 	})
 	u.tail.Offset = rt.Offset
 	u.tail.SetLongLine(rt.LongLine)
 	ix.stats.BytesRead += st.BytesRead
-	u.skipped += st.Long
+	u.setSkipped(u.skipped() + st.Long)
 	if err != nil {
 		return true, fmt.Errorf("read %s: %w", path, err)
 	}
@@ -1019,7 +1018,7 @@ func (ix *Indexer) fingerprintsMatchLocked(f *os.File, offset int64, tfp, thfp s
 
 func (ix *Indexer) summarizeLinesLocked(u *unit, path string) {
 	t := u.tail.get()
-	s := &Session{File: path, SizeBytes: t.Size, SkippedLines: u.skipped, Tail: &t}
+	s := &Session{File: path, SizeBytes: t.Size, SkippedLines: u.skipped(), Tail: &t}
 	u.acc().Summarize(s, FileFacts{Root: ix.rootDir, Unit: u.rel, Path: path, Size: t.Size, Mtime: time.Unix(0, t.Mtime)})
 	s.Dir = ix.layout.ProjectDir(u.rel)
 	st, err := marshalNoEscape(u.acc())
@@ -1085,8 +1084,10 @@ func (ix *Indexer) updateDocumentLocked(urel, path string) (bool, error) {
 		u = &unit{rel: urel, kind: UnitDocument}
 		ix.units.put(u)
 	}
+	sskip := u.sskip()
 	u.tail = unitTail{Dev: dev, Ino: ino, Size: int64(len(data)), Offset: int64(len(data)), Mtime: mtime}
 	u.tail.setRare("", "", dep, false)
+	u.setSSkip(sskip) // the parked sessions' until setSessionsLocked
 	old := map[string]string{}
 	for _, s := range u.sessions() {
 		old[s.ID] = s.Project

@@ -80,7 +80,8 @@ func (ix *Indexer) parkSessionsLocked(u *unit, k string) bool {
 		return false
 	}
 	ix.setSkey(u, k)
-	u.nsess, u.sbytes, u.sskip = int32(len(u.sessions())), bytes, int32(skipped)
+	u.nsess, u.sbytes = int32(len(u.sessions())), bytes
+	u.setSSkip(int(skipped))
 	u.setSessions(nil)
 	return true
 }
@@ -186,7 +187,8 @@ func (ix *Indexer) unparkKeysLocked(keys map[string]bool) (stale []string) {
 		for _, u := range us {
 			ss, n := got[u], int(u.nsess)
 			ix.setSkey(u, "")
-			u.nsess, u.sbytes, u.sskip = 0, 0, 0
+			u.nsess, u.sbytes = 0, 0
+			u.setSSkip(0)
 			if len(ss) == n {
 				u.setSessions(ss)
 				continue

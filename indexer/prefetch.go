@@ -406,7 +406,7 @@ func (ix *Indexer) fetchedLocked(urel, path string) bool {
 		}
 	}
 	u.tail.set(&r.tail)
-	u.skipped = r.skipped
+	u.setSkipped(r.skipped)
 	ix.stats.BytesRead += r.bytesRead
 	if len(ix.consumers) > 0 {
 		ref := ix.unitRef(u)

@@ -31,8 +31,7 @@ func (ix *Indexer) unchangedLocked() bool {
 	if ix.unrestored > 0 || ix.rootPending {
 		return false
 	}
-	ix.probeGen++
-	p := prober{ix: ix, gen: ix.probeGen}
+	p := prober{ix: ix, gen: ix.nextProbeGenLocked()}
 	if ix.rootRel != "" {
 		// A file root: its one unit, if the file is there.
 		if urel, kind := ix.layout.Classify(ix.rootRel); kind != UnitNone {
@@ -68,7 +67,7 @@ func onlyChildOf(l Layout, dir string) (string, bool) {
 // prober is one Unchanged walk.
 type prober struct {
 	ix    *Indexer
-	gen   uint32 // marks the units found (unit.probed)
+	gen   uint16 // marks the units found (unit.probed)
 	found int    // distinct known units found, each unchanged
 
 	seenEmpty map[string]bool // documents found to hold no session

@@ -104,8 +104,7 @@ func (ix *Indexer) ProveProject(projects []string) (entries []Entry, ok bool) {
 	if ix.unrestored > 0 {
 		return nil, false
 	}
-	ix.probeGen++
-	p := prober{ix: ix, gen: ix.probeGen}
+	p := prober{ix: ix, gen: ix.nextProbeGenLocked()}
 	if spread {
 		if !ix.spreadUnchangedLocked(sl, look, &p) {
 			return nil, false

@@ -34,7 +34,7 @@ var startScanRaw = true
 // that writes before (its marks would be stale).
 type startScan struct {
 	ix      *Indexer
-	gen     uint32          // marks the units found unchanged (unit.probed)
+	gen     uint16          // marks the units found unchanged (unit.probed)
 	natives map[string]bool // project dirs holding a native index
 	temps   []string        // temp files of crashed writers' to remove (paths)
 	pending []pendingUnit   // units walkLocked would bring up to date, in listing order
@@ -58,13 +58,12 @@ func (ix *Indexer) proveLocked() *startScan {
 	if err != nil {
 		return nil
 	}
-	ix.probeGen++
-	s := &startScan{ix: ix, gen: ix.probeGen, natives: map[string]bool{}, queued: map[string]bool{}}
+	s := &startScan{ix: ix, gen: ix.nextProbeGenLocked(), natives: map[string]bool{}, queued: map[string]bool{}}
 	ok := s.dir(fd, 0)
 	syscall.Close(fd)
 	s.bufs, s.rel = nil, nil
 	if !ok {
-		ix.probeGen++ // forget the marks
+		ix.nextProbeGenLocked() // forget the marks
 		return nil
 	}
 	return s
@@ -98,7 +97,7 @@ func (ix *Indexer) scanStartLocked() (natives map[string]bool, ok bool) {
 	// was then: one replaced by a symlink since must not be followed, so each
 	// directory on the way is a directory still, or the tree is walked afresh.
 	if early && !s.dirsHold() {
-		ix.probeGen++ // forget the marks
+		ix.nextProbeGenLocked() // forget the marks
 		return nil, false
 	}
 	ix.rawStarts++

@@ -217,7 +217,7 @@ func (ix *Indexer) countLocked() {
 			projects[ix.parkedProject(u)] = true
 			ix.stats.Sessions += int(u.nsess)
 			ix.stats.Bytes += u.sbytes
-			ix.stats.SkippedLines += int(u.sskip)
+			ix.stats.SkippedLines += u.sskip()
 		}
 	}
 	ix.stats.Projects = len(projects)
