@@ -159,7 +159,7 @@ func (ix *Indexer) writeNativeLocked(dir string, ss []*Session) error {
 	if !ix.realDirLocked(dir) {
 		// Gone, or a symlink now (its sessions were forgotten): nothing is
 		// written or removed through it.
-		delete(ix.outputs, path)
+		ix.outputs.del(path)
 		return nil
 	}
 	if len(ss) == 0 {
@@ -447,7 +447,7 @@ func (ix *Indexer) writeOutputLocked(path string, data []byte, mark dirtyMark, r
 	}
 	sum := outputHash(data)
 	known := false // the file is still what we last wrote (by its stat)
-	if o, ok := ix.outputs[path]; ok {
+	if o, ok := ix.outputs.get(path); ok {
 		if fi, err := os.Stat(path); err == nil && fi.Size() == o.size && fi.ModTime().UnixNano() == o.mtime {
 			_, ino := statIdentity(fi)
 			known = ino == o.ino
@@ -487,7 +487,7 @@ func (ix *Indexer) drainLocked() error {
 	var errs []error
 	for _, r := range ix.writes.wait() {
 		if r.err != nil {
-			delete(ix.outputs, r.path)
+			ix.outputs.del(r.path)
 			errs = append(errs, r.err)
 			ix.failed = append(ix.failed, r.mark)
 			ix.stats.WriteFailures++
@@ -513,7 +513,7 @@ func (ix *Indexer) recordOutput(path string, sum uint64) {
 		return
 	}
 	_, ino := statIdentity(fi)
-	ix.outputs[path] = output{sum: sum, size: fi.Size(), mtime: fi.ModTime().UnixNano(), ino: ino}
+	ix.outputs.set(path, output{sum: sum, size: fi.Size(), mtime: fi.ModTime().UnixNano(), ino: ino})
 }
 
 // removeOutputLocked removes a generated file if it exists; it reports whether it did.
@@ -533,7 +533,7 @@ func (ix *Indexer) realDirLocked(dir string) bool {
 func (ix *Indexer) removeOutputLocked(path string) bool {
 	ix.dropResumeCacheLocked()
 	ix.pendingErr = errors.Join(ix.pendingErr, ix.drainLocked()) // no write of it still in flight
-	delete(ix.outputs, path)
+	ix.outputs.del(path)
 	if _, err := os.Lstat(path); err != nil {
 		return false
 	}

@@ -74,7 +74,7 @@ type Indexer struct {
 
 	mu            sync.Mutex
 	units         unitTab           // by unit path relative to rootDir (unittab.go)
-	outputs       map[string]output // files this indexer wrote, by absolute path
+	outputs       outputTab         // files this indexer wrote, by absolute path (outputs.go)
 	baseKeys      map[string]string // ProjectKey of each project, until the next Reconcile
 	keys          map[string]string // project → catalog key last written
 	owners        map[string]string // catalog key → its project (keys reversed; setKeysLocked)
@@ -189,7 +189,6 @@ func New(opt Options) (*Indexer, error) {
 		log:           opt.Logger.With("component", "indexer", "source", opt.Source),
 		layout:        l,
 		rootDir:       opt.Root,
-		outputs:       map[string]output{},
 		baseKeys:      map[string]string{},
 		keys:          map[string]string{},
 		dirtyDirs:     map[string]bool{},
@@ -201,6 +200,7 @@ func New(opt Options) (*Indexer, error) {
 		ix.rootDir = filepath.Dir(opt.Root)
 		ix.rootRel = filepath.Base(opt.Root)
 	}
+	ix.outputs.init(CatalogDir(opt.StateDir, opt.Source))
 	return ix, nil
 }
 

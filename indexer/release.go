@@ -12,7 +12,7 @@ func (ix *Indexer) Release() {
 	defer ix.mu.Unlock()
 	ix.forgetKeysLocked()
 	ix.units.clear()
-	ix.outputs = map[string]output{}
+	ix.outputs.clear()
 	ix.baseKeys = map[string]string{}
 	ix.keys = map[string]string{}
 	ix.owners = nil

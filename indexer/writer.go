@@ -237,7 +237,7 @@ func (ix *Indexer) resetLocked() {
 	ix.pendingErr = errors.Join(ix.pendingErr, ix.drainLocked())
 	ix.forgetKeysLocked()
 	ix.units.clear()
-	clear(ix.outputs)
+	ix.outputs.clear()
 	clear(ix.baseKeys)
 	clear(ix.keys)
 	clear(ix.owners)
