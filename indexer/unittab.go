@@ -3,6 +3,7 @@ package indexer
 import (
 	"hash/maphash"
 	"iter"
+	"math/bits"
 	"unsafe"
 )
 
@@ -29,11 +30,33 @@ var unitSeed = maphash.MakeSeed()
 // hashKey is key's hash, and its tag.
 func hashKey(key string) (uint64, uint8) {
 	h := maphash.String(unitSeed, key)
-	t := uint8(h >> 56)
+	t := uint8(h) // the low bits: home takes the high ones
 	if t < tagMin {
 		t += tagMin
 	}
 	return h, t
+}
+
+// home is the slot hash h probes first: h scaled to the table's size.
+func (t *unitTab) home(h uint64) int {
+	hi, _ := bits.Mul64(h, uint64(len(t.slots)))
+	return int(hi)
+}
+
+// next is the slot after i, the first after the last.
+func (t *unitTab) next(i int) int {
+	if i++; i == len(t.slots) {
+		return 0
+	}
+	return i
+}
+
+// prev is the slot before i, the last before the first.
+func (t *unitTab) prev(i int) int {
+	if i == 0 {
+		return len(t.slots) - 1
+	}
+	return i - 1
 }
 
 // len is the number of units.
@@ -45,8 +68,7 @@ func (t *unitTab) find(key string) int {
 		return -1
 	}
 	h, tag := hashKey(key)
-	mask := len(t.slots) - 1
-	for i := int(h) & mask; ; i = (i + 1) & mask {
+	for i := t.home(h); ; i = t.next(i) {
 		switch g := t.tags[i]; {
 		case g == tagEmpty:
 			return -1
@@ -82,10 +104,9 @@ func (t *unitTab) put(u *unit) {
 // insert puts u, not in the table, in its first free slot.
 func (t *unitTab) insert(u *unit) {
 	h, tag := hashKey(u.rel)
-	mask := len(t.slots) - 1
-	i := int(h) & mask
+	i := t.home(h)
 	for t.tags[i] >= tagMin {
-		i = (i + 1) & mask
+		i = t.next(i)
 	}
 	if t.tags[i] == tagEmpty {
 		t.used++
@@ -101,13 +122,12 @@ func (t *unitTab) del(key string) *unit {
 	}
 	u := t.slots[i]
 	t.slots[i] = nil
-	mask := len(t.slots) - 1
-	if t.tags[(i+1)&mask] == tagEmpty {
+	if t.tags[t.next(i)] == tagEmpty {
 		// The end of a probe chain: the slot, and deleted ones before it,
 		// end it now.
 		t.tags[i] = tagEmpty
 		t.used--
-		for j := (i - 1) & mask; t.tags[j] == tagGone; j = (j - 1) & mask {
+		for j := t.prev(i); t.tags[j] == tagGone; j = t.prev(j) {
 			t.tags[j] = tagEmpty
 			t.used--
 		}
@@ -118,13 +138,11 @@ func (t *unitTab) del(key string) *unit {
 	return u
 }
 
-// rehash remakes the table in the fewest slots, a power of two, of which n
-// units fill at most 7/8, deleted slots dropped.
+// rehash remakes the table in the fewest slots of which n units fill at most
+// 7/8 (any number of slots: a power of two would leave 20k units in 32k
+// slots), deleted slots dropped.
 func (t *unitTab) rehash(n int) {
-	size := 8
-	for size*7 < n*8 {
-		size *= 2
-	}
+	size := max(8, (n*8+6)/7)
 	old := t.slots
 	oldTags := t.tags
 	t.slots, t.tags, t.used = make([]*unit, size), make([]uint8, size), 0
@@ -135,10 +153,11 @@ func (t *unitTab) rehash(n int) {
 	}
 }
 
-// reserve makes room for n units in all, so as many puts do not rehash.
+// reserve makes room for n units in all, so as many puts do not rehash, and
+// a few more (1/16): a daemon's first new files after Load.
 func (t *unitTab) reserve(n int) {
 	if n*8 > len(t.slots)*7 {
-		t.rehash(n)
+		t.rehash(n + n/16)
 	}
 }
 

@@ -91,12 +91,11 @@ func TestUnitTabStress(t *testing.T) {
 func TestUnitTabCollisions(t *testing.T) {
 	var tab unitTab
 	tab.reserve(64)
-	mask := uint64(len(tab.slots) - 1)
 	want := map[string]*unit{}
 	h0, tag0 := hashKey("seed")
 	for i := 0; len(want) < 40; i++ {
 		k := fmt.Sprint("k", i)
-		if h, tag := hashKey(k); h&mask == h0&mask && tag == tag0 {
+		if h, tag := hashKey(k); tab.home(h) == tab.home(h0) && tag == tag0 {
 			u := &unit{rel: k}
 			tab.put(u)
 			want[k] = u
