@@ -909,7 +909,9 @@ func (ix *Indexer) updateLinesLocked(urel, path string) (bool, error) {
 		u.setState(nil)
 		u.parked = false
 		ix.setLazyKey(u, "")
-		u.tail = newUnitTail(dev, ino) // no skipped lines
+		sskip := u.sskip()
+		u.tail = newUnitTail(dev, ino) // no skipped lines of its own
+		u.setSSkip(sskip)              // the parked sessions' stay theirs
 		oldOffset = 0
 	}
 	feed, err := ix.catchUpConsumersLocked(f, u, reset)
