@@ -159,7 +159,7 @@ func (ix *Indexer) syncConsumersLocked() error {
 	}
 	var refs []SessionRef
 	for urel := range ix.touched {
-		u := ix.units[urel]
+		u := ix.units.get(urel)
 		if u == nil {
 			continue
 		}
@@ -245,9 +245,9 @@ func (ix *Indexer) unitRefsLocked() map[string]UnitRef {
 	if len(ix.consumers) == 0 {
 		return nil
 	}
-	refs := make(map[string]UnitRef, len(ix.units))
-	for urel, u := range ix.units {
-		refs[urel] = ix.unitRef(u)
+	refs := make(map[string]UnitRef, ix.units.len())
+	for u := range ix.units.all() {
+		refs[u.rel] = ix.unitRef(u)
 	}
 	return refs
 }
@@ -259,7 +259,7 @@ func (ix *Indexer) unitRefsLocked() map[string]UnitRef {
 func (ix *Indexer) removeGoneFromConsumersLocked(before map[string]UnitRef) error {
 	gone := false
 	for urel, ref := range before {
-		if ix.units[urel] != nil {
+		if ix.units.get(urel) != nil {
 			continue
 		}
 		for _, c := range ix.consumers {

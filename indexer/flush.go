@@ -35,7 +35,7 @@ func (ix *Indexer) flushLocked() error {
 	ix.unparkDirtyLocked()
 	ix.fetchDirtyLocked()
 	byDir := map[string][]*unit{}
-	for _, u := range ix.units {
+	for u := range ix.units.all() {
 		for _, s := range u.sessions() {
 			if us := byDir[s.Dir]; ix.dirtyDirs[s.Dir] && (len(us) == 0 || us[len(us)-1] != u) {
 				byDir[s.Dir] = append(us, u)
@@ -159,7 +159,7 @@ func (ix *Indexer) writeNativeLocked(dir string, ss []*Session) error {
 	if !ix.realDirLocked(dir) {
 		// Gone, or a symlink now (its sessions were forgotten): nothing is
 		// written or removed through it.
-		delete(ix.outputs, path)
+		ix.outputs.del(path)
 		return nil
 	}
 	if len(ss) == 0 {
@@ -205,7 +205,7 @@ func (ix *Indexer) writeCatalogsLocked() error {
 		ix.projects = projects
 	}
 	clear(projects)
-	for _, u := range ix.units {
+	for u := range ix.units.all() {
 		for _, s := range u.sessions() {
 			projects[s.Project] = true
 		}
@@ -233,7 +233,7 @@ func (ix *Indexer) writeCatalogsLocked() error {
 	// memory; a project one of whose units lost them is left for the retry,
 	// once that unit is read again.
 	need := map[string]bool{}
-	for _, u := range ix.units {
+	for u := range ix.units.all() {
 		if u.skey != 0 {
 			if p := ix.parkedProject(u); ix.dirtyProjects[p] || keys[p] != ix.skeyOf(u) {
 				need[ix.skeyOf(u)] = true
@@ -245,7 +245,7 @@ func (ix *Indexer) writeCatalogsLocked() error {
 		skip[p] = true
 		ix.failed = append(ix.failed, dirtyMark{project: p})
 	}
-	for _, u := range ix.units {
+	for u := range ix.units.all() {
 		for _, s := range u.sessions() {
 			byProject[s.Project] = append(byProject[s.Project], s)
 		}
@@ -447,7 +447,7 @@ func (ix *Indexer) writeOutputLocked(path string, data []byte, mark dirtyMark, r
 	}
 	sum := outputHash(data)
 	known := false // the file is still what we last wrote (by its stat)
-	if o, ok := ix.outputs[path]; ok {
+	if o, ok := ix.outputs.get(path); ok {
 		if fi, err := os.Stat(path); err == nil && fi.Size() == o.size && fi.ModTime().UnixNano() == o.mtime {
 			_, ino := statIdentity(fi)
 			known = ino == o.ino
@@ -487,7 +487,7 @@ func (ix *Indexer) drainLocked() error {
 	var errs []error
 	for _, r := range ix.writes.wait() {
 		if r.err != nil {
-			delete(ix.outputs, r.path)
+			ix.outputs.del(r.path)
 			errs = append(errs, r.err)
 			ix.failed = append(ix.failed, r.mark)
 			ix.stats.WriteFailures++
@@ -513,7 +513,7 @@ func (ix *Indexer) recordOutput(path string, sum uint64) {
 		return
 	}
 	_, ino := statIdentity(fi)
-	ix.outputs[path] = output{sum: sum, size: fi.Size(), mtime: fi.ModTime().UnixNano(), ino: ino}
+	ix.outputs.set(path, output{sum: sum, size: fi.Size(), mtime: fi.ModTime().UnixNano(), ino: ino})
 }
 
 // removeOutputLocked removes a generated file if it exists; it reports whether it did.
@@ -533,7 +533,7 @@ func (ix *Indexer) realDirLocked(dir string) bool {
 func (ix *Indexer) removeOutputLocked(path string) bool {
 	ix.dropResumeCacheLocked()
 	ix.pendingErr = errors.Join(ix.pendingErr, ix.drainLocked()) // no write of it still in flight
-	delete(ix.outputs, path)
+	ix.outputs.del(path)
 	if _, err := os.Lstat(path); err != nil {
 		return false
 	}

@@ -179,7 +179,7 @@ func (g *Group) StartAll() error {
 		at[ix] = i
 		switch {
 		case ends[i] == nil:
-		case len(ix.units) == 0:
+		case ix.units.len() == 0:
 			cold = append(cold, ix)
 		default:
 			warm = append(warm, ix)

@@ -73,8 +73,8 @@ type Indexer struct {
 	rootPending    bool   // the root did not exist when resolved: resolve when it appears
 
 	mu            sync.Mutex
-	units         map[string]*unit  // by unit path relative to rootDir
-	outputs       map[string]output // files this indexer wrote, by absolute path
+	units         unitTab           // by unit path relative to rootDir (unittab.go)
+	outputs       outputTab         // files this indexer wrote, by absolute path (outputs.go)
 	baseKeys      map[string]string // ProjectKey of each project, until the next Reconcile
 	keys          map[string]string // project → catalog key last written
 	owners        map[string]string // catalog key → its project (keys reversed; setKeysLocked)
@@ -99,7 +99,7 @@ type Indexer struct {
 	hot           []*unit           // line units whose accumulator is decoded, to park after a flush (startup.go)
 	rendered      map[string]string // project → catalog key rendered by the current flush
 	restored      []*Session        // LoadLite: every session restored to a unit, in catalog order
-	probeGen      uint32            // the current Unchanged walk
+	probeGen      uint16            // the current Unchanged walk (nextProbeGenLocked)
 	proof         *startScan        // Prove's listing, for Start (startscan_linux.go)
 	rawStarts     int               // Starts that walked by a startScan (tests)
 
@@ -138,8 +138,7 @@ const (
 )
 
 // unit is what the indexer holds of one file it reads; a daemon holds one per
-// file, and (its sessions parked) little else: 288 bytes, with parked beside
-// probed.
+// file, and (its sessions parked) little else: 112 bytes (TestUnitSize).
 type unit struct {
 	rel string
 	// live holds the unit's accumulator, its encoded state and its sessions
@@ -154,13 +153,13 @@ type unit struct {
 	// catalog of this key, filed under its project (ix.owners[skey]), where the
 	// last flush or Load left them; nsess, sbytes and sskip are their count,
 	// their sizes' and skipped lines' sums (parksessions.go).
-	skey    ckey
-	sbytes  int64
-	skipped int
-	sskip   int32
-	nsess   int32
-	probed  uint32 // the last Unchanged walk that found it (probe.go)
-	kind    UnitKind
+	skey ckey
+	// skipped lines (the unit's, the parked sessions') are kept in the
+	// tail's rare part (skips.go), as most units have none.
+	sbytes int64
+	nsess  int32
+	probed uint16 // the last Unchanged walk that found it (probe.go)
+	kind   UnitKind
 	// parked: acc is not in memory; state (nil: a new accumulator's) is all of it,
 	// decoded when the unit is next read or projected (startup.go).
 	parked bool
@@ -190,8 +189,6 @@ func New(opt Options) (*Indexer, error) {
 		log:           opt.Logger.With("component", "indexer", "source", opt.Source),
 		layout:        l,
 		rootDir:       opt.Root,
-		units:         map[string]*unit{},
-		outputs:       map[string]output{},
 		baseKeys:      map[string]string{},
 		keys:          map[string]string{},
 		dirtyDirs:     map[string]bool{},
@@ -203,6 +200,7 @@ func New(opt Options) (*Indexer, error) {
 		ix.rootDir = filepath.Dir(opt.Root)
 		ix.rootRel = filepath.Base(opt.Root)
 	}
+	ix.outputs.init(CatalogDir(opt.StateDir, opt.Source))
 	return ix, nil
 }
 
@@ -296,14 +294,11 @@ func (ix *Indexer) loadLocked() error {
 		cats = append(cats, loaded{c, e.Name()})
 		n += len(c.Sessions)
 	}
+	ix.units.reserve(ix.units.len() + n) // a table sized once
 	var slab *unitSlab
 	if lr != nil {
-		// A listing's units live for milliseconds: allocated together, in a
-		// map sized once.
+		// A listing's units live for milliseconds: allocated together.
 		slab = newUnitSlab(n)
-		if len(ix.units) == 0 {
-			ix.units = make(map[string]*unit, n)
-		}
 		ix.restored = make([]*Session, 0, n)
 	}
 	var from map[*unit]string // the catalog key each unit's sessions came from ("": several)
@@ -362,7 +357,7 @@ func (ix *Indexer) restoreLocked(s *Session, key string, slab *unitSlab) *unit {
 		ix.unrestored++
 		return nil
 	}
-	u := ix.units[urel]
+	u := ix.units.get(urel)
 	if u != nil && u.skey != 0 {
 		// Already restored from another catalog and parked there: the unit
 		// keeps its sessions in memory.
@@ -381,7 +376,7 @@ func (ix *Indexer) restoreLocked(s *Session, key string, slab *unitSlab) *unit {
 		}
 		u.rel, u.kind = urel, kind
 		u.tail.set(s.Tail)
-		ix.units[urel] = u
+		ix.units.put(u)
 	}
 	if kind == UnitLines && !ix.lite {
 		if _, ok := ix.layout.(LineLayout); !ok {
@@ -391,7 +386,7 @@ func (ix *Indexer) restoreLocked(s *Session, key string, slab *unitSlab) *unit {
 		// append, a native index): a restart over 100k unchanged sessions makes none.
 		u.setState(s.Tail.State)
 		u.parked = true
-		u.skipped = s.SkippedLines
+		u.setSkipped(s.SkippedLines)
 	}
 	s.Dir = ix.layout.ProjectDir(urel)
 	u.setSessions(append(u.sessions(), s))
@@ -595,7 +590,7 @@ func (ix *Indexer) updatePathLocked(rel string) error {
 		return nil
 	}
 	urel, kind := ix.layout.Classify(rel)
-	if rel != "." && ix.units[rel] == nil && (kind == UnitNone || ix.units[urel] == nil) {
+	if rel != "." && ix.units.get(rel) == nil && (kind == UnitNone || ix.units.get(urel) == nil) {
 		// Neither a known unit's file (an append to one is the common event)
 		// nor inside one (units do not nest): it may be a directory that is a
 		// file now, whose units go.
@@ -616,8 +611,8 @@ func (ix *Indexer) updatePathLocked(rel string) error {
 func (ix *Indexer) removeUnderLocked(rel string, self bool) {
 	var gone []string
 	under := rel + "/"
-	for urel := range ix.units {
-		if (self && urel == rel) || rel == "." || strings.HasPrefix(urel, under) {
+	for u := range ix.units.all() {
+		if urel := u.rel; (self && urel == rel) || rel == "." || strings.HasPrefix(urel, under) {
 			gone = append(gone, urel)
 		}
 	}
@@ -626,7 +621,7 @@ func (ix *Indexer) removeUnderLocked(rel string, self bool) {
 
 // forceLocked makes the next read of a unit re-read it even if its stat is unchanged.
 func (ix *Indexer) forceLocked(urel string) {
-	if u := ix.units[urel]; u != nil {
+	if u := ix.units.get(urel); u != nil {
 		u.tail.Mtime = -1
 		if u.kind == UnitLines {
 			u.setAcc(nil)
@@ -704,8 +699,8 @@ func (ix *Indexer) walkLocked(rel string) (map[string]bool, error) {
 		}
 	}
 	var gone []string
-	for urel := range ix.units {
-		if !seen[urel] && (rel == "." || urel == rel || strings.HasPrefix(urel, rel+"/")) {
+	for u := range ix.units.all() {
+		if urel := u.rel; !seen[urel] && (rel == "." || urel == rel || strings.HasPrefix(urel, rel+"/")) {
 			gone = append(gone, urel)
 		}
 	}
@@ -747,13 +742,13 @@ func (ix *Indexer) removeUnitsLocked(urels []string) {
 
 // removeUnitLocked forgets a unit; it reports whether there was one.
 func (ix *Indexer) removeUnitLocked(urel string) bool {
-	u := ix.units[urel]
+	u := ix.units.get(urel)
 	if u == nil {
 		return false
 	}
 	ix.setSessionsLocked(u, nil)
 	ix.setLazyKey(u, "")
-	delete(ix.units, urel)
+	ix.units.del(urel)
 	if len(ix.consumers) > 0 {
 		ref := ix.unitRef(u)
 		for _, c := range ix.consumers {
@@ -773,7 +768,8 @@ func (ix *Indexer) setSessionsLocked(u *unit, ss []*Session) {
 		ix.dirtyDirs[ix.layout.ProjectDir(u.rel)] = true
 		ix.dirtyProjects[ix.parkedProject(u)] = true
 		ix.setSkey(u, "")
-		u.nsess, u.sbytes, u.sskip = 0, 0, 0
+		u.nsess, u.sbytes = 0, 0
+		u.setSSkip(0)
 	}
 	for _, s := range ss {
 		ix.dirtyDirs[s.Dir] = true
@@ -839,7 +835,7 @@ func (ix *Indexer) updateLinesLocked(urel, path string) (bool, error) {
 	if ix.fetchedLocked(urel, path) {
 		return true, nil // read and folded by a worker (prefetch.go)
 	}
-	if u := ix.units[urel]; u != nil && u.hasState() && !ix.verifying {
+	if u := ix.units.get(urel); u != nil && u.hasState() && !ix.verifying {
 		// Unchanged by its stat: one lstat, no open.
 		if fi, err := os.Lstat(path); err == nil && fi.Mode().IsRegular() && fi.Size() == u.tail.Size && fi.ModTime().UnixNano() == u.tail.Mtime && fi.Size() >= u.tail.Offset {
 			// A consumer behind the catalog (it was loaded from another
@@ -866,10 +862,10 @@ func (ix *Indexer) updateLinesLocked(urel, path string) (bool, error) {
 		return ix.removeUnitLocked(urel), nil
 	}
 	dev, ino := statIdentity(fi)
-	u := ix.units[urel]
+	u := ix.units.get(urel)
 	if u == nil {
 		u = &unit{rel: urel, kind: UnitLines}
-		ix.units[urel] = u
+		ix.units.put(u)
 	}
 	mtime := fi.ModTime().UnixNano()
 	same := u.hasState() && u.tail.Dev == dev && u.tail.Ino == ino && fi.Size() >= u.tail.Offset
@@ -913,8 +909,9 @@ func (ix *Indexer) updateLinesLocked(urel, path string) (bool, error) {
 		u.setState(nil)
 		u.parked = false
 		ix.setLazyKey(u, "")
-		u.tail = newUnitTail(dev, ino)
-		u.skipped = 0
+		sskip := u.sskip()
+		u.tail = newUnitTail(dev, ino) // no skipped lines of its own
+		u.setSSkip(sskip)              // the parked sessions' stay theirs
 		oldOffset = 0
 	}
 	feed, err := ix.catchUpConsumersLocked(f, u, reset)
@@ -931,18 +928,18 @@ func (ix *Indexer) updateLinesLocked(urel, path string) (bool, error) {
 			return
 		}
 		if line[0] != '{' {
-			u.skipped++
+			u.setSkipped(u.skipped() + 1)
 			return
 		}
 		if acc.Line(line) != nil {
-			u.skipped++
+			u.setSkipped(u.skipped() + 1)
 		}
 		feed(off, line)
 	})
 	u.tail.Offset = rt.Offset
 	u.tail.SetLongLine(rt.LongLine)
 	ix.stats.BytesRead += st.BytesRead
-	u.skipped += st.Long
+	u.setSkipped(u.skipped() + st.Long)
 	if err != nil {
 		return true, fmt.Errorf("read %s: %w", path, err)
 	}
@@ -1023,7 +1020,7 @@ func (ix *Indexer) fingerprintsMatchLocked(f *os.File, offset int64, tfp, thfp s
 
 func (ix *Indexer) summarizeLinesLocked(u *unit, path string) {
 	t := u.tail.get()
-	s := &Session{File: path, SizeBytes: t.Size, SkippedLines: u.skipped, Tail: &t}
+	s := &Session{File: path, SizeBytes: t.Size, SkippedLines: u.skipped(), Tail: &t}
 	u.acc().Summarize(s, FileFacts{Root: ix.rootDir, Unit: u.rel, Path: path, Size: t.Size, Mtime: time.Unix(0, t.Mtime)})
 	s.Dir = ix.layout.ProjectDir(u.rel)
 	st, err := marshalNoEscape(u.acc())
@@ -1058,7 +1055,7 @@ func (ix *Indexer) updateDocumentLocked(urel, path string) (bool, error) {
 	if ds, ok := ix.layout.(DependencyStamper); ok {
 		dep = ds.DepStamp(ix.rootDir, urel)
 	}
-	u := ix.units[urel]
+	u := ix.units.get(urel)
 	unchanged := u != nil && u.tail.Dev == dev && u.tail.Ino == ino && u.tail.Size == fi.Size() && u.tail.Mtime == mtime && u.tail.Dep() == dep
 	if unchanged && !ix.consumersBehindLocked(u) {
 		return false, nil
@@ -1087,10 +1084,12 @@ func (ix *Indexer) updateDocumentLocked(urel, path string) (bool, error) {
 	}
 	if u == nil {
 		u = &unit{rel: urel, kind: UnitDocument}
-		ix.units[urel] = u
+		ix.units.put(u)
 	}
+	sskip := u.sskip()
 	u.tail = unitTail{Dev: dev, Ino: ino, Size: int64(len(data)), Offset: int64(len(data)), Mtime: mtime}
 	u.tail.setRare("", "", dep, false)
+	u.setSSkip(sskip) // the parked sessions' until setSessionsLocked
 	old := map[string]string{}
 	for _, s := range u.sessions() {
 		old[s.ID] = s.Project
@@ -1134,7 +1133,7 @@ func (ix *Indexer) Sessions() []*Session {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	var out []*Session
-	for _, u := range ix.units {
+	for u := range ix.units.all() {
 		for _, s := range u.sessions() {
 			c := *s
 			out = append(out, &c)

@@ -87,7 +87,7 @@ func (ix *Indexer) setLazyKey(u *unit, k string) {
 // units' ids are cleared too, so one still referenced (ix.hot) can never drop a
 // key a later unit holds.
 func (ix *Indexer) forgetKeysLocked() {
-	for _, u := range ix.units {
+	for u := range ix.units.all() {
 		u.skey, u.lazyKey = 0, 0
 	}
 	ix.ktab = keyTab{}

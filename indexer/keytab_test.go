@@ -50,7 +50,8 @@ func checkKeyTab(t *testing.T, ix *Indexer) (keys map[string]bool) {
 	defer ix.mu.Unlock()
 	refs := map[ckey]int32{}
 	keys = map[string]bool{}
-	for urel, u := range ix.units {
+	for u := range ix.units.all() {
+		urel := u.rel
 		want := ProjectKey("/w/" + strings.Split(urel, "/")[0])
 		for _, k := range []ckey{u.skey, u.lazyKey} {
 			if k == 0 {

@@ -80,7 +80,8 @@ func (ix *Indexer) parkSessionsLocked(u *unit, k string) bool {
 		return false
 	}
 	ix.setSkey(u, k)
-	u.nsess, u.sbytes, u.sskip = int32(len(u.sessions())), bytes, int32(skipped)
+	u.nsess, u.sbytes = int32(len(u.sessions())), bytes
+	u.setSSkip(int(skipped))
 	u.setSessions(nil)
 	return true
 }
@@ -91,7 +92,7 @@ func (ix *Indexer) parkRenderedLocked() {
 	if ix.opt.Check || ix.lite || len(ix.rendered) == 0 {
 		return
 	}
-	for _, u := range ix.units {
+	for u := range ix.units.all() {
 		if u.skey != 0 || len(u.sessions()) == 0 {
 			continue
 		}
@@ -115,7 +116,7 @@ func (ix *Indexer) unparkDirtyLocked() {
 	for {
 		ix.rereadLocked()
 		keys := map[string]bool{}
-		for _, u := range ix.units {
+		for u := range ix.units.all() {
 			if u.skey == 0 || keys[ix.skeyOf(u)] {
 				continue
 			}
@@ -153,7 +154,7 @@ func (ix *Indexer) rereadLocked() {
 		for urel, p := range ix.rereads {
 			delete(ix.rereads, urel)
 			ix.dirtyProjects[p] = true
-			u := ix.units[urel]
+			u := ix.units.get(urel)
 			if u == nil {
 				continue
 			}
@@ -175,7 +176,7 @@ func (ix *Indexer) unparkKeysLocked(keys map[string]bool) (stale []string) {
 		return nil
 	}
 	byKey := map[string][]*unit{}
-	for _, u := range ix.units {
+	for u := range ix.units.all() {
 		if u.skey != 0 && keys[ix.skeyOf(u)] {
 			byKey[ix.skeyOf(u)] = append(byKey[ix.skeyOf(u)], u)
 		}
@@ -186,7 +187,8 @@ func (ix *Indexer) unparkKeysLocked(keys map[string]bool) (stale []string) {
 		for _, u := range us {
 			ss, n := got[u], int(u.nsess)
 			ix.setSkey(u, "")
-			u.nsess, u.sbytes, u.sskip = 0, 0, 0
+			u.nsess, u.sbytes = 0, 0
+			u.setSSkip(0)
 			if len(ss) == n {
 				u.setSessions(ss)
 				continue
@@ -234,7 +236,7 @@ func (ix *Indexer) readParkedLocked(k string, verify bool) map[*unit][]*Session 
 			continue
 		}
 		urel, kind := ix.layout.Classify(rel)
-		u := ix.units[urel]
+		u := ix.units.get(urel)
 		if u == nil || ix.skeyOf(u) != k || kind != u.kind {
 			continue
 		}
@@ -304,7 +306,7 @@ func (r *tailReader) read(path string) (*Catalog, error) {
 // catalogs (each read once) for a reader; nothing is kept.
 func (ix *Indexer) parkedSessionsLocked(fn func(s *Session)) {
 	keys := map[string]bool{}
-	for _, u := range ix.units {
+	for u := range ix.units.all() {
 		if u.skey != 0 {
 			keys[ix.skeyOf(u)] = true
 		}
@@ -347,7 +349,7 @@ var trackSessionPeak = false
 // heldSessionsLocked counts the units holding their sessions in memory.
 func (ix *Indexer) heldSessionsLocked() int {
 	n := 0
-	for _, u := range ix.units {
+	for u := range ix.units.all() {
 		if len(u.sessions()) > 0 {
 			n++
 		}

@@ -159,7 +159,7 @@ func TestFailedWriteUnitsParkAgain(t *testing.T) {
 	ix.Update([]string{files[0]})
 	if held, parked := inMemory(ix); held != 0 {
 		ix.mu.Lock()
-		for _, u := range ix.units {
+		for u := range ix.units.all() {
 			if len(u.sessions()) > 0 {
 				t.Logf("held: %s state=%d bytes parked=%v lazyKey=%q", u.rel, len(u.state()), u.parked, ix.lazyKeyOf(u))
 			}

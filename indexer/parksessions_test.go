@@ -15,7 +15,7 @@ import (
 func inMemory(ix *Indexer) (held, parked int) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	for _, u := range ix.units {
+	for u := range ix.units.all() {
 		if len(u.sessions()) > 0 {
 			held++
 		}
@@ -274,7 +274,7 @@ func TestParkedSessionsFiledElsewhere(t *testing.T) {
 	appendFile(t, fb1, claudeUserLine(b1, "/w/b", "2026-03-01T10:00:02Z", "first b", false))
 	ix := restartedIndexer(t, "claude", root, state)
 	ix.mu.Lock()
-	if u := ix.units[filepath.Base(dirA)+"/"+a2+".jsonl"]; u == nil {
+	if u := ix.units.get(filepath.Base(dirA) + "/" + a2 + ".jsonl"); u == nil {
 		t.Error("no unit for the session filed under /w/b")
 	} else if ix.skeyOf(u) != ProjectKey("/w/b") {
 		t.Errorf("the session filed under /w/b is parked in %q, want its catalog %q", ix.skeyOf(u), ProjectKey("/w/b"))

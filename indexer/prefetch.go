@@ -96,7 +96,7 @@ func (ix *Indexer) startPrefetchLocked() {
 	// second walk of every directory (6% of a 100k store's start-up), for files
 	// that arrived while no daemon ran: few, as a rule. The walk reads what it
 	// finds itself; a start without catalogs (the first) still reads on workers.
-	if ix.quick && len(ix.units) > 0 {
+	if ix.quick && ix.units.len() > 0 {
 		return
 	}
 	var items []string
@@ -122,7 +122,7 @@ func (ix *Indexer) startPrefetchLocked() {
 			return nil
 		}
 		urel, kind := ix.layout.Classify(r)
-		if kind == UnitLines && !seen[urel] && ix.units[urel] == nil {
+		if kind == UnitLines && !seen[urel] && ix.units.get(urel) == nil {
 			seen[urel] = true
 			items = append(items, urel)
 		}
@@ -379,7 +379,7 @@ func (pf *prefetcher) read(urel string, r *fetched) {
 // exactly as updateLinesLocked would have read it; false means there is none and
 // the caller reads the unit itself.
 func (ix *Indexer) fetchedLocked(urel, path string) bool {
-	if ix.fetch == nil || ix.units[urel] != nil {
+	if ix.fetch == nil || ix.units.get(urel) != nil {
 		return false
 	}
 	r := ix.fetch.take(urel)
@@ -387,7 +387,7 @@ func (ix *Indexer) fetchedLocked(urel, path string) bool {
 		return false
 	}
 	u := &unit{rel: urel, kind: UnitLines, live: &unitLive{acc: r.acc}, tail: newUnitTail(r.tail.Dev, r.tail.Ino)}
-	ix.units[urel] = u
+	ix.units.put(u)
 	if len(ix.consumers) > 0 {
 		// A unit read from the start: every consumer is reset and handed every
 		// line, as the prepared lines of a Preparer or one Line call each.
@@ -406,7 +406,7 @@ func (ix *Indexer) fetchedLocked(urel, path string) bool {
 		}
 	}
 	u.tail.set(&r.tail)
-	u.skipped = r.skipped
+	u.setSkipped(r.skipped)
 	ix.stats.BytesRead += r.bytesRead
 	if len(ix.consumers) > 0 {
 		ref := ix.unitRef(u)

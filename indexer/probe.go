@@ -31,8 +31,7 @@ func (ix *Indexer) unchangedLocked() bool {
 	if ix.unrestored > 0 || ix.rootPending {
 		return false
 	}
-	ix.probeGen++
-	p := prober{ix: ix, gen: ix.probeGen}
+	p := prober{ix: ix, gen: ix.nextProbeGenLocked()}
 	if ix.rootRel != "" {
 		// A file root: its one unit, if the file is there.
 		if urel, kind := ix.layout.Classify(ix.rootRel); kind != UnitNone {
@@ -43,7 +42,7 @@ func (ix *Indexer) unchangedLocked() bool {
 	} else if !p.walk(ix.rootDir) {
 		return false
 	}
-	return p.found == len(ix.units)
+	return p.found == ix.units.len()
 }
 
 // onlyChildLayout is a layout with directories in which one child directory
@@ -68,7 +67,7 @@ func onlyChildOf(l Layout, dir string) (string, bool) {
 // prober is one Unchanged walk.
 type prober struct {
 	ix    *Indexer
-	gen   uint32 // marks the units found (unit.probed)
+	gen   uint16 // marks the units found (unit.probed)
 	found int    // distinct known units found, each unchanged
 
 	seenEmpty map[string]bool // documents found to hold no session
@@ -82,7 +81,7 @@ func (p *prober) dir(path, rel string) bool {
 	root, err := os.OpenRoot(path)
 	if err != nil {
 		// A root that does not exist holds nothing: unchanged if nothing was known.
-		return rel == "." && errors.Is(err, fs.ErrNotExist) && len(p.ix.units) == 0
+		return rel == "." && errors.Is(err, fs.ErrNotExist) && p.ix.units.len() == 0
 	}
 	defer root.Close()
 	f, err := root.Open(".")
@@ -118,7 +117,7 @@ func (p *prober) dir(path, rel string) bool {
 			// a native index, or a writer's temp file
 		default:
 			// A known unit's own file needs no classifying: the catalogs hold it.
-			if u := p.ix.units[r]; u != nil {
+			if u := p.ix.units.get(r); u != nil {
 				if !p.unit(r, u.kind, d) {
 					return false
 				}
@@ -165,7 +164,7 @@ func (p *prober) noSessions(urel string) bool {
 // the walk found it by that file (urel is the path walked), else nil.
 func (p *prober) unit(urel string, kind UnitKind, d fs.DirEntry) bool {
 	ix := p.ix
-	u := ix.units[urel]
+	u := ix.units.get(urel)
 	if u == nil {
 		// Not in the catalogs: new, unless it is a document that holds no
 		// session (a refresh reads it every time and changes nothing).
@@ -227,7 +226,7 @@ func tailUnchanged(ix *Indexer, u *unit, urel string, kind UnitKind, size int64)
 // dependency stamp), what the unit was built from; the same test the reads make
 // before they skip a file.
 func (ix *Indexer) unitUnchangedLocked(urel string, kind UnitKind) bool {
-	u := ix.units[urel]
+	u := ix.units.get(urel)
 	if u == nil || !u.hasSessions() {
 		return false
 	}

@@ -113,7 +113,7 @@ func TestUnchangedOnlyChildShortcut(t *testing.T) {
 					copyTree(t, filepath.Join("testdata", c.layout, "basic", "store"), root)
 					ix := newLayoutIndexer(t, c.layout, root, state, false)
 					ix.Reconcile()
-					if ix.units[unit] == nil {
+					if ix.units.get(unit) == nil {
 						t.Fatalf("%s not indexed", unit)
 					}
 					ch.do(t, filepath.Join(root, c.child))

@@ -23,7 +23,7 @@ func (p *prober) walk(path string) bool {
 	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
 	if err != nil {
 		// A root that does not exist holds nothing: unchanged if nothing was known.
-		return err == syscall.ENOENT && len(p.ix.units) == 0
+		return err == syscall.ENOENT && p.ix.units.len() == 0
 	}
 	defer syscall.Close(fd)
 	p.rel = p.rel[:0]
@@ -89,7 +89,7 @@ func (p *prober) rawDir(fd, depth int) bool {
 				return true // a native index, or a writer's temp file
 			}
 			// A known unit's own file needs no classifying: the catalogs hold it.
-			if u := p.ix.units[string(p.rel)]; u != nil {
+			if u := p.ix.units.getBytes(p.rel); u != nil {
 				if !statted && p.stat(fd, name, nameZ, &st) != nil {
 					return false
 				}

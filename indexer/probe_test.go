@@ -51,7 +51,8 @@ func checkUnchangedSees(t *testing.T, layout, store, change string) {
 	ix := newLayoutIndexer(t, layout, root, state, false)
 	ix.Reconcile() // a deliberately corrupt test file may report an error
 	var units []string
-	for urel, u := range ix.units {
+	for u := range ix.units.all() {
+		urel := u.rel
 		if u.hasSessions() {
 			units = append(units, urel)
 		}
@@ -204,7 +205,7 @@ func twinPath(ix *Indexer, urel string) (string, bool) {
 		if dir != "" && !strings.Contains(c, "/") {
 			rel = dir + "/" + c
 		}
-		if u, k := ix.layout.Classify(rel); u == rel && k == kind && ix.units[rel] == nil {
+		if u, k := ix.layout.Classify(rel); u == rel && k == kind && ix.units.get(rel) == nil {
 			return ix.unitPath(rel), true
 		}
 	}

@@ -117,8 +117,8 @@ func (ix *Indexer) spreadUnchangedLocked(sl spreadLayout, projects []string, p *
 	if stamp, _, ok := ix.dirsStampLocked(sl.spreadDepth()); !ok || stamp != want {
 		return false
 	}
-	for rel, u := range ix.units {
-		if _, ok := p.visit(u); !ok || !ix.unitUnchangedLocked(rel, u.kind) {
+	for u := range ix.units.all() {
+		if _, ok := p.visit(u); !ok || !ix.unitUnchangedLocked(u.rel, u.kind) {
 			return false
 		}
 	}

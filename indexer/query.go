@@ -176,8 +176,8 @@ func (ix *Indexer) Entries() []Entry {
 		}
 		return out
 	}
-	out := make([]Entry, 0, len(ix.units))
-	for _, u := range ix.units {
+	out := make([]Entry, 0, ix.units.len())
+	for u := range ix.units.all() {
 		for _, s := range u.sessions() {
 			out = append(out, Entry{Session: s, Source: ix.opt.Source, Layout: ix.layout.Name(), Project: s.Project})
 		}

@@ -11,8 +11,8 @@ func (ix *Indexer) Release() {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	ix.forgetKeysLocked()
-	ix.units = map[string]*unit{}
-	ix.outputs = map[string]output{}
+	ix.units.clear()
+	ix.outputs.clear()
 	ix.baseKeys = map[string]string{}
 	ix.keys = map[string]string{}
 	ix.owners = nil

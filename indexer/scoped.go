@@ -50,7 +50,7 @@ import (
 func (ix *Indexer) ProveProject(projects []string) (entries []Entry, ok bool) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	if len(projects) == 0 || ix.rootPending || ix.rootRel != "" || len(ix.units) > 0 {
+	if len(projects) == 0 || ix.rootPending || ix.rootRel != "" || ix.units.len() > 0 {
 		return nil, false
 	}
 	if _, ok := ix.layout.(projectlessLayout); ok {
@@ -104,15 +104,14 @@ func (ix *Indexer) ProveProject(projects []string) (entries []Entry, ok bool) {
 	if ix.unrestored > 0 {
 		return nil, false
 	}
-	ix.probeGen++
-	p := prober{ix: ix, gen: ix.probeGen}
+	p := prober{ix: ix, gen: ix.nextProbeGenLocked()}
 	if spread {
 		if !ix.spreadUnchangedLocked(sl, look, &p) {
 			return nil, false
 		}
 	} else {
 		dirs := map[string]bool{}
-		for _, u := range ix.units {
+		for u := range ix.units.all() {
 			dirs[ix.layout.ProjectDir(u.rel)] = true
 		}
 		for _, pr := range projects {
@@ -134,7 +133,7 @@ func (ix *Indexer) ProveProject(projects []string) (entries []Entry, ok bool) {
 			}
 		}
 	}
-	if p.found != len(ix.units) {
+	if p.found != ix.units.len() {
 		return nil, false // a known session's file is gone
 	}
 	entries = make([]Entry, 0, len(ix.restored))
@@ -227,7 +226,7 @@ func (p *prober) dirSub(rel string) bool {
 func (ix *Indexer) ProveLean() bool {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	if len(ix.units) > 0 || ix.rootPending {
+	if ix.units.len() > 0 || ix.rootPending {
 		return false
 	}
 	ix.lite = true
@@ -252,7 +251,7 @@ func (ix *Indexer) ProveLean() bool {
 			if kind == UnitNone {
 				return false
 			}
-			if ix.units[urel] != nil {
+			if ix.units.get(urel) != nil {
 				return true
 			}
 			// Its sessions are in catalog key (skey), as a parked unit's
@@ -260,7 +259,7 @@ func (ix *Indexer) ProveLean() bool {
 			u := &unit{rel: strings.Clone(urel), kind: kind}
 			u.tail.set(t) // without the state and the own project
 			ix.setSkey(u, key)
-			ix.units[u.rel] = u
+			ix.units.put(u)
 			return true
 		}
 		path := filepath.Join(dir, key, CatalogName)

@@ -59,7 +59,7 @@ func checkProveProject(t *testing.T, layout, change string) {
 	for _, en := range all {
 		rel, _ := ix.relOf(en.File)
 		urel, _ := ix.layout.Classify(rel)
-		if u := ix.units[urel]; u != nil && en.Type == "main" && !slices.Contains(byProject[en.Project], u) {
+		if u := ix.units.get(urel); u != nil && en.Type == "main" && !slices.Contains(byProject[en.Project], u) {
 			byProject[en.Project] = append(byProject[en.Project], u)
 		}
 	}
@@ -76,7 +76,9 @@ func checkProveProject(t *testing.T, layout, change string) {
 	}
 	size := func(u *unit) int64 { fi, _ := os.Stat(ix.unitPath(u.rel)); return fi.Size() }
 	as := byProject[projA]
-	slices.SortFunc(as, func(x, y *unit) int { return cmp.Or(cmp.Compare(size(y), size(x)), strings.Compare(x.rel, y.rel)) })
+	slices.SortFunc(as, func(x, y *unit) int {
+		return cmp.Or(cmp.Compare(size(y), size(x)), strings.Compare(x.rel, y.rel))
+	})
 	a := as[0]
 	dirsA := map[string]bool{}
 	for _, u := range as {

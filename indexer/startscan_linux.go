@@ -34,7 +34,7 @@ var startScanRaw = true
 // that writes before (its marks would be stale).
 type startScan struct {
 	ix      *Indexer
-	gen     uint32          // marks the units found unchanged (unit.probed)
+	gen     uint16          // marks the units found unchanged (unit.probed)
 	natives map[string]bool // project dirs holding a native index
 	temps   []string        // temp files of crashed writers' to remove (paths)
 	pending []pendingUnit   // units walkLocked would bring up to date, in listing order
@@ -51,20 +51,19 @@ type pendingUnit struct {
 // proveLocked lists the source for Start (startScan); nil when it cannot tell
 // and walkLocked must walk instead.
 func (ix *Indexer) proveLocked() *startScan {
-	if !startScanRaw || ix.rootRel != "" || len(ix.units) == 0 || ix.lite {
+	if !startScanRaw || ix.rootRel != "" || ix.units.len() == 0 || ix.lite {
 		return nil
 	}
 	fd, err := syscall.Open(ix.rootDir, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
 	if err != nil {
 		return nil
 	}
-	ix.probeGen++
-	s := &startScan{ix: ix, gen: ix.probeGen, natives: map[string]bool{}, queued: map[string]bool{}}
+	s := &startScan{ix: ix, gen: ix.nextProbeGenLocked(), natives: map[string]bool{}, queued: map[string]bool{}}
 	ok := s.dir(fd, 0)
 	syscall.Close(fd)
 	s.bufs, s.rel = nil, nil
 	if !ok {
-		ix.probeGen++ // forget the marks
+		ix.nextProbeGenLocked() // forget the marks
 		return nil
 	}
 	return s
@@ -86,10 +85,10 @@ func (ix *Indexer) scanStartLocked() (natives map[string]bool, ok bool) {
 	// A consumer behind a unit the listing found unchanged is handed what it
 	// lacks, as walkLocked's read would.
 	if len(ix.consumers) > 0 {
-		for urel, u := range ix.units {
+		for u := range ix.units.all() {
 			if u.probed == s.gen && ix.consumersBehindLocked(u) {
 				u.probed = 0
-				s.queue(urel, u.kind)
+				s.queue(u.rel, u.kind)
 			}
 		}
 	}
@@ -98,7 +97,7 @@ func (ix *Indexer) scanStartLocked() (natives map[string]bool, ok bool) {
 	// was then: one replaced by a symlink since must not be followed, so each
 	// directory on the way is a directory still, or the tree is walked afresh.
 	if early && !s.dirsHold() {
-		ix.probeGen++ // forget the marks
+		ix.nextProbeGenLocked() // forget the marks
 		return nil, false
 	}
 	ix.rawStarts++
@@ -113,9 +112,9 @@ func (ix *Indexer) scanStartLocked() (natives map[string]bool, ok bool) {
 		}
 	}
 	var gone []string
-	for urel, u := range ix.units {
-		if u.probed != s.gen && !s.queued[urel] {
-			gone = append(gone, urel)
+	for u := range ix.units.all() {
+		if u.probed != s.gen && !s.queued[u.rel] {
+			gone = append(gone, u.rel)
 		}
 	}
 	slices.Sort(gone)
@@ -177,7 +176,7 @@ func (s *startScan) seen(urel string) bool {
 	if s.queued[urel] {
 		return true
 	}
-	u := s.ix.units[urel]
+	u := s.ix.units.get(urel)
 	return u != nil && u.probed == s.gen
 }
 
@@ -251,7 +250,7 @@ func (s *startScan) dir(fd, depth int) bool {
 				return true
 			}
 			// A known unit's own file needs no classifying: the catalogs hold it.
-			if u := ix.units[string(s.rel)]; u != nil {
+			if u := ix.units.getBytes(s.rel); u != nil {
 				if u.probed == s.gen || s.queued[u.rel] {
 					return true
 				}

@@ -120,7 +120,7 @@ func TestStartOverParkedConvergesBeforeVerify(t *testing.T) {
 			changeWhileDown(t, root, files)
 			ix := loadedIndexer(t, root, state)
 			parked := 0
-			for _, u := range ix.units {
+			for u := range ix.units.all() {
 				if u.skey != 0 {
 					parked++
 				}

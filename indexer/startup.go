@@ -70,7 +70,7 @@ func (ix *Indexer) VerifyOutputs() error {
 func (ix *Indexer) renderAllLocked() error {
 	var errs []error
 	dirs := map[string][]string{} // project → its sessions' directories
-	for _, u := range ix.units {
+	for u := range ix.units.all() {
 		for _, s := range u.sessions() {
 			dirs[s.Project] = append(dirs[s.Project], s.Dir)
 		}
@@ -97,7 +97,7 @@ func (ix *Indexer) renderAllLocked() error {
 
 // anyParkedLocked reports whether a unit's sessions are parked.
 func (ix *Indexer) anyParkedLocked() bool {
-	for _, u := range ix.units {
+	for u := range ix.units.all() {
 		if u.skey != 0 {
 			return true
 		}
@@ -108,7 +108,7 @@ func (ix *Indexer) anyParkedLocked() bool {
 // heldStatesLocked counts the units holding a state or an accumulator in memory.
 func (ix *Indexer) heldStatesLocked() int {
 	n := 0
-	for _, u := range ix.units {
+	for u := range ix.units.all() {
 		if u.acc() != nil || u.state() != nil {
 			n++
 		}
@@ -119,7 +119,7 @@ func (ix *Indexer) heldStatesLocked() int {
 // markAllLocked marks every project directory and project dirty: the next
 // flush renders all of them (writing only what differs).
 func (ix *Indexer) markAllLocked() {
-	for _, u := range ix.units {
+	for u := range ix.units.all() {
 		for _, s := range u.sessions() {
 			ix.dirtyDirs[s.Dir] = true
 			ix.dirtyProjects[s.Project] = true
@@ -141,7 +141,7 @@ var verifyBatch = 2000 // a var for tests
 // into batches of about verifyBatch units, in a fixed order.
 func (ix *Indexer) verifyBatchesLocked() [][]string {
 	count := map[string]int{}
-	for _, u := range ix.units {
+	for u := range ix.units.all() {
 		for _, s := range u.sessions() {
 			count[s.Project]++
 		}
@@ -179,7 +179,7 @@ func (ix *Indexer) nativePresenceLocked(natives map[string]bool) {
 		return
 	}
 	have := map[string]bool{}
-	for _, u := range ix.units {
+	for u := range ix.units.all() {
 		for _, s := range u.sessions() {
 			if s.Dir != "" {
 				have[s.Dir] = true
@@ -206,7 +206,7 @@ func (ix *Indexer) nativePresenceLocked(natives map[string]bool) {
 func (ix *Indexer) countLocked() {
 	projects := map[string]bool{}
 	ix.stats.Sessions, ix.stats.Bytes, ix.stats.SkippedLines = 0, 0, 0
-	for _, u := range ix.units {
+	for u := range ix.units.all() {
 		for _, s := range u.sessions() {
 			projects[s.Project] = true
 			ix.stats.Sessions++
@@ -217,7 +217,7 @@ func (ix *Indexer) countLocked() {
 			projects[ix.parkedProject(u)] = true
 			ix.stats.Sessions += int(u.nsess)
 			ix.stats.Bytes += u.sbytes
-			ix.stats.SkippedLines += int(u.sskip)
+			ix.stats.SkippedLines += u.sskip()
 		}
 	}
 	ix.stats.Projects = len(projects)
@@ -259,7 +259,7 @@ func (ix *Indexer) unparkLocked(u *unit) {
 func (ix *Indexer) parkLocked() {
 	keep := ix.hot[:0]
 	for _, u := range ix.hot {
-		if ix.units[u.rel] != u || u.lazyKey != 0 {
+		if ix.units.get(u.rel) != u || u.lazyKey != 0 {
 			continue
 		}
 		if !u.parked {
@@ -532,7 +532,7 @@ func (ix *Indexer) resumeStatesLocked(key, path string, us []*unit) [][]byte {
 // lazy units in the projects it renders, or whose catalog key changes.
 func (ix *Indexer) fetchForWriteLocked(keys map[string]string) {
 	need := map[string][]*unit{}
-	for _, u := range ix.units {
+	for u := range ix.units.all() {
 		if u.lazyKey == 0 || u.skey != 0 {
 			continue // parked with its session: brought back with it when needed
 		}
@@ -551,7 +551,7 @@ func (ix *Indexer) fetchForWriteLocked(keys map[string]string) {
 // writes what a rebuild would.
 func (ix *Indexer) fetchDirtyLocked() {
 	need := map[string][]*unit{}
-	for _, u := range ix.units {
+	for u := range ix.units.all() {
 		if u.lazyKey == 0 || u.skey != 0 {
 			continue // parked with its session: unparkDirtyLocked brought back those needed
 		}
@@ -562,9 +562,10 @@ func (ix *Indexer) fetchDirtyLocked() {
 	for k, us := range need {
 		ix.fetchStatesLocked(k, us)
 		for _, u := range us {
-			if !u.hasState() && ix.units[u.rel] == u {
-				if _, err := ix.readUnitLocked(u.rel, u.kind); err != nil {
-					ix.log.Warn("index failed", "file", ix.unitPath(u.rel), "err", err)
+			if !u.hasState() && ix.units.get(u.rel) == u {
+				rel := u.rel
+				if _, err := ix.readUnitLocked(rel, u.kind); err != nil {
+					ix.log.Warn("index failed", "file", ix.unitPath(rel), "err", err)
 				}
 			}
 		}
@@ -593,7 +594,7 @@ func (ix *Indexer) fetchDirsLocked(byDir map[string][]*unit) {
 func (ix *Indexer) fetchBeforeRemoveLocked(key string) {
 	ix.unparkKeysLocked(map[string]bool{key: true})
 	var us []*unit
-	for _, u := range ix.units {
+	for u := range ix.units.all() {
 		if ix.lazyKeyOf(u) == key {
 			us = append(us, u)
 		}

@@ -47,7 +47,7 @@ func loadedIndexer(t *testing.T, root, state string) *Indexer {
 func stateless(ix *Indexer) (lazy, all int) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	for _, u := range ix.units {
+	for u := range ix.units.all() {
 		all++
 		if u.acc() == nil && u.state() == nil && u.parked && u.lazyKey != 0 && (ix.skeyOf(u) == ix.lazyKeyOf(u) && u.sessions() == nil || u.sessions()[0].Tail.State == nil) {
 			lazy++

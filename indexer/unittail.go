@@ -30,6 +30,9 @@ type tailRare struct {
 	fp, hfp       string // with fpSet, hfpSet: a fingerprint that is not a value
 	fpSet, hfpSet bool
 	longLine      bool
+	// skipped, sskip: the unit's skipped lines and its parked sessions'
+	// (skips.go), kept by setRare.
+	skipped, sskip int32
 }
 
 // parseFp is the value of fingerprint s, and whether it has one (16 lower-case
@@ -132,11 +135,12 @@ func (t *unitTail) setRare(fp, hfp, dep string, longLine bool) {
 	var fpOK, hfpOK bool
 	t.fp, fpOK = parseFp(fp)
 	t.hfp, hfpOK = parseFp(hfp)
+	skipped, sskip := t.skippedN(), t.sskipN()
 	t.rare = nil
-	if (fpOK || fp == "") && (hfpOK || hfp == "") && dep == "" && !longLine {
+	if (fpOK || fp == "") && (hfpOK || hfp == "") && dep == "" && !longLine && skipped == 0 && sskip == 0 {
 		return
 	}
-	r := &tailRare{dep: dep, longLine: longLine}
+	r := &tailRare{dep: dep, longLine: longLine, skipped: skipped, sskip: sskip}
 	if !fpOK && fp != "" {
 		r.fp, r.fpSet = fp, true
 	}
@@ -146,7 +150,7 @@ func (t *unitTail) setRare(fp, hfp, dep string, longLine bool) {
 	t.rare = r
 }
 
-// set makes t x's fixed fields.
+// set makes t x's fixed fields (and no skipped lines).
 func (t *unitTail) set(x *Tail) {
 	*t = unitTail{Dev: x.Dev, Ino: x.Ino, Offset: x.Offset, Mtime: x.Mtime, Size: x.Size}
 	t.setRare(x.Fp, x.Hfp, x.Dep, x.LongLine)

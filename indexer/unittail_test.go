@@ -171,7 +171,7 @@ func TestUnitTailOddFingerprintsRestart(t *testing.T) {
 		t.Errorf("Start read %d bytes, wrote %d catalogs, counts %d sessions; want none, none, %d", st.BytesRead, st.CatalogWrites, st.Sessions, len(files))
 	}
 	ix.mu.Lock()
-	for _, u := range ix.units {
+	for u := range ix.units.all() {
 		if u.skey == 0 || u.tail.rare == nil || !upperFp(u.tail.Fp()) || u.tail.Hfp() != "zzzzzzzzzzzzzzzz" {
 			t.Errorf("%s: parked %v, fingerprints %q, %q", u.rel, u.skey != 0, u.tail.Fp(), u.tail.Hfp())
 		}

@@ -236,8 +236,8 @@ func (ix *Indexer) beginHeldLocked() (end func()) {
 func (ix *Indexer) resetLocked() {
 	ix.pendingErr = errors.Join(ix.pendingErr, ix.drainLocked())
 	ix.forgetKeysLocked()
-	clear(ix.units)
-	clear(ix.outputs)
+	ix.units.clear()
+	ix.outputs.clear()
 	clear(ix.baseKeys)
 	clear(ix.keys)
 	clear(ix.owners)
