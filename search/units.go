@@ -388,15 +388,19 @@ func loadUnits(nextUnit uint32, segs []*segment) (*units, error) {
 	for si := len(segs) - 1; si >= 0; si-- {
 		s := segs[si]
 		n := int(s.ft.nunits)
+		c := s.cursor()
 		for i := 0; i < n; {
-			start := s.tabOff(i)
+			start := c.off(i)
 			j := i + 1
-			for j < n && s.tabOff(j) >= start && s.tabOff(j)-start < chunk {
+			for j < n && c.off(j) >= start && c.off(j)-start < chunk {
 				j++
 			}
 			end := s.ft.unitsLen
 			if j < n {
-				end = s.tabOff(j)
+				end = c.off(j)
+			}
+			if c.err != nil {
+				return nil, c.err
 			}
 			if end < start || end > s.ft.unitsLen {
 				return nil, fmt.Errorf("%s: %w", s.name, errCorrupt)
@@ -406,13 +410,19 @@ func loadUnits(nextUnit uint32, segs []*segment) (*units, error) {
 				return nil, fmt.Errorf("read %s: %w", s.name, err)
 			}
 			for k := i; k < j; k++ {
-				off, e, err := s.recSpan(k)
-				if err != nil || off < start || e > end || k > 0 && s.tabID(k-1) >= s.tabID(k) {
-					return nil, fmt.Errorf("%s: %w", s.name, errCorrupt)
+				off, e, err := c.span(k)
+				if err == nil && (off < start || e > end || k > 0 && c.id(k-1) >= c.id(k)) {
+					err = fmt.Errorf("%s: %w", s.name, errCorrupt)
+				}
+				if err == nil {
+					err = c.err
+				}
+				if err != nil {
+					return nil, err
 				}
 				rec := buf[off-start : e-start]
-				if v.decode(rec) != len(rec) || v.id != s.tabID(k) || v.id >= nextUnit {
-					return nil, fmt.Errorf("%s: unit %d: %w", s.name, s.tabID(k), errCorrupt)
+				if id := c.id(k); v.decode(rec) != len(rec) || v.id != id || v.id >= nextUnit {
+					return nil, fmt.Errorf("%s: unit %d: %w", s.name, id, errCorrupt)
 				}
 				if seen[v.id/64]&(1<<(v.id%64)) != 0 {
 					continue // a newer segment's record holds
