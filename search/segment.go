@@ -305,9 +305,9 @@ type segment struct {
 	ft    footer
 	data  []byte // the mapped file, or nil
 	unmap func()
-	tab   []byte // the unit table, mapped (a reader's)
-	// tabKeys is the id of every tabStride-th entry of the unit table (the
-	// writer's, whose table stays on disk).
+	tab   []byte // the unit table: mapped (a reader's), or a small one read whole
+	// tabKeys is the id of every tabStride-th entry of a large unit table that
+	// the writer leaves on disk.
 	tabKeys []uint32
 }
 
@@ -372,7 +372,7 @@ func (s *segment) load(mapped bool) error {
 		return errCorrupt
 	}
 	tab, err := s.read(s.ft.unitTabOff, s.ft.nunits*unitTabRec)
-	if err != nil || mapped {
+	if err != nil || mapped || len(tab) <= tabWhole {
 		s.tab = tab
 		return err
 	}

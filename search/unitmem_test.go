@@ -139,6 +139,9 @@ func TestUnitWidePositions(t *testing.T) {
 // window, every record is found and the table after a merge is the same.
 func TestUnitTableOnDisk(t *testing.T) {
 	const n = tabWindow + 2*tabStride + 5
+	if n*unitTabRec <= tabWhole {
+		t.Fatal("the table would be kept whole")
+	}
 	dir := genIndex(t, n)
 	before := records(t, dir)
 	x, err := Open(Options{Dir: dir})
@@ -148,6 +151,9 @@ func TestUnitTableOnDisk(t *testing.T) {
 	defer x.Close()
 	if x.liveUnits() != n {
 		t.Fatalf("%d live units after Open, want %d", x.liveUnits(), n)
+	}
+	if s := x.segs[0]; s.tab != nil || len(s.tabKeys) != (n+tabStride-1)/tabStride {
+		t.Fatalf("the merged segment's table: %d bytes in memory, %d keys", len(s.tab), len(s.tabKeys))
 	}
 	for id, want := range before {
 		got, err := x.diskRecordLocked(id)

@@ -202,13 +202,15 @@ func (s *segment) readUnits() ([]*unitRec, error) {
 
 // The unit table of a segment maps each id it holds a record of, in order, to
 // where the record lies. A reader has it mapped; the writer, which keeps its
-// segments open for good, keeps only every tabStride-th id (tabKeys) and reads
-// the entries it needs: a lookup reads one stride, a pass in order a window at
-// a time (tabCursor).
+// segments open for good, keeps a small table (a commit's) in memory, and of a
+// large one (a merge's) only every tabStride-th id (tabKeys), reading the
+// entries it needs: a lookup reads one stride, a pass in order a window at a
+// time (tabCursor).
 
 const (
-	tabStride = 64   // entries per key of tabKeys
-	tabWindow = 4096 // entries a cursor reads at a time
+	tabWhole  = 16 << 10 // bytes of the largest unit table the writer keeps in memory
+	tabStride = 64       // entries per key of tabKeys
+	tabWindow = 4096     // entries a cursor reads at a time
 )
 
 // tabCursor reads a segment's unit table, a window of entries at a time. A
