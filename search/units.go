@@ -134,7 +134,10 @@ func (t *units) setPos(h *hotUnit, p unitPos) {
 			delete(t.wide, h.id)
 			h.flags &^= flagWide
 		}
-		h.rel, h.rlen = unsafe.Pointer(unsafe.StringData(p.rel)), uint16(len(p.rel))
+		h.rel, h.rlen = nil, uint16(len(p.rel))
+		if len(p.rel) > 0 {
+			h.rel = unsafe.Pointer(unsafe.StringData(p.rel))
+		}
 		h.off, h.ino, h.where = uint32(p.off), uint32(p.ino), uint8(p.src)<<4|uint8(p.dev)
 		return
 	}
@@ -283,7 +286,7 @@ func (t *units) find(source, rel string) (int, bool) {
 		}
 		h := &t.recs[e-1]
 		if hs, hr := t.key(h); hs == src && hr == rel {
-			if h.flags&flagWide == 0 && h.rel != unsafe.Pointer(unsafe.StringData(rel)) {
+			if h.flags&flagWide == 0 && len(rel) > 0 && h.rel != unsafe.Pointer(unsafe.StringData(rel)) {
 				h.rel = unsafe.Pointer(unsafe.StringData(rel))
 			}
 			return int(e - 1), true

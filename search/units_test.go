@@ -16,7 +16,8 @@ import (
 // TestUnitTableMatchesMap: the writer's open-addressing table of live units
 // finds exactly what a map would, through random adds and removals (removal
 // shifts later entries of a probe run back), with few distinct hashes' worth
-// of table so that probe runs are long, and across rehashes.
+// of table so that probe runs are long (and wrap), and across rehashes to sizes
+// that are not powers of two.
 func TestUnitTableMatchesMap(t *testing.T) {
 	for seed := range uint64(8) {
 		rng := rand.New(rand.NewPCG(seed, 7))
@@ -44,6 +45,10 @@ func TestUnitTableMatchesMap(t *testing.T) {
 			}
 			if tab.n != len(model) {
 				t.Fatalf("seed %d step %d: %d live units, want %d", seed, step, tab.n, len(model))
+			}
+			if step%97 == 96 {
+				// Any size that keeps the load under 3/4, as Load's (not a power of two).
+				tab.rehash(max(16, 4*(tab.n+1)/3+1+rng.IntN(5)))
 			}
 		}
 		for k, id := range model {
