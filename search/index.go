@@ -271,11 +271,13 @@ func (x *Index) RemoveUnseen(sources []string) {
 	}
 	var gone []indexer.UnitRef
 	for _, h := range x.u.recs {
-		if h.flags&flagUsed == 0 || !want[h.src] {
+		if h.flags&flagUsed == 0 {
 			continue
 		}
-		if _, ok := x.seen[h.id]; !ok {
-			gone = append(gone, indexer.UnitRef{Source: x.u.srcs[h.src], Unit: h.rel})
+		if src, rel := x.u.key(&h); want[src] {
+			if _, ok := x.seen[h.id]; !ok {
+				gone = append(gone, indexer.UnitRef{Source: x.u.srcs[src], Unit: rel})
+			}
 		}
 	}
 	for _, u := range gone {
@@ -323,10 +325,11 @@ func (x *Index) Resume(u indexer.UnitRef) (int64, string, bool) {
 	if x.seen != nil {
 		x.seen[h.id] = struct{}{}
 	}
-	if x.u.devs[h.dev] != u.Dev || h.ino != u.Ino {
+	p := x.u.pos(h)
+	if x.u.devs[p.dev] != u.Dev || p.ino != u.Ino {
 		return 0, "", false
 	}
-	return h.offset, x.u.fpOf(h), true
+	return p.off, x.u.fpOf(h), true
 }
 
 // Reset implements indexer.Consumer: the unit's docs are tombstoned by ending its id.
@@ -354,8 +357,8 @@ func (x *Index) Done(u indexer.UnitRef, off int64, fp string) {
 	defer x.mu.Unlock()
 	at := x.liveLocked(u)
 	h := &x.u.recs[at]
-	if dev := x.u.devIndex(u.Dev); h.offset != off || !x.u.sameFp(h, fp) || h.dev != dev || h.ino != u.Ino {
-		h.offset, h.dev, h.ino = off, dev, u.Ino
+	if p, dev := x.u.pos(h), x.u.devIndex(u.Dev); p.off != off || !x.u.sameFp(h, fp) || p.dev != dev || p.ino != u.Ino {
+		x.u.setPlace(h, off, dev, u.Ino)
 		x.u.setFp(h, fp)
 		x.dirty[h.id] = int32(at)
 	}
@@ -386,9 +389,6 @@ func (x *Index) Document(u indexer.UnitRef, data []byte, sessions []*indexer.Ses
 			si = 0 // one session per document (Mogzi): its id may be the directory's
 		}
 		x.addLocked(r.ID, uint16(si), m)
-	}
-	if len(r.Sids) > 0 {
-		x.u.recs[at].flags |= flagColdProjs
 	}
 	x.maybeSpillLocked()
 }

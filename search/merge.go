@@ -368,13 +368,14 @@ func (job *mergeJob) build() (*segment, error) {
 func (job *mergeJob) copyUnits(w *segWriter) error {
 	type cursor struct {
 		s   *segment
+		t   *tabCursor
 		i   int
 		pos uint64 // where r is in the units section
 		r   *bufio.Reader
 	}
 	cs := make([]cursor, len(job.in))
 	for k, s := range job.in {
-		cs[k] = cursor{s: s, r: bufio.NewReaderSize(io.NewSectionReader(s.f, int64(s.ft.unitsOff), int64(s.ft.unitsLen)), 32<<10)}
+		cs[k] = cursor{s: s, t: s.cursor(), r: bufio.NewReaderSize(io.NewSectionReader(s.f, int64(s.ft.unitsOff), int64(s.ft.unitsLen)), 32<<10)}
 	}
 	w.beginUnits()
 	var nunits int
@@ -389,8 +390,11 @@ func (job *mergeJob) copyUnits(w *segWriter) error {
 		for k := range cs {
 			c := &cs[k]
 			if c.i < int(c.s.ft.nunits) {
-				if t := c.s.tabID(c.i); !have || t < id {
+				if t := c.t.id(c.i); !have || t < id {
 					id, have = t, true
+				}
+				if c.t.err != nil {
+					return c.t.err
 				}
 			}
 		}
@@ -398,7 +402,7 @@ func (job *mergeJob) copyUnits(w *segWriter) error {
 			break
 		}
 		for k := range cs {
-			if c := &cs[k]; c.i < int(c.s.ft.nunits) && c.s.tabID(c.i) == id {
+			if c := &cs[k]; c.i < int(c.s.ft.nunits) && c.t.id(c.i) == id {
 				win = k
 			}
 		}
@@ -408,11 +412,14 @@ func (job *mergeJob) copyUnits(w *segWriter) error {
 		}
 		for k := range cs {
 			c := &cs[k]
-			if c.i >= int(c.s.ft.nunits) || c.s.tabID(c.i) != id {
+			if c.i >= int(c.s.ft.nunits) || c.t.id(c.i) != id {
 				continue
 			}
-			off, end, err := c.s.recSpan(c.i)
-			if err != nil || off < c.pos {
+			off, end, err := c.t.span(c.i)
+			if err != nil {
+				return err
+			}
+			if off < c.pos {
 				return errCorrupt
 			}
 			if _, err := c.r.Discard(int(off - c.pos)); err != nil {

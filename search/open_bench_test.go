@@ -88,7 +88,7 @@ func cpuNow() time.Duration {
 
 // genIndex builds an index of n line units (paths and projects shaped like a
 // Claude store's) in a temp dir and returns its path.
-func genIndex(b *testing.B, n int) string {
+func genIndex(b testing.TB, n int) string {
 	b.Helper()
 	dir := filepath.Join(b.TempDir(), DirName)
 	x, err := Open(Options{Dir: dir})

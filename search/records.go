@@ -22,7 +22,7 @@ func (x *Index) liveLocked(u indexer.UnitRef) int {
 	}
 	id := x.man.NextUnit
 	x.man.NextUnit++
-	at := x.u.add(hotUnit{rel: u.Unit, ino: u.Ino, id: id, dev: x.u.devIndex(u.Dev), src: x.u.srcIndex(u.Source)})
+	at := x.u.add(id, unitPos{rel: u.Unit, ino: u.Ino, dev: x.u.devIndex(u.Dev), src: x.u.srcIndex(u.Source)})
 	x.pending[id] = &unitRec{ID: id, Source: u.Source, Layout: u.Layout, Rel: u.Unit, Path: u.Path}
 	x.dirty[id] = int32(at)
 	if x.seen != nil {
@@ -38,14 +38,16 @@ func (x *Index) endLocked(u indexer.UnitRef, state byte) {
 	if !ok {
 		return
 	}
-	h := x.u.recs[at]
-	e := endedHot{hot: h, fp: x.u.fpOf(&h)}
+	h := &x.u.recs[at]
+	id := h.id
+	e := endedHot{pos: x.u.pos(h), fp: x.u.fpOf(h)}
+	e.pos.rel = "" // not written: the record holds it
 	if state == unitRemoved {
 		e.removedAt = x.opt.Now().Unix()
 	}
-	x.endedNow[h.id] = e
-	x.u.ended[h.id] = ended{state: state}
-	x.dirty[h.id] = -1
+	x.endedNow[id] = e
+	x.u.ended[id] = ended{state: state}
+	x.dirty[id] = -1
 	x.u.remove(at)
 }
 
@@ -53,22 +55,16 @@ func (x *Index) endLocked(u indexer.UnitRef, state byte) {
 // hint that lets a search over every project read only the catalogs of its
 // results. It may lag (a session that takes its project from a sibling later is
 // not handed over again), so a reader checks it against the catalogs; it is not
-// part of the rebuild check.
+// part of the rebuild check. The record is read back unless pending: a unit
+// handed over here has mostly changed, and its record is written anyway.
 func (x *Index) setProjectsLocked(sessions []indexer.SessionRef) error {
 	for _, s := range sessions {
 		at, ok := x.u.findRef(s.UnitRef)
 		if !ok {
 			continue
 		}
-		h := &x.u.recs[at]
-		if h.flags&flagColdProjs == 0 {
-			if p := x.u.projIndex(s.Project); h.proj != p {
-				h.proj = p
-				x.dirty[h.id] = int32(at)
-			}
-			continue
-		}
-		r, err := x.pendingLocked(h.id)
+		id := x.u.recs[at].id
+		r, err := x.pendingLocked(id)
 		if err != nil {
 			return err
 		}
@@ -89,7 +85,7 @@ func (x *Index) setProjectsLocked(sessions []indexer.SessionRef) error {
 		copy(projs, r.Projs)
 		projs[i] = s.Project
 		r.Projs = projs
-		x.dirty[h.id] = int32(at)
+		x.dirty[id] = int32(at)
 	}
 	return nil
 }
@@ -135,18 +131,16 @@ func (x *Index) recordLocked(id uint32, at int32) (*unitRec, error) {
 		}
 	}
 	out := *r
-	var h *hotUnit
+	var p unitPos
 	if at >= 0 {
-		h = &x.u.recs[at]
+		h := &x.u.recs[at]
+		p = x.u.pos(h)
 		out.State, out.RemovedAt, out.Fp = unitLive, 0, x.u.fpOf(h)
 	} else {
 		e := x.endedNow[id]
-		h = &e.hot
+		p = e.pos
 		out.State, out.RemovedAt, out.Fp = x.u.ended[id].state, e.removedAt, e.fp
 	}
-	out.Dev, out.Ino, out.Offset = x.u.devs[h.dev], h.ino, h.offset
-	if h.flags&flagColdProjs == 0 {
-		out.Projs = x.u.projsOf(h)
-	}
+	out.Dev, out.Ino, out.Offset = x.u.devs[p.dev], p.ino, p.off
 	return &out, nil
 }

@@ -305,7 +305,10 @@ type segment struct {
 	ft    footer
 	data  []byte // the mapped file, or nil
 	unmap func()
-	tab   []byte // the unit table: in memory (8 bytes a record) for the writer, mapped for a reader
+	tab   []byte // the unit table: mapped (a reader's), or a small one read whole
+	// tabKeys is the id of every tabStride-th entry of a large unit table that
+	// the writer leaves on disk.
+	tabKeys []uint32
 }
 
 // dictEntry is one term of a segment's dictionary.
@@ -368,8 +371,16 @@ func (s *segment) load(mapped bool) error {
 	if s.ft.nunits > 1<<32-1 || s.ft.unitsLen > 1<<32-1 {
 		return errCorrupt
 	}
-	s.tab, err = s.read(s.ft.unitTabOff, s.ft.nunits*unitTabRec)
-	return err
+	tab, err := s.read(s.ft.unitTabOff, s.ft.nunits*unitTabRec)
+	if err != nil || mapped || len(tab) <= tabWhole {
+		s.tab = tab
+		return err
+	}
+	s.tabKeys = make([]uint32, 0, (len(tab)/unitTabRec+tabStride-1)/tabStride)
+	for i := 0; i < len(tab); i += tabStride * unitTabRec {
+		s.tabKeys = append(s.tabKeys, binary.LittleEndian.Uint32(tab[i:]))
+	}
+	return nil
 }
 
 func (s *segment) close() {

@@ -2,6 +2,8 @@ package search
 
 import (
 	"encoding/binary"
+	"fmt"
+	"slices"
 	"sort"
 )
 
@@ -198,39 +200,119 @@ func (s *segment) readUnits() ([]*unitRec, error) {
 	return out, nil
 }
 
-// tabID and tabOff are the id and record offset of entry i of the unit table.
-func (s *segment) tabID(i int) uint32 { return binary.LittleEndian.Uint32(s.tab[i*unitTabRec:]) }
-func (s *segment) tabOff(i int) uint64 {
-	return uint64(binary.LittleEndian.Uint32(s.tab[i*unitTabRec+4:]))
+// The unit table of a segment maps each id it holds a record of, in order, to
+// where the record lies. A reader has it mapped; the writer, which keeps its
+// segments open for good, keeps a small table (a commit's) in memory, and of a
+// large one (a merge's) only every tabStride-th id (tabKeys), reading the
+// entries it needs: a lookup reads one stride, a pass in order a window at a
+// time (tabCursor).
+
+const (
+	tabWhole  = 16 << 10 // bytes of the largest unit table the writer keeps in memory
+	tabStride = 64       // entries per key of tabKeys
+	tabWindow = 4096     // entries a cursor reads at a time
+)
+
+// tabCursor reads a segment's unit table, a window of entries at a time. A
+// read error is kept in err (the entries read as zero meanwhile).
+type tabCursor struct {
+	s   *segment
+	lo  int    // the first entry in b
+	b   []byte // entries lo..
+	buf []byte
+	err error
 }
 
-// recSpan is where record i of the unit table lies in the units section.
-func (s *segment) recSpan(i int) (off, end uint64, err error) {
-	off, end = s.tabOff(i), s.ft.unitsLen
-	if i+1 < int(s.ft.nunits) {
-		end = s.tabOff(i + 1)
+func (s *segment) cursor() *tabCursor {
+	if s.tab != nil {
+		return &tabCursor{s: s, b: s.tab}
 	}
-	if off >= end || end > s.ft.unitsLen {
+	return &tabCursor{s: s}
+}
+
+// entry is the bytes of entry i (nil after a read error).
+func (c *tabCursor) entry(i int) []byte {
+	if i >= c.lo && (i-c.lo+1)*unitTabRec <= len(c.b) {
+		return c.b[(i-c.lo)*unitTabRec:]
+	}
+	if c.err != nil || c.s.tab != nil || i < 0 || i >= int(c.s.ft.nunits) {
+		return nil
+	}
+	c.load(max(i-1, 0), tabWindow)
+	return c.entry(i)
+}
+
+// load reads up to n entries from entry i.
+func (c *tabCursor) load(i, n int) {
+	n = min(n, int(c.s.ft.nunits)-i)
+	c.buf = slices.Grow(c.buf[:0], n*unitTabRec)[:n*unitTabRec]
+	if _, err := c.s.f.ReadAt(c.buf, int64(c.s.ft.unitTabOff)+int64(i)*unitTabRec); err != nil {
+		c.err = fmt.Errorf("read %s: %w", c.s.name, err)
+		c.lo, c.b = 0, nil
+		return
+	}
+	c.lo, c.b = i, c.buf
+}
+
+// id and off are the id and record offset of entry i of the unit table.
+func (c *tabCursor) id(i int) uint32 {
+	if e := c.entry(i); e != nil {
+		return binary.LittleEndian.Uint32(e)
+	}
+	return 0
+}
+
+func (c *tabCursor) off(i int) uint64 {
+	if e := c.entry(i); e != nil {
+		return uint64(binary.LittleEndian.Uint32(e[4:]))
+	}
+	return 0
+}
+
+// span is where record i of the unit table lies in the units section.
+func (c *tabCursor) span(i int) (off, end uint64, err error) {
+	off, end = c.off(i), c.s.ft.unitsLen
+	if i+1 < int(c.s.ft.nunits) {
+		end = c.off(i + 1)
+	}
+	if c.err != nil {
+		return 0, 0, c.err
+	}
+	if off >= end || end > c.s.ft.unitsLen {
 		return 0, 0, errCorrupt
 	}
 	return off, end, nil
 }
 
-// findUnit is the index of id in the unit table, if the segment has its record.
-func (s *segment) findUnit(id uint32) (int, bool) {
-	n := int(s.ft.nunits)
-	i := sort.Search(n, func(i int) bool { return s.tabID(i) >= id })
-	return i, i < n && s.tabID(i) == id
+// find is the index of id in the unit table, if the segment has its record.
+func (c *tabCursor) find(id uint32) (int, bool, error) {
+	n := int(c.s.ft.nunits)
+	lo, hi := 0, n
+	if c.s.tab == nil {
+		keys := c.s.tabKeys
+		k := sort.Search(len(keys), func(k int) bool { return keys[k] > id }) - 1
+		if k < 0 {
+			return 0, false, nil
+		}
+		lo, hi = k*tabStride, min((k+1)*tabStride, n)
+		c.load(lo, hi-lo+1) // and the next entry, where the last record ends
+		if c.err != nil {
+			return 0, false, c.err
+		}
+	}
+	i := lo + sort.Search(hi-lo, func(j int) bool { return c.id(lo+j) >= id })
+	return i, i < hi && c.id(i) == id, c.err
 }
 
 // unit finds the record of id in the segment through the unit table (nil if the
 // segment has none).
 func (s *segment) unit(id uint32) (*unitRec, error) {
-	i, ok := s.findUnit(id)
-	if !ok {
-		return nil, nil
+	c := s.cursor()
+	i, ok, err := c.find(id)
+	if err != nil || !ok {
+		return nil, err
 	}
-	off, end, err := s.recSpan(i)
+	off, end, err := c.span(i)
 	if err != nil {
 		return nil, err
 	}
