@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"syscall"
 )
 
@@ -242,26 +241,10 @@ func (ix *Indexer) ProveLean() bool {
 			continue
 		}
 		key := e.Name()
-		// add restores a unit of catalog key from one session's file and tail.
 		add := func(file string, t *Tail) bool {
-			rel, ok := ix.relOf(file)
-			if !ok {
-				return false
-			}
-			urel, kind := ix.layout.Classify(rel)
-			if kind == UnitNone {
-				return false
-			}
-			if ix.units[urel] != nil {
-				return true
-			}
-			// Its sessions are in catalog key (skey), as a parked unit's
-			// are: the unit has sessions, none in memory.
-			u := &unit{rel: strings.Clone(urel), kind: kind}
-			u.tail.set(t) // without the state and the own project
-			ix.setSkey(u, key)
-			ix.units[u.rel] = u
-			return true
+			var ut unitTail
+			ut.set(t) // without the state and the own project
+			return ix.leanAddLocked(key, file, &ut)
 		}
 		path := filepath.Join(dir, key, CatalogName)
 		ok, stopped, err := lr.unitTails(path, ix.opt.Source, ix.layout.Name(), add)
@@ -286,6 +269,31 @@ func (ix *Indexer) ProveLean() bool {
 		}
 	}
 	return ix.unchangedLocked()
+}
+
+// leanAddLocked restores, for ProveLean, a unit of catalog key from one
+// session's file and tail (unitTail.set), unless a session before it did;
+// false: the file is not one of the source's units (a refresh would drop the
+// session).
+func (ix *Indexer) leanAddLocked(key, file string, t *unitTail) bool {
+	rel, ok := ix.relOf(file)
+	if !ok {
+		return false
+	}
+	urel, kind := ix.layout.Classify(rel)
+	if kind == UnitNone {
+		return false
+	}
+	if ix.units[urel] != nil {
+		return true
+	}
+	// Its sessions are in catalog key (skey), as a parked unit's are: the
+	// unit has sessions, none in memory. urel shares the memory of file,
+	// which the caller made for the units (no buffer of a reader).
+	u := &unit{rel: urel, kind: kind, tail: *t}
+	ix.setSkey(u, key)
+	ix.units[u.rel] = u
+	return true
 }
 
 // unitTails reads the catalog at path for ProveLean without decoding its

@@ -1,0 +1,524 @@
+package indexer
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync"
+	"syscall"
+)
+
+// ProveVisit is ProveLean for each of ixs (fresh indexers, each of one
+// source) and VisitCatalogs of the sources named (nil: every source with
+// catalogs, every project) at once, reading each catalog once for both: list
+// --all without a daemon, which printed the catalogs after proving them, read
+// every catalog twice (and the proof decoded its head with encoding/json).
+//
+// Work is shared by workers goroutines, not a goroutine per source: a
+// source's catalogs are read in chunks by any worker (its sessions visited,
+// their tails matched to the catalog lines, as ProveLean does), and once all
+// are read its walk (the stat of every file: Unchanged) is run by the first
+// worker free, before any other catalog, so the walks of several sources run
+// beside the reading of the rest and the cores stay busy to the end.
+//
+// visit is called as VisitCatalogs calls it (worker in [0, workers), never
+// twice at once with the same number; the Session and its strings are valid
+// only during the call), for every session of every catalog VisitCatalogs
+// would read, whether or not the proofs pass; once a proof fails, the rest
+// of the catalogs are visited no more (the caller lists the usual way: a
+// source not proven is refreshed). proven[i] is what ixs[i].ProveLean would
+// have answered; visited reports whether every catalog was visited; err is
+// what VisitCatalogs would have returned.
+func ProveVisit(stateDir string, sources []string, ixs []*Indexer, workers int, visit func(worker int, en Entry)) (proven []bool, visited bool, err error) {
+	if sources == nil {
+		ents, err := os.ReadDir(filepath.Join(stateDir, "index"))
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return make([]bool, len(ixs)), false, err
+		}
+		for _, e := range ents {
+			if e.IsDir() {
+				sources = append(sources, e.Name())
+			}
+		}
+	}
+	pv := &proveVisit{visit: visit, proven: make([]bool, len(ixs))}
+	// A source to prove is read as ProveLean reads it; one to list and not
+	// prove (not configured, or not this listing's) as VisitCatalogs does.
+	listed := map[string]bool{}
+	for _, src := range sources {
+		listed[src] = true
+	}
+	for i, ix := range ixs {
+		src := ix.opt.Source
+		lp := &leanSource{ix: ix, i: i, listed: listed[src]}
+		delete(listed, src)
+		pv.addSource(lp, CatalogDir(stateDir, src))
+	}
+	for _, src := range sources {
+		if listed[src] {
+			delete(listed, src)
+			pv.addSource(&leanSource{i: -1, listed: true}, filepath.Join(stateDir, "index", src))
+		}
+	}
+	pv.run(max(1, workers))
+	return pv.proven, !pv.failed, errors.Join(pv.errs...)
+}
+
+// proveVisit is one ProveVisit: its tasks and their results.
+type proveVisit struct {
+	visit func(worker int, en Entry)
+
+	mu      sync.Mutex
+	cond    sync.Cond
+	tasks   []*leanChunk  // catalog chunks, in order
+	next    int           // the next chunk to take
+	walks   []*leanSource // sources whose catalogs are all read, to walk
+	pending int           // sources not yet done
+	proven  []bool
+	failed  bool // a proof failed: visit no more
+	errs    []error
+}
+
+// leanSource is one source of a ProveVisit: ix is nil for a source only
+// listed (i -1). Its chunks fill in what its walk needs.
+type leanSource struct {
+	ix     *Indexer
+	i      int  // index in ixs
+	listed bool // its catalogs are visited
+	chunks []*leanChunk
+	left   int  // chunks not yet read
+	bad    bool // its catalog directory does not list: not proven
+}
+
+// leanChunk is a run of one source's catalogs, read by one worker.
+type leanChunk struct {
+	src   *leanSource
+	keys  []string // catalog keys (directory names), in order
+	files []string // their catalog files
+	prove []bool   // whether ProveLean reads it (a directory, as it lists)
+	adds  []leanAdd
+	errs  []error
+	bad   bool // a catalog does not prove: not proven (ProveLean false)
+}
+
+// leanAdd is one catalog session's unit, as ProveLean's add takes it.
+type leanAdd struct {
+	key  string // catalog key
+	file string
+	tail unitTail
+}
+
+// leanChunkSize is the number of catalogs in a chunk: small enough that the
+// workers end together, large enough that taking one costs nothing.
+const leanChunkSize = 32
+
+// addSource lists a source's catalogs as both readers list them: ProveLean
+// the directories of its catalog directory, VisitCatalogs every entry
+// (catalogFiles; a read finds out what is no directory).
+func (pv *proveVisit) addSource(lp *leanSource, dir string) {
+	pv.pending++
+	var names []string
+	var dirs map[string]bool
+	if lp.ix != nil {
+		ents, err := os.ReadDir(dir)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			lp.bad = true
+		}
+		dirs = make(map[string]bool, len(ents))
+		for _, e := range ents {
+			names = append(names, e.Name())
+			dirs[e.Name()] = e.IsDir()
+		}
+	} else {
+		f, err := os.Open(dir)
+		if err == nil {
+			names, _ = f.Readdirnames(-1)
+			f.Close()
+		}
+	}
+	slices.Sort(names)
+	var c *leanChunk
+	for _, n := range names {
+		prove := dirs[n] && !lp.bad
+		if !prove && !lp.listed {
+			continue
+		}
+		if c == nil || len(c.files) == leanChunkSize {
+			c = &leanChunk{src: lp}
+			lp.chunks = append(lp.chunks, c)
+			pv.tasks = append(pv.tasks, c)
+		}
+		c.keys = append(c.keys, n)
+		c.files = append(c.files, filepath.Join(dir, n, CatalogName))
+		c.prove = append(c.prove, prove)
+	}
+	lp.left = len(lp.chunks)
+	if lp.left == 0 {
+		pv.walks = append(pv.walks, lp)
+	}
+}
+
+// run runs the tasks on workers goroutines (this one among them).
+func (pv *proveVisit) run(workers int) {
+	pv.cond.L = &pv.mu
+	var wg sync.WaitGroup
+	for w := 1; w < workers; w++ {
+		wg.Go(func() { pv.work(w) })
+	}
+	pv.work(0)
+	wg.Wait()
+}
+
+// work takes tasks until none is left: a source ready to walk first, else
+// the next chunk of catalogs.
+func (pv *proveVisit) work(worker int) {
+	var r leanReader
+	pv.mu.Lock()
+	defer pv.mu.Unlock()
+	for pv.pending > 0 {
+		switch {
+		case len(pv.walks) > 0:
+			lp := pv.walks[0]
+			pv.walks = pv.walks[1:]
+			pv.mu.Unlock()
+			ok := lp.finish()
+			pv.mu.Lock()
+			if lp.ix != nil {
+				pv.proven[lp.i] = ok
+				pv.failed = pv.failed || !ok
+			}
+			pv.pending--
+			pv.cond.Broadcast()
+		case pv.next < len(pv.tasks):
+			c := pv.tasks[pv.next]
+			pv.next++
+			skipVisit := pv.failed
+			pv.mu.Unlock()
+			r.read(c, worker, skipVisit, pv.visit)
+			pv.mu.Lock()
+			pv.errs = append(pv.errs, c.errs...)
+			if c.src.left--; c.src.left == 0 {
+				pv.walks = append(pv.walks, c.src)
+				pv.cond.Broadcast()
+			}
+		default:
+			pv.cond.Wait() // another worker's walk or chunk
+		}
+	}
+}
+
+// finish is the rest of ProveLean once a source's catalogs are read: the
+// units of its sessions, in the catalogs' order, then the walk. False for a
+// source only listed.
+func (lp *leanSource) finish() bool {
+	if lp.ix == nil {
+		return false
+	}
+	n := 0
+	for _, c := range lp.chunks {
+		n += len(c.adds)
+	}
+	ix := lp.ix
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if lp.bad || len(ix.units) > 0 || ix.rootPending {
+		return false
+	}
+	for _, c := range lp.chunks {
+		if c.bad {
+			return false
+		}
+	}
+	ix.lite = true
+	ix.units = make(map[string]*unit, n)
+	for _, c := range lp.chunks {
+		for i := range c.adds {
+			a := &c.adds[i]
+			if !ix.leanAddLocked(a.key, a.file, &a.tail) {
+				return false
+			}
+		}
+		c.adds = nil
+	}
+	ok := ix.unchangedLocked()
+	// Spent (as after ProveLean): its units are garbage, whatever the
+	// listing still holds.
+	ix.units = nil
+	return ok
+}
+
+// leanReader is a worker's buffers, reused from one catalog to the next.
+type leanReader struct {
+	lr      liteReader
+	v       catalogVisitor
+	sums    []uint32
+	tails   []Tail
+	head    []byte // a resume file's expected first line
+	entries []resumeEntry
+	adds    []leanAdd
+	spans   []span // of each add's file in files
+	files   []byte // the chunk's files, copied out of the reused buffers
+}
+
+// span is where a string is in a buffer.
+type span struct{ start, end int }
+
+// read reads a chunk's catalogs: each is visited (unless skipVisit) and,
+// where it is proved, its sessions' units are added to the chunk as
+// ProveLean's unitTails finds them, from the same bytes.
+func (r *leanReader) read(c *leanChunk, worker int, skipVisit bool, visit func(worker int, en Entry)) {
+	lp := c.src
+	r.files, r.spans, r.adds = r.files[:0], r.spans[:0], r.adds[:0]
+	add := func(key, file string, t *Tail) {
+		start := len(r.files)
+		r.files = append(r.files, file...)
+		r.spans = append(r.spans, span{start, len(r.files)})
+		r.adds = append(r.adds, leanAdd{key: key})
+		r.adds[len(r.adds)-1].tail.set(t) // without the state and the own project
+	}
+	for k, path := range c.files {
+		prove := c.prove[k] && !c.bad
+		listed := lp.listed && !skipVisit
+		if !prove && !listed {
+			continue
+		}
+		var err error
+		r.v.buf, err = readFileInto(r.v.buf, path)
+		if err != nil {
+			if !errors.Is(err, os.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
+				if listed {
+					c.errs = append(c.errs, err)
+				}
+				c.bad = c.bad || prove // as ProveLean: not proven
+			}
+			continue
+		}
+		r.sums = r.sums[:0]
+		cat, fast := decodeCatalogWith(r.v.buf, false, &r.sums, aliasStrings, &r.v.scratch)
+		if listed {
+			vc := cat
+			if !fast {
+				// As catalogVisitor.read: decoded in full, into memory of its own.
+				if vc, err = decodeCatalogSummaries(path, r.v.buf); err != nil {
+					c.errs = append(c.errs, err)
+				}
+			}
+			if vc != nil {
+				for _, s := range vc.Sessions {
+					visit(worker, Entry{Session: s, Source: vc.Source, Layout: vc.Layout, Project: vc.Project})
+				}
+			}
+		}
+		if !prove {
+			continue
+		}
+		ix := lp.ix
+		if fast && cat.Source == ix.opt.Source && cat.Layout == ix.layout.Name() {
+			if entries, ok := r.resumeInStep(path, cat); ok {
+				r.tails = slices.Grow(r.tails[:0], len(cat.Sessions))[:len(cat.Sessions)]
+				whole := true
+				for i := range cat.Sessions {
+					r.tails[i] = Tail{}
+					if whole = tailLite(entries[i].tail, &r.tails[i]); !whole {
+						break // read in full, below
+					}
+				}
+				if whole {
+					for i, s := range cat.Sessions {
+						add(c.keys[k], s.File, &r.tails[i])
+					}
+					continue
+				}
+			}
+		}
+		// Not as the writer leaves it: read in full (a catalog of an older
+		// version holds its tails), as ProveLean does.
+		full, err := r.lr.read(path)
+		if err != nil || full.Source != ix.opt.Source || full.Layout != ix.layout.Name() {
+			c.bad = true
+			continue
+		}
+		for _, s := range full.Sessions {
+			if s.Tail == nil {
+				c.bad = true
+				break
+			}
+			add(c.keys[k], s.File, s.Tail)
+		}
+	}
+	// One string for the chunk's files, which the units' paths share, and
+	// the adds in memory of their own, of their size.
+	all := string(r.files)
+	c.adds = slices.Clone(r.adds)
+	for i, sp := range r.spans {
+		c.adds[i].file = all[sp.start:sp.end]
+	}
+}
+
+// resumeInStep reads the tails of the resume file of the catalog at path,
+// decoded as cat (with r.sums), and returns them when they are in step with
+// its lines, entry i the tail of session i (checksum, file and id), as the
+// writer leaves them; else ok false (unitTails's test).
+func (r *leanReader) resumeInStep(path string, cat *Catalog) ([]resumeEntry, bool) {
+	res, err := readResumeTailsInto(resumePath(path), r.lr.res)
+	r.lr.res = res
+	if err != nil {
+		return nil, false
+	}
+	var ok bool
+	r.head, r.entries, ok = decodeResumeLite(res, cat, r.head, r.entries)
+	if !ok || len(r.entries) < len(cat.Sessions) || len(r.sums) != len(cat.Sessions) {
+		return nil, false
+	}
+	for i, s := range cat.Sessions {
+		e := &r.entries[i]
+		if e.sum != r.sums[i] || !jsonStringIs(e.file, s.File) || !jsonStringIs(e.id, s.ID) {
+			return nil, false
+		}
+	}
+	return r.entries, true
+}
+
+// readResumeTailsInto is readResumeTails with the system calls themselves (an
+// os.File costs three more per file, its poller's among them; a listing of
+// 100,000 sessions reads 5,000 resume files): the file up to the line that
+// starts its states, into buf's storage, grown as needed.
+func readResumeTailsInto(path string, buf []byte) ([]byte, error) {
+	fd, err := openRead(path)
+	if err != nil {
+		return buf, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer syscall.Close(fd)
+	buf = buf[:0]
+	if cap(buf) < 32<<10 {
+		buf = make([]byte, 0, 32<<10)
+	}
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)] // grown by append
+		}
+		from := len(buf)
+		n, err := syscall.Read(fd, buf[len(buf):cap(buf)])
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return buf, &fs.PathError{Op: "read", Path: path, Err: err}
+		}
+		if n == 0 {
+			return buf, io.EOF // no states line: the file does not decode
+		}
+		buf = buf[:len(buf)+n]
+		if end, ok := statesLineEnd(buf, from); ok {
+			return buf[:end], nil
+		}
+	}
+}
+
+// statesLineEnd finds the line that starts a resume file's states in data
+// (resumeStatesLine, a whole line), looking at the lines that end at or after
+// from: where that line and its newline end.
+func statesLineEnd(data []byte, from int) (int, bool) {
+	const marker = "\n" + resumeStatesLine + "\n"
+	// A line that ends at or after from starts after the newline before it.
+	i := max(from-len(marker)+1, 0)
+	for {
+		j := bytes.IndexByte(data[i:], '\n')
+		if j < 0 {
+			return 0, false
+		}
+		i += j
+		if len(data)-i < len(marker) {
+			return 0, false // maybe, once more is read
+		}
+		if string(data[i:i+len(marker)]) == marker {
+			return i + len(marker), true
+		}
+		i++
+	}
+}
+
+// decodeResumeLite is decodeResume without states for a lean proof, into
+// dst's storage: each line as parseResumeLine splits it, but its tail taken
+// as the rest of the line, unscanned, which the caller must read with
+// tailLite (whose form is stricter than scanValue's): anything else is
+// decoded the usual way. ok false for anything decodeResume would reject, and
+// for more.
+func decodeResumeLite(data []byte, c *Catalog, head []byte, entries []resumeEntry) ([]byte, []resumeEntry, bool) {
+	head = append(head[:0], `{"version":`...)
+	head = strconv.AppendInt(head, CatalogVersion, 10)
+	head = append(head, `,"generator":"sessionwatch","source":`...)
+	head = appendJSONString(head, c.Source)
+	head = append(head, `,"layout":`...)
+	head = appendJSONString(head, c.Layout)
+	head = append(head, `,"project":`...)
+	head = appendJSONString(head, c.Project)
+	head = append(head, `,"resume":[`...)
+	first, rest, found := bytes.Cut(data, []byte("\n"))
+	entries = entries[:0]
+	if !found || !bytes.Equal(first, head) {
+		return head, entries, false
+	}
+	for {
+		var line []byte
+		if line, rest, found = bytes.Cut(rest, []byte("\n")); !found {
+			return head, entries, false
+		}
+		if string(line) == resumeStatesLine {
+			return head, entries, true
+		}
+		line, _ = bytes.CutSuffix(line, []byte(","))
+		e, ok := parseResumeLineLite(line)
+		if !ok {
+			return head, entries, false
+		}
+		entries = append(entries, e)
+	}
+}
+
+// parseResumeLineLite is parseResumeLine but for the tail, which it takes as
+// the rest of the line (between `,"tail":` and the line's last '}') without
+// scanning it.
+func parseResumeLineLite(line []byte) (e resumeEntry, ok bool) {
+	const pre = `{"line":"`
+	i := len(pre) + 8
+	if len(line) < i+1 || string(line[:len(pre)]) != pre || line[i] != '"' || !bytes.HasSuffix(line, []byte("}}")) {
+		return e, false
+	}
+	n, err := strconv.ParseUint(string(line[len(pre):i]), 16, 32)
+	if err != nil {
+		return e, false
+	}
+	e.sum = uint32(n)
+	i++
+	str := func(key string) []byte {
+		if i < 0 || !bytes.HasPrefix(line[i:], []byte(key)) {
+			i = -1
+			return nil
+		}
+		start := i + len(key)
+		if start >= len(line) || line[start] != '"' {
+			i = -1
+			return nil
+		}
+		end, _, err := scanString(line, start)
+		if err != nil {
+			i = -1
+			return nil
+		}
+		i = end
+		return line[start:end]
+	}
+	e.id = str(`,"id":`)
+	e.file = str(`,"file":`)
+	if i < 0 || !bytes.HasPrefix(line[i:], []byte(`,"tail":{`)) {
+		return e, false
+	}
+	e.tail = line[i+len(`,"tail":`) : len(line)-1]
+	return e, true
+}
