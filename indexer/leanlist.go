@@ -31,10 +31,13 @@ import (
 // only during the call), for every session of every catalog VisitCatalogs
 // would read, whether or not the proofs pass; once a proof fails, the rest
 // of the catalogs are visited no more (the caller lists the usual way: a
-// source not proven is refreshed). proven[i] is what ixs[i].ProveLean would
+// source not proven is refreshed). Once every catalog is visited, and no
+// proof failed, visited is called (if not nil) by a worker that has nothing
+// else to do, before ProveVisit returns: beside the walks still running.
+// proven[i] is what ixs[i].ProveLean would
 // have answered; visited reports whether every catalog was visited; err is
 // what VisitCatalogs would have returned.
-func ProveVisit(stateDir string, sources []string, ixs []*Indexer, workers int, visit func(worker int, en Entry)) (proven []bool, visited bool, err error) {
+func ProveVisit(stateDir string, sources []string, ixs []*Indexer, workers int, visit func(worker int, en Entry), visited func()) (proven []bool, all bool, err error) {
 	if sources == nil {
 		ents, err := os.ReadDir(filepath.Join(stateDir, "index"))
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -46,7 +49,7 @@ func ProveVisit(stateDir string, sources []string, ixs []*Indexer, workers int, 
 			}
 		}
 	}
-	pv := &proveVisit{visit: visit, proven: make([]bool, len(ixs))}
+	pv := &proveVisit{visit: visit, after: visited, proven: make([]bool, len(ixs))}
 	// A source to prove is read as ProveLean reads it; one to list and not
 	// prove (not configured, or not this listing's) as VisitCatalogs does.
 	listed := map[string]bool{}
@@ -72,6 +75,7 @@ func ProveVisit(stateDir string, sources []string, ixs []*Indexer, workers int, 
 // proveVisit is one ProveVisit: its tasks and their results.
 type proveVisit struct {
 	visit func(worker int, en Entry)
+	after func() // when every catalog is visited
 
 	mu      sync.Mutex
 	cond    sync.Cond
@@ -79,6 +83,7 @@ type proveVisit struct {
 	next    int           // the next chunk to take
 	walks   []*leanSource // sources whose catalogs are all read, to walk
 	pending int           // sources not yet done
+	reading int           // chunks taken, not yet read
 	proven  []bool
 	failed  bool // a proof failed: visit no more
 	errs    []error
@@ -197,18 +202,34 @@ func (pv *proveVisit) work(worker int) {
 		case pv.next < len(pv.tasks):
 			c := pv.tasks[pv.next]
 			pv.next++
+			pv.reading++
 			skipVisit := pv.failed
 			pv.mu.Unlock()
 			r.read(c, worker, skipVisit, pv.visit)
 			pv.mu.Lock()
+			pv.reading--
 			pv.errs = append(pv.errs, c.errs...)
 			if c.src.left--; c.src.left == 0 {
 				pv.walks = append(pv.walks, c.src)
 				pv.cond.Broadcast()
 			}
+		case pv.after != nil && pv.reading == 0 && !pv.failed:
+			after := pv.after
+			pv.after = nil
+			pv.mu.Unlock()
+			after()
+			pv.mu.Lock()
 		default:
 			pv.cond.Wait() // another worker's walk or chunk
 		}
+	}
+	if pv.after != nil && !pv.failed {
+		// Not run by a worker (one, or each busy to the end): after the walks.
+		after := pv.after
+		pv.after = nil
+		pv.mu.Unlock()
+		after()
+		pv.mu.Lock()
 	}
 }
 

@@ -2,9 +2,11 @@ package indexer
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -19,6 +21,7 @@ func checkProveVisit(t *testing.T, name, state string, ixs []*Indexer, want []bo
 	for _, workers := range []int{1, 3} {
 		var mu sync.Mutex
 		var got []string
+		afters, afterAt := 0, -1
 		proven, visited, err := ProveVisit(state, nil, ixs, workers, func(w int, en Entry) {
 			if w < 0 || w >= workers {
 				t.Errorf("%s: visit from worker %d of %d", name, w, workers)
@@ -26,7 +29,15 @@ func checkProveVisit(t *testing.T, name, state string, ixs []*Indexer, want []bo
 			mu.Lock()
 			got = append(got, visitKey(en))
 			mu.Unlock()
+		}, func() {
+			mu.Lock()
+			afters++
+			afterAt = len(got) // every visit before it
+			mu.Unlock()
 		})
+		if visited && !slices.Contains(proven, false) && (afters != 1 || afterAt != len(got)) {
+			t.Errorf("%s (%d workers): the call after the visits made %d times, after %d of %d visits", name, workers, afters, afterAt, len(got))
+		}
 		if !slices.Equal(proven, want) {
 			t.Errorf("%s (%d workers): ProveVisit proven %v, want %v (ProveLean)", name, workers, proven, want)
 		}
@@ -268,4 +279,23 @@ func TestReadResumeTailsInto(t *testing.T) {
 	if _, err := readResumeTailsInto(filepath.Join(dir, "none"), nil); !os.IsNotExist(err) {
 		t.Errorf("missing file: %v, want not exist", err)
 	}
+}
+
+// FuzzDecodeCatalogHead: decodeCatalogHead gives what json.Unmarshal of the
+// head closed by "]}" gives, and fails where it fails.
+func FuzzDecodeCatalogHead(f *testing.F) {
+	f.Add([]byte(`{"version":1,"generator":"sessionwatch","source":"wave","layout":"wave","project":"/p","updatedAt":"2026-01-01T00:00:00Z","sessions":[`))
+	f.Add([]byte(`{"version":1,"generator":"sessionwatch","source":"w\u0061ve","layout":"wave","project":"/p \"q\"","updatedAt":"","sessions":[`))
+	f.Add([]byte(`{"version":1,"generator":"sessionwatch","source":"wave","layout":"wave","project":"/p","sessions":[`))
+	f.Add([]byte(`{"version":2,"generator":"sessionwatch","source":"wave","layout":"wave","project":"/p","updatedAt":"","sessions":[`))
+	f.Add([]byte(`{"version":1,"generator":"sessionwatch","source":"\xff","layout":"wave","project":"/p","updatedAt":"","sessions":[`))
+	f.Add([]byte(`{"version":1,"generator":"sessionwatch","source":"a","layout":"b","project":"c","updatedAt":"d","extra":1,"sessions":[`))
+	f.Fuzz(func(t *testing.T, head []byte) {
+		var got, want Catalog
+		ok := decodeCatalogHead(head, &got)
+		wantErr := json.Unmarshal(append(append([]byte(nil), head...), "]}"...), &want)
+		if ok != (wantErr == nil) || ok && !reflect.DeepEqual(got, want) {
+			t.Errorf("decodeCatalogHead(%q) = %+v, %v; json.Unmarshal %+v, %v", head, got, ok, want, wantErr)
+		}
+	})
 }

@@ -2,7 +2,6 @@ package indexer
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"io/fs"
 	"os"
@@ -312,7 +311,7 @@ func (r *liteReader) unitTails(path, source, layout string, fn func(file string,
 		return false, false, nil
 	}
 	var c Catalog
-	if json.Unmarshal(append(append(r.key[:0:0], head...), "]}"...), &c) != nil || c.Version != CatalogVersion ||
+	if !decodeCatalogHead(head, &c) || c.Version != CatalogVersion ||
 		c.Generator != "sessionwatch" || c.Source != source || c.Layout != layout {
 		return false, false, nil
 	}

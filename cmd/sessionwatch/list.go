@@ -260,6 +260,10 @@ type catalogRows struct {
 	// sources are the sources numbered in the sort fields.
 	sources []string
 	number  map[string]int
+	// sorted: sort has run; order is the rows' order, unless tie.
+	sorted bool
+	tie    bool
+	order  []arenaPos
 }
 
 // catalogWorker is the table of one visiting worker, joined after: each
@@ -315,6 +319,23 @@ func (r *catalogRows) seen() int {
 
 // print sorts the rows and writes them (printCatalogs's n and done).
 func (r *catalogRows) print(w io.Writer, width int) (n int, done bool) {
+	if !r.sorted {
+		r.sort()
+	}
+	if r.tie {
+		return 0, false
+	}
+	if len(r.order) > 0 {
+		r.ws[0].t.write(w, r.order, func(k int) int { return k + 1 }, width)
+	}
+	return len(r.order), true
+}
+
+// sort joins the workers' tables into the first and puts the rows in
+// indexer.SortEntries's order (r.order), unless two tie (r.tie). Every visit
+// must have returned.
+func (r *catalogRows) sort() {
+	r.sorted = true
 	ws, sources := r.ws, r.sources
 	t := &ws[0].t
 	for i := range ws {
@@ -357,17 +378,14 @@ func (r *catalogRows) print(w io.Writer, width int) (n int, done bool) {
 		return strings.Compare(sources[a.src], sources[b.src])
 	}
 	slices.SortFunc(keys, cmpKeys)
-	order := make([]arenaPos, len(keys))
+	r.order = make([]arenaPos, len(keys))
 	for i, k := range keys {
 		if i > 0 && cmpKeys(keys[i-1], k) == 0 {
-			return 0, false
+			r.tie, r.order = true, nil
+			return
 		}
-		order[i] = k.at
+		r.order[i] = k.at
 	}
-	if len(order) > 0 {
-		t.write(w, order, func(k int) int { return k + 1 }, width)
-	}
-	return len(order), true
 }
 
 // sortFields reads what printCatalogs keeps beside a row, from the start of x:

@@ -197,7 +197,8 @@ func proveVisiting(cfg *config.Config, sc scope, lean []*indexer.Indexer, rows *
 			at = append(at, i)
 		}
 	}
-	ok, visited, err := indexer.ProveVisit(cfg.StateDir, sc.sources, ixs, rows.workers(), rows.visit)
+	// The rows are sorted beside the last walks, by a worker that would wait.
+	ok, visited, err := indexer.ProveVisit(cfg.StateDir, sc.sources, ixs, rows.workers(), rows.visit, rows.sort)
 	proven := make([]bool, len(lean))
 	all := visited && len(ixs) == len(lean)
 	for k, i := range at {
