@@ -114,7 +114,8 @@ type leanChunk struct {
 // leanAdd is one catalog session's unit, as ProveLean's add takes it.
 type leanAdd struct {
 	key  string // catalog key
-	file string
+	urel string // the unit (relOf and Classify of the session's file)
+	kind UnitKind
 	tail unitTail
 }
 
@@ -260,9 +261,7 @@ func (lp *leanSource) finish() bool {
 	for _, c := range lp.chunks {
 		for i := range c.adds {
 			a := &c.adds[i]
-			if !ix.leanAddLocked(a.key, a.file, &a.tail) {
-				return false
-			}
+			ix.leanUnitLocked(a.key, a.urel, a.kind, &a.tail)
 		}
 		c.adds = nil
 	}
@@ -295,11 +294,23 @@ type span struct{ start, end int }
 func (r *leanReader) read(c *leanChunk, worker int, skipVisit bool, visit func(worker int, en Entry)) {
 	lp := c.src
 	r.files, r.spans, r.adds = r.files[:0], r.spans[:0], r.adds[:0]
+	// add is ProveLean's, but for the map: its unit, found here (relOf and
+	// Classify are pure), is made by finish.
 	add := func(key, file string, t *Tail) {
+		rel, ok := lp.ix.relOf(file)
+		if !ok {
+			c.bad = true
+			return
+		}
+		urel, kind := lp.ix.layout.Classify(rel)
+		if kind == UnitNone {
+			c.bad = true
+			return
+		}
 		start := len(r.files)
-		r.files = append(r.files, file...)
+		r.files = append(r.files, urel...)
 		r.spans = append(r.spans, span{start, len(r.files)})
-		r.adds = append(r.adds, leanAdd{key: key})
+		r.adds = append(r.adds, leanAdd{key: key, kind: kind})
 		r.adds[len(r.adds)-1].tail.set(t) // without the state and the own project
 	}
 	for k, path := range c.files {
@@ -372,12 +383,12 @@ func (r *leanReader) read(c *leanChunk, worker int, skipVisit bool, visit func(w
 			add(c.keys[k], s.File, s.Tail)
 		}
 	}
-	// One string for the chunk's files, which the units' paths share, and
-	// the adds in memory of their own, of their size.
+	// One string for the chunk's units' paths, which they share, and the
+	// adds in memory of their own, of their size.
 	all := string(r.files)
 	c.adds = slices.Clone(r.adds)
 	for i, sp := range r.spans {
-		c.adds[i].file = all[sp.start:sp.end]
+		c.adds[i].urel = all[sp.start:sp.end]
 	}
 }
 
@@ -386,7 +397,7 @@ func (r *leanReader) read(c *leanChunk, worker int, skipVisit bool, visit func(w
 // its lines, entry i the tail of session i (checksum, file and id), as the
 // writer leaves them; else ok false (unitTails's test).
 func (r *leanReader) resumeInStep(path string, cat *Catalog) ([]resumeEntry, bool) {
-	res, err := readResumeTailsInto(resumePath(path), r.lr.res)
+	res, err := readResumeTailsInto(resumePath(path), r.lr.res, resumeTailsHint(cat))
 	r.lr.res = res
 	if err != nil {
 		return nil, false
@@ -408,23 +419,21 @@ func (r *leanReader) resumeInStep(path string, cat *Catalog) ([]resumeEntry, boo
 // readResumeTailsInto is readResumeTails with the system calls themselves (an
 // os.File costs three more per file, its poller's among them; a listing of
 // 100,000 sessions reads 5,000 resume files): the file up to the line that
-// starts its states, into buf's storage, grown as needed.
-func readResumeTailsInto(path string, buf []byte) ([]byte, error) {
+// starts its states, into buf's storage, grown as needed. It reads hint bytes
+// at a time (at least 4 KiB): what the tails are expected to take, so that the
+// states after them, as long again or longer, are mostly not copied.
+func readResumeTailsInto(path string, buf []byte, hint int) ([]byte, error) {
 	fd, err := openRead(path)
 	if err != nil {
 		return buf, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
 	defer syscall.Close(fd)
 	buf = buf[:0]
-	if cap(buf) < 32<<10 {
-		buf = make([]byte, 0, 32<<10)
-	}
+	step := max(hint, 4<<10)
 	for {
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)] // grown by append
-		}
+		buf = slices.Grow(buf, step)
 		from := len(buf)
-		n, err := syscall.Read(fd, buf[len(buf):cap(buf)])
+		n, err := syscall.Read(fd, buf[from:from+step])
 		if err == syscall.EINTR {
 			continue
 		}
@@ -434,11 +443,22 @@ func readResumeTailsInto(path string, buf []byte) ([]byte, error) {
 		if n == 0 {
 			return buf, io.EOF // no states line: the file does not decode
 		}
-		buf = buf[:len(buf)+n]
+		buf = buf[:from+n]
 		if end, ok := statesLineEnd(buf, from); ok {
 			return buf[:end], nil
 		}
 	}
+}
+
+// resumeTailsHint is what the resume tails of catalog c are expected to take
+// (appendResumeEntry: a line per session, its id, file and own project and
+// ~200 bytes of numbers), a little more.
+func resumeTailsHint(c *Catalog) int {
+	n := 1024 + len(c.Source) + len(c.Layout) + len(c.Project)
+	for _, s := range c.Sessions {
+		n += 256 + len(s.ID) + len(s.File) + len(s.Project)
+	}
+	return n
 }
 
 // statesLineEnd finds the line that starts a resume file's states in data

@@ -269,14 +269,14 @@ func TestReadResumeTailsInto(t *testing.T) {
 		path := filepath.Join(dir, fmt.Sprint(i))
 		os.WriteFile(path, []byte(text), 0o600)
 		want, wantErr := readResumeTails(path, nil)
-		for _, buf := range [][]byte{nil, make([]byte, 0, 7), make([]byte, 0, 1<<20)} {
-			got, err := readResumeTailsInto(path, buf)
+		for k, buf := range [][]byte{nil, make([]byte, 0, 7), make([]byte, 0, 1<<20)} {
+			got, err := readResumeTailsInto(path, buf, []int{0, 5000, 1 << 20}[k])
 			if (err == nil) != (wantErr == nil) || wantErr == nil && !bytes.Equal(got, want) {
 				t.Errorf("%d: readResumeTailsInto = %d bytes, %v; readResumeTails %d bytes, %v", i, len(got), err, len(want), wantErr)
 			}
 		}
 	}
-	if _, err := readResumeTailsInto(filepath.Join(dir, "none"), nil); !os.IsNotExist(err) {
+	if _, err := readResumeTailsInto(filepath.Join(dir, "none"), nil, 0); !os.IsNotExist(err) {
 		t.Errorf("missing file: %v, want not exist", err)
 	}
 }

@@ -283,16 +283,21 @@ func (ix *Indexer) leanAddLocked(key, file string, t *unitTail) bool {
 	if kind == UnitNone {
 		return false
 	}
+	ix.leanUnitLocked(key, urel, kind, t)
+	return true
+}
+
+// leanUnitLocked is leanAddLocked once the unit is known (relOf, Classify):
+// urel must be memory of its own (no buffer of a reader).
+func (ix *Indexer) leanUnitLocked(key, urel string, kind UnitKind, t *unitTail) {
 	if ix.units[urel] != nil {
-		return true
+		return
 	}
 	// Its sessions are in catalog key (skey), as a parked unit's are: the
-	// unit has sessions, none in memory. urel shares the memory of file,
-	// which the caller made for the units (no buffer of a reader).
+	// unit has sessions, none in memory.
 	u := &unit{rel: urel, kind: kind, tail: *t}
 	ix.setSkey(u, key)
 	ix.units[u.rel] = u
-	return true
 }
 
 // unitTails reads the catalog at path for ProveLean without decoding its
