@@ -271,9 +271,7 @@ func (lp *leanSource) finish() bool {
 		c.adds = nil
 	}
 	ok := ix.unchangedLocked()
-	// Spent (as after ProveLean): its units are garbage, whatever the
-	// listing still holds.
-	ix.units = nil
+	ix.spendLocked() // its units are garbage, whatever the listing still holds
 	return ok
 }
 

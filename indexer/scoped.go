@@ -267,7 +267,16 @@ func (ix *Indexer) ProveLean() bool {
 			}
 		}
 	}
-	return ix.unchangedLocked()
+	ok := ix.unchangedLocked()
+	ix.spendLocked()
+	return ok
+}
+
+// spendLocked drops the units of a lean proof (ProveLean, ProveVisit): the
+// indexer is spent, and a caller that keeps it (to mark it proven) keeps no
+// session's unit with it.
+func (ix *Indexer) spendLocked() {
+	ix.units = map[string]*unit{}
 }
 
 // leanAddLocked restores, for ProveLean, a unit of catalog key from one
