@@ -64,6 +64,7 @@ func ProveVisit(stateDir string, sources []string, ixs []*Indexer, workers int, 
 			pv.addSource(&leanSource{i: -1, name: src, listed: true}, filepath.Join(stateDir, "index", src))
 		}
 	}
+	pv.parts = max(1, workers)
 	pv.run(max(1, workers))
 	// The errors in the catalogs' order, as VisitCatalogs reports them: by
 	// source as sources names them, then by catalog.
@@ -85,11 +86,12 @@ type proveVisit struct {
 
 	mu      sync.Mutex
 	cond    sync.Cond
-	tasks   []*leanChunk  // catalog chunks, in order
-	next    int           // the next chunk to take
-	walks   []*leanSource // sources whose catalogs are all read, to walk
-	pending int           // sources not yet done
-	reading int           // chunks taken, not yet read
+	tasks   []*leanChunk // catalog chunks, in order
+	next    int          // the next chunk to take
+	walks   []walkTask   // sources whose catalogs are all read, to walk
+	parts   int          // the parts of a split walk
+	pending int          // sources not yet done
+	reading int          // chunks taken, not yet read
 	proven  []bool
 	failed  bool // a proof failed: visit no more
 }
@@ -104,6 +106,21 @@ type leanSource struct {
 	chunks []*leanChunk
 	left   int  // chunks not yet read
 	bad    bool // its catalog directory does not list: not proven
+
+	// A split walk (finish): the root listed once, and what each part
+	// found; the last part to end judges (walkPart).
+	root      *rootListing
+	parts     int
+	partsLeft int
+	partsOK   bool
+	marks     []map[*unit]struct{}
+}
+
+// walkTask is a source to finish (part -1: its units, then its walk, or
+// the listing of its root for a split walk), or a part of its split walk.
+type walkTask struct {
+	lp   *leanSource
+	part int
 }
 
 // leanChunk is a run of one source's catalogs, read by one worker.
@@ -171,7 +188,7 @@ func (pv *proveVisit) addSource(lp *leanSource, dir string) {
 	}
 	lp.left = len(lp.chunks)
 	if lp.left == 0 {
-		pv.walks = append(pv.walks, lp)
+		pv.walks = append(pv.walks, walkTask{lp, -1})
 	}
 }
 
@@ -195,13 +212,31 @@ func (pv *proveVisit) work(worker int) {
 	for pv.pending > 0 {
 		switch {
 		case len(pv.walks) > 0:
-			lp := pv.walks[0]
+			wt := pv.walks[0]
 			pv.walks = pv.walks[1:]
 			pv.mu.Unlock()
-			ok := lp.finish()
+			var ok, done bool
+			if wt.part < 0 {
+				ok, done = wt.lp.finish(pv.parts)
+			} else {
+				ok, done = wt.lp.walkPart(wt.part)
+			}
 			pv.mu.Lock()
-			if lp.ix != nil {
-				pv.proven[lp.i] = ok
+			if !done && wt.part >= 0 {
+				continue // the other parts judge
+			}
+			if !done {
+				// Split: its parts before anything else.
+				parts := make([]walkTask, wt.lp.parts)
+				for k := range parts {
+					parts[k] = walkTask{wt.lp, k}
+				}
+				pv.walks = append(parts, pv.walks...)
+				pv.cond.Broadcast()
+				continue
+			}
+			if wt.lp.ix != nil {
+				pv.proven[wt.lp.i] = ok
 				pv.failed = pv.failed || !ok
 			}
 			pv.pending--
@@ -216,7 +251,7 @@ func (pv *proveVisit) work(worker int) {
 			pv.mu.Lock()
 			pv.reading--
 			if c.src.left--; c.src.left == 0 {
-				pv.walks = append(pv.walks, c.src)
+				pv.walks = append(pv.walks, walkTask{c.src, -1})
 				pv.cond.Broadcast()
 			}
 		case pv.after != nil && pv.reading == 0 && !pv.failed:
@@ -240,11 +275,13 @@ func (pv *proveVisit) work(worker int) {
 }
 
 // finish is the rest of ProveLean once a source's catalogs are read: the
-// units of its sessions, in the catalogs' order, then the walk. False for a
-// source only listed.
-func (lp *leanSource) finish() bool {
+// units of its sessions, in the catalogs' order, then the walk (done), or,
+// where the walk can be split in parts (more than one, Linux's raw walk of a
+// directory root), the root's listing for the parts (not done: walkPart).
+// False for a source only listed.
+func (lp *leanSource) finish(parts int) (ok, done bool) {
 	if lp.ix == nil {
-		return false
+		return false, true
 	}
 	n := 0
 	for _, c := range lp.chunks {
@@ -254,11 +291,11 @@ func (lp *leanSource) finish() bool {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	if lp.bad || len(ix.units) > 0 || ix.rootPending {
-		return false
+		return false, true
 	}
 	for _, c := range lp.chunks {
 		if c.bad {
-			return false
+			return false, true
 		}
 	}
 	ix.lite = true
@@ -270,9 +307,50 @@ func (lp *leanSource) finish() bool {
 		}
 		c.adds = nil
 	}
-	ok := ix.unchangedLocked()
+	if parts > 1 && ix.unrestored == 0 {
+		if l, ok := ix.listRoot(); ok {
+			lp.root, lp.parts, lp.partsLeft, lp.partsOK = l, parts, parts, true
+			lp.marks = make([]map[*unit]struct{}, parts)
+			return false, false
+		}
+	}
+	ok = ix.unchangedLocked()
 	ix.spendLocked() // its units are garbage, whatever the listing still holds
-	return ok
+	return ok, true
+}
+
+// walkPart walks part part of the root finish listed, as Unchanged walks it,
+// beside the other parts: the indexer is ProveVisit's alone and nothing
+// changes it until the last part ends, so each reads it without its lock,
+// and marks the units it finds in a set of its own (not unit.probed). The
+// last part to end judges the whole (done): every part found nothing
+// changed, and together every unit.
+func (lp *leanSource) walkPart(part int) (ok, done bool) {
+	ix := lp.ix
+	p := prober{ix: ix, marks: make(map[*unit]struct{}, len(ix.units)/lp.parts+1)}
+	partOK := p.walkPart(lp.root, part, lp.parts)
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	lp.partsOK = lp.partsOK && partOK
+	lp.marks[part] = p.marks
+	if lp.partsLeft--; lp.partsLeft > 0 {
+		return false, false
+	}
+	lp.root.close()
+	ok = lp.partsOK
+	if ok {
+		// Units found by two parts (through another file) count once.
+		found := lp.marks[0]
+		for _, m := range lp.marks[1:] {
+			for u := range m {
+				found[u] = struct{}{}
+			}
+		}
+		ok = len(found) == len(ix.units)
+	}
+	lp.marks = nil
+	ix.spendLocked()
+	return ok, true
 }
 
 // leanReader is a worker's buffers, reused from one catalog to the next.
