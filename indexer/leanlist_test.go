@@ -303,3 +303,44 @@ func FuzzDecodeCatalogHead(f *testing.F) {
 		}
 	})
 }
+
+// A split walk (parts of the root's entries on several workers) sees a
+// change under any entry, and a unit no part finds.
+func TestProveVisitSplitSeesEachPart(t *testing.T) {
+	if !probeRaw {
+		t.Skip("no split walk on this platform")
+	}
+	for _, layout := range []string{"wave", "claude", "gemini"} {
+		state := t.TempDir()
+		root := leanStore(t, layout, state)
+		ix := newLayoutIndexer(t, layout, root, state, false)
+		ix.Load()
+		var units []string
+		for urel, u := range ix.units {
+			if u.hasSessions() {
+				units = append(units, urel)
+			}
+		}
+		slices.Sort(units)
+		fresh := func() []*Indexer { return []*Indexer{newLayoutIndexer(t, layout, root, state, false)} }
+		checkProveVisit(t, layout+" unchanged", state, fresh(), []bool{true})
+		for _, urel := range units {
+			path := ix.unitPath(urel)
+			fi, err := os.Stat(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			appendFile(t, path, "\n")
+			checkProveVisit(t, layout+" append "+urel, state, fresh(), []bool{false})
+			if err := os.Truncate(path, fi.Size()); err != nil {
+				t.Fatal(err)
+			}
+			os.Chtimes(path, fi.ModTime(), fi.ModTime())
+			// Gone: the parts together find one unit fewer.
+			os.Rename(path, path+".away")
+			checkProveVisit(t, layout+" gone "+urel, state, fresh(), []bool{false})
+			os.Rename(path+".away", path)
+			checkProveVisit(t, layout+" back "+urel, state, fresh(), []bool{true})
+		}
+	}
+}
