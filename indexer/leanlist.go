@@ -437,7 +437,7 @@ func (r *leanReader) read(c *leanChunk, worker int, skipVisit bool, visit func(w
 				whole := true
 				for i := range cat.Sessions {
 					r.tails[i] = Tail{}
-					if whole = tailLite(entries[i].tail, &r.tails[i]); !whole {
+					if whole = tailLiteJSON(entries[i].tail, &r.tails[i]); !whole {
 						break // read in full, below
 					}
 				}

@@ -77,10 +77,37 @@ func statesLineEnd(data []byte, from int) (int, bool) {
 	}
 }
 
+// tailLiteJSON is tailLite for a tail parseResumeLineLite did not scan: it
+// also holds the numbers tailLite reads to JSON's form (no leading zero,
+// which tailLite's digits accept and scanValue rejects), so that what it
+// accepts the full decoder accepts alike (FuzzParseResumeLineLite).
+func tailLiteJSON(v []byte, t *Tail) bool {
+	if !tailLite(v, t) {
+		return false
+	}
+	// The numbers come first, before any string: every digit up to the
+	// size's last is a number's (no key holds one).
+	end := bytes.Index(v, []byte(`,"size":`))
+	if end < 0 {
+		return false
+	}
+	end += len(`,"size":`)
+	for end < len(v) && (v[end] == '-' || '0' <= v[end] && v[end] <= '9') {
+		end++
+	}
+	digit := func(i int) bool { return i >= 0 && i < end && '0' <= v[i] && v[i] <= '9' }
+	for i := range end {
+		if v[i] == '0' && !digit(i-1) && digit(i+1) {
+			return false
+		}
+	}
+	return true
+}
+
 // decodeResumeLite is decodeResume without states for a lean proof, into
 // dst's storage: each line as parseResumeLine splits it, but its tail taken
 // as the rest of the line, unscanned, which the caller must read with
-// tailLite (whose form is stricter than scanValue's): anything else is
+// tailLiteJSON (whose form is stricter than scanValue's): anything else is
 // decoded the usual way. ok false for anything decodeResume would reject, and
 // for more.
 func decodeResumeLite(data []byte, c *Catalog, head []byte, entries []resumeEntry) ([]byte, []resumeEntry, bool) {
