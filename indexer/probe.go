@@ -72,6 +72,10 @@ type prober struct {
 
 	seenEmpty map[string]bool // documents found to hold no session
 
+	// marks, when not nil, holds the units found instead of unit.probed: a
+	// part of a split walk, which others run at once (splitWalk).
+	marks map[*unit]struct{}
+
 	rel  []byte   // rawDir: the path of the entry at hand, relative to the root
 	bufs [][]byte // rawDir: a listing buffer per depth
 }
@@ -197,6 +201,14 @@ func (p *prober) unit(urel string, kind UnitKind, d fs.DirEntry) bool {
 func (p *prober) visit(u *unit) (seen, ok bool) {
 	if !u.hasSessions() {
 		return false, false
+	}
+	if p.marks != nil {
+		if _, seen := p.marks[u]; seen {
+			return true, true
+		}
+		p.marks[u] = struct{}{}
+		p.found++
+		return false, true
 	}
 	if u.probed == p.gen {
 		return true, true

@@ -50,6 +50,14 @@ const (
 // known file: fstatat takes the name where getdents put it, with its NUL.
 func (p *prober) rawDir(fd, depth int) bool {
 	return listRaw(fd, depth, &p.bufs, &p.rel, func(name, nameZ []byte, typ byte) bool {
+		return p.rawEntry(fd, depth, name, nameZ, typ)
+	})
+}
+
+// rawEntry is rawDir's check of one entry of the directory open at fd, whose
+// path relative to the root is p.rel (the directory's, then the entry's).
+func (p *prober) rawEntry(fd, depth int, name, nameZ []byte, typ byte) bool {
+	{
 		var st syscall.Stat_t
 		statted := false
 		if typ == syscall.DT_UNKNOWN {
@@ -106,7 +114,66 @@ func (p *prober) rawDir(fd, depth int) bool {
 			}
 		}
 		return true
-	})
+	}
+}
+
+// rootListing is the source root, open and listed once, whose entries the
+// parts of a split walk share (splitWalk): each part checks every parts-th
+// entry of the same listing, so that what a part sees is what one walk
+// would, whatever changes after the listing.
+type rootListing struct {
+	fd      int
+	entries []rootEntry
+}
+
+// rootEntry is an entry of the root as getdents gave it.
+type rootEntry struct {
+	nameZ []byte // the name and its NUL
+	typ   byte
+}
+
+// listRoot opens and lists the source root for a split walk. ok false when
+// the walk cannot be split (no raw walk, a file root); then, or when the
+// root is absent (fd -1), the caller walks as Unchanged does.
+func (ix *Indexer) listRoot() (l *rootListing, ok bool) {
+	if !probeRaw || ix.rootRel != "" {
+		return nil, false
+	}
+	fd, err := syscall.Open(ix.rootDir, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, false
+	}
+	l = &rootListing{fd: fd}
+	var bufs [][]byte
+	var rel []byte
+	if !listRaw(fd, 0, &bufs, &rel, func(name, nameZ []byte, typ byte) bool {
+		z := nameZ
+		if z == nil {
+			z = append(append([]byte(nil), name...), 0)
+		}
+		l.entries = append(l.entries, rootEntry{nameZ: z, typ: typ})
+		return true
+	}) {
+		l.close()
+		return nil, false
+	}
+	return l, true
+}
+
+func (l *rootListing) close() { syscall.Close(l.fd) }
+
+// walkPart is part part of parts of a split walk of the root listed as l:
+// its entries i with i % parts == part, checked as rawDir checks them.
+func (p *prober) walkPart(l *rootListing, part, parts int) bool {
+	for i := part; i < len(l.entries); i += parts {
+		e := &l.entries[i]
+		name := e.nameZ[:len(e.nameZ)-1]
+		p.rel = append(p.rel[:0], name...)
+		if !p.rawEntry(l.fd, 0, name, e.nameZ, e.typ) {
+			return false
+		}
+	}
+	return true
 }
 
 // listRaw lists the directory open at fd with getdents, into (*bufs)[depth] (a

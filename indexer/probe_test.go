@@ -143,6 +143,8 @@ func checkUnchangedSees(t *testing.T, layout, store, change string) {
 	if lean := newLayoutIndexer(t, layout, root, state, false).ProveLean(); lean != got {
 		t.Errorf("%s: ProveLean() = %v, Unchanged() = %v", change, lean, got)
 	}
+	// ProveVisit (the proof and the listing from one read) answers as they do.
+	checkProveVisit(t, change, state, []*Indexer{newLayoutIndexer(t, layout, root, state, false)}, []bool{got})
 	if err := probe.Refresh(); !errors.Is(err, ErrLite) {
 		t.Errorf("Refresh after LoadLite = %v, want ErrLite", err)
 	}

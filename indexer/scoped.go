@@ -2,13 +2,11 @@ package indexer
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"syscall"
 )
 
@@ -241,26 +239,10 @@ func (ix *Indexer) ProveLean() bool {
 			continue
 		}
 		key := e.Name()
-		// add restores a unit of catalog key from one session's file and tail.
 		add := func(file string, t *Tail) bool {
-			rel, ok := ix.relOf(file)
-			if !ok {
-				return false
-			}
-			urel, kind := ix.layout.Classify(rel)
-			if kind == UnitNone {
-				return false
-			}
-			if ix.units.get(urel) != nil {
-				return true
-			}
-			// Its sessions are in catalog key (skey), as a parked unit's
-			// are: the unit has sessions, none in memory.
-			u := &unit{rel: strings.Clone(urel), kind: kind}
-			u.tail.set(t) // without the state and the own project
-			ix.setSkey(u, key)
-			ix.units.put(u)
-			return true
+			var ut unitTail
+			ut.set(t) // without the state and the own project
+			return ix.leanAddLocked(key, file, &ut)
 		}
 		path := filepath.Join(dir, key, CatalogName)
 		ok, stopped, err := lr.unitTails(path, ix.opt.Source, ix.layout.Name(), add)
@@ -284,7 +266,46 @@ func (ix *Indexer) ProveLean() bool {
 			}
 		}
 	}
-	return ix.unchangedLocked()
+	ok := ix.unchangedLocked()
+	ix.spendLocked()
+	return ok
+}
+
+// spendLocked drops the units of a lean proof (ProveLean, ProveVisit): the
+// indexer is spent, and a caller that keeps it (to mark it proven) keeps no
+// session's unit with it.
+func (ix *Indexer) spendLocked() {
+	ix.units.clear()
+}
+
+// leanAddLocked restores, for ProveLean, a unit of catalog key from one
+// session's file and tail (unitTail.set), unless a session before it did;
+// false: the file is not one of the source's units (a refresh would drop the
+// session).
+func (ix *Indexer) leanAddLocked(key, file string, t *unitTail) bool {
+	rel, ok := ix.relOf(file)
+	if !ok {
+		return false
+	}
+	urel, kind := ix.layout.Classify(rel)
+	if kind == UnitNone {
+		return false
+	}
+	ix.leanUnitLocked(key, urel, kind, t)
+	return true
+}
+
+// leanUnitLocked is leanAddLocked once the unit is known (relOf, Classify):
+// urel must be memory of its own (no buffer of a reader).
+func (ix *Indexer) leanUnitLocked(key, urel string, kind UnitKind, t *unitTail) {
+	if ix.units.get(urel) != nil {
+		return
+	}
+	// Its sessions are in catalog key (skey), as a parked unit's are: the
+	// unit has sessions, none in memory.
+	u := &unit{rel: urel, kind: kind, tail: *t}
+	ix.setSkey(u, key)
+	ix.units.put(u)
 }
 
 // unitTails reads the catalog at path for ProveLean without decoding its
@@ -303,7 +324,7 @@ func (r *liteReader) unitTails(path, source, layout string, fn func(file string,
 		return false, false, nil
 	}
 	var c Catalog
-	if json.Unmarshal(append(append(r.key[:0:0], head...), "]}"...), &c) != nil || c.Version != CatalogVersion ||
+	if !decodeCatalogHead(head, &c) || c.Version != CatalogVersion ||
 		c.Generator != "sessionwatch" || c.Source != source || c.Layout != layout {
 		return false, false, nil
 	}

@@ -178,11 +178,15 @@ func cmdList(e *env, args []string) error {
 	if f.archived {
 		return cmdListArchived(e, cfg, f.archivedScope(sc), f.json)
 	}
-	fresh := refreshForListing(e, cfg, sc)
+	var rows *catalogRows
+	if sc.all && !f.json {
+		rows = newCatalogRows(sc) // filled while the catalogs are proven
+	}
+	fresh := refreshForListing(e, cfg, sc, rows)
 	if fresh.catalogsOnly() && !f.json {
 		// Nothing refreshed (a daemon keeps the catalogs, or they were proven
 		// up to date): the table straight from them.
-		if n, done, err := printCatalogs(e.stdout, cfg, sc, termWidth(e.stdout)); done {
+		if n, done, err := fresh.printCatalogs(e.stdout, cfg, sc, termWidth(e.stdout)); done {
 			if err != nil {
 				return err
 			}
@@ -225,51 +229,119 @@ func printCatalogs(w io.Writer, cfg *config.Config, sc scope, width int) (n int,
 	if err != nil {
 		return 0, true, err
 	}
-	// A table per worker, joined after: each worker's rows in its own arena.
-	type worker struct {
-		t     table
-		extra []byte // the sort's fields, kept beside the row
-		seen  int    // sessions visited, kept or not
-		src   string // the last source, numbered srcN
-		srcN  int
+	rows := newCatalogRows(sc)
+	err = indexer.VisitCatalogs(cfg.StateDir, sc.sources, projects, rows.workers(), rows.visit)
+	if err != nil && rows.seen() == 0 {
+		return 0, true, err
 	}
-	ws := make([]worker, max(1, min(runtime.GOMAXPROCS(0), 4)))
-	var mu sync.Mutex
-	var sources []string // numbered in the sort fields
-	number := map[string]int{}
-	err = indexer.VisitCatalogs(cfg.StateDir, sc.sources, projects, len(ws), func(wn int, en indexer.Entry) {
-		w := &ws[wn]
-		w.seen++
-		if !kept(&en, sc.typ) {
-			return
+	n, done = rows.print(w, width)
+	return n, done, nil
+}
+
+// printCatalogs is printCatalogs, from the rows the proofs filled if they
+// did (refreshed.rows).
+func (r *refreshed) printCatalogs(w io.Writer, cfg *config.Config, sc scope, width int) (n int, done bool, err error) {
+	if r == nil || r.rows == nil {
+		return printCatalogs(w, cfg, sc, width)
+	}
+	if r.rowsErr != nil && r.rows.seen() == 0 {
+		return 0, true, r.rowsErr
+	}
+	n, done = r.rows.print(w, width)
+	return n, done, nil
+}
+
+// catalogRows is printCatalogs's table, filled by a visit of the catalogs
+// (indexer.VisitCatalogs, or indexer.ProveVisit while it proves them).
+type catalogRows struct {
+	sc scope
+	ws []catalogWorker
+	mu sync.Mutex // sources, number
+	// sources are the sources numbered in the sort fields.
+	sources []string
+	number  map[string]int
+	// sorted: sort has run; order is the rows' order, unless tie.
+	sorted bool
+	tie    bool
+	order  []arenaPos
+}
+
+// catalogWorker is the table of one visiting worker, joined after: each
+// worker's rows in its own arena.
+type catalogWorker struct {
+	t     table
+	extra []byte // the sort's fields, kept beside the row
+	seen  int    // sessions visited, kept or not
+	src   string // the last source, numbered srcN
+	srcN  int
+}
+
+func newCatalogRows(sc scope) *catalogRows {
+	return &catalogRows{sc: sc, ws: make([]catalogWorker, max(1, min(runtime.GOMAXPROCS(0), 4))), number: map[string]int{}}
+}
+
+// workers is the number of visiting workers the rows take.
+func (r *catalogRows) workers() int { return len(r.ws) }
+
+// visit adds a session's row, from worker wn.
+func (r *catalogRows) visit(wn int, en indexer.Entry) {
+	w := &r.ws[wn]
+	w.seen++
+	if !kept(&en, r.sc.typ) {
+		return
+	}
+	if w.seen == 1 || w.src != en.Source {
+		r.mu.Lock()
+		n, ok := r.number[en.Source]
+		if !ok {
+			n = len(r.sources)
+			r.number[en.Source] = n
+			r.sources = append(r.sources, en.Source)
 		}
-		if w.seen == 1 || w.src != en.Source {
-			mu.Lock()
-			n, ok := number[en.Source]
-			if !ok {
-				n = len(sources)
-				number[en.Source] = n
-				sources = append(sources, en.Source)
-			}
-			mu.Unlock()
-			w.src, w.srcN = en.Source, n
-		}
-		x := binary.AppendUvarint(w.extra[:0], uint64(w.srcN))
-		x = binary.AppendUvarint(x, uint64(len(en.LastActiveAt)))
-		x = binary.AppendUvarint(x, uint64(len(en.ID)))
-		w.extra = append(append(x, en.LastActiveAt...), en.ID...)
-		w.t.add(entryRow(&en), w.extra)
-	})
-	seen := 0
+		r.mu.Unlock()
+		w.src, w.srcN = en.Source, n
+	}
+	x := binary.AppendUvarint(w.extra[:0], uint64(w.srcN))
+	x = binary.AppendUvarint(x, uint64(len(en.LastActiveAt)))
+	x = binary.AppendUvarint(x, uint64(len(en.ID)))
+	w.extra = append(append(x, en.LastActiveAt...), en.ID...)
+	w.t.add(entryRow(&en), w.extra)
+}
+
+// seen is the number of sessions visited, kept or not.
+func (r *catalogRows) seen() int {
+	n := 0
+	for i := range r.ws {
+		n += r.ws[i].seen
+	}
+	return n
+}
+
+// print sorts the rows and writes them (printCatalogs's n and done).
+func (r *catalogRows) print(w io.Writer, width int) (n int, done bool) {
+	if !r.sorted {
+		r.sort()
+	}
+	if r.tie {
+		return 0, false
+	}
+	if len(r.order) > 0 {
+		r.ws[0].t.write(w, r.order, func(k int) int { return k + 1 }, width)
+	}
+	return len(r.order), true
+}
+
+// sort joins the workers' tables into the first and puts the rows in
+// indexer.SortEntries's order (r.order), unless two tie (r.tie). Every visit
+// must have returned.
+func (r *catalogRows) sort() {
+	r.sorted = true
+	ws, sources := r.ws, r.sources
 	t := &ws[0].t
 	for i := range ws {
-		seen += ws[i].seen
 		if i > 0 {
 			t.join(&ws[i].t)
 		}
-	}
-	if err != nil && seen == 0 {
-		return 0, true, err
 	}
 	// The rows were added one after the other: walk them.
 	keys := make([]rowKey, t.rows())
@@ -306,17 +378,14 @@ func printCatalogs(w io.Writer, cfg *config.Config, sc scope, width int) (n int,
 		return strings.Compare(sources[a.src], sources[b.src])
 	}
 	slices.SortFunc(keys, cmpKeys)
-	order := make([]arenaPos, len(keys))
+	r.order = make([]arenaPos, len(keys))
 	for i, k := range keys {
 		if i > 0 && cmpKeys(keys[i-1], k) == 0 {
-			return 0, false, nil
+			r.tie, r.order = true, nil
+			return
 		}
-		order[i] = k.at
+		r.order[i] = k.at
 	}
-	if len(order) > 0 {
-		t.write(w, order, func(k int) int { return k + 1 }, width)
-	}
-	return len(order), true, nil
 }
 
 // sortFields reads what printCatalogs keeps beside a row, from the start of x:

@@ -40,7 +40,7 @@ func TestListProjectRaisesMemoryLimitWhileHeld(t *testing.T) {
 	prev := debug.SetMemoryLimit(listMemLimit) // as main sets it for list
 	defer debug.SetMemoryLimit(prev)
 	var errb bytes.Buffer
-	fresh := refreshForListing(&env{stdout: io.Discard, stderr: &errb}, cfg, scope{})
+	fresh := refreshForListing(&env{stdout: io.Discard, stderr: &errb}, cfg, scope{}, nil)
 	if fresh == nil || len(fresh.bySource["wave"]) != 3 {
 		t.Fatalf("the project was not proven (%v): %s", fresh, errb.String())
 	}

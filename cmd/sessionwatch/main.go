@@ -9,7 +9,8 @@ import (
 )
 
 func main() {
-	if len(os.Args) > 1 && (os.Args[1] == "list" || os.Args[1] == "show" || os.Args[1] == completeCmd) {
+	cmd := commandOf(os.Args[1:])
+	if cmd == "list" || cmd == "show" || cmd == completeCmd {
 		// A listing (or a completion) lives for milliseconds and frees nothing until it exits:
 		// collecting garbage (an eighth of `list --all`) would cost more than it
 		// saves. The soft limit bounds what it streams (a proof of the store,
@@ -18,7 +19,7 @@ func main() {
 		debug.SetGCPercent(-1)
 		debug.SetMemoryLimit(listMemLimit)
 	}
-	if len(os.Args) > 1 && os.Args[1] == "reindex" {
+	if cmd == "reindex" {
 		// A rebuild is a batch job whose live heap grows to the end of each
 		// source (every session's accumulator, the ledger's and the search
 		// index's records): collecting at 3× the live heap rather than 2× takes a
@@ -29,4 +30,15 @@ func main() {
 	}
 	err := run(context.Background(), os.Args[1:], os.Stdout, os.Stderr)
 	os.Exit(exitCode(err, os.Stderr))
+}
+
+// commandOf names the command of a command line (its first word after the
+// global flags, as run finds it: `sessionwatch --config F list` is a list);
+// "" when there is none or the flags do not parse.
+func commandOf(args []string) string {
+	rest, err := (&env{}).globalFlags(args)
+	if err != nil || len(rest) == 0 {
+		return ""
+	}
+	return rest[0]
 }

@@ -70,7 +70,7 @@ func cmdShow(e *env, args []string) error {
 	if f.archived {
 		return showArchived(e, cfg, f.archivedScope(sc), pos[0], f.json)
 	}
-	refreshForListing(e, cfg, sc)
+	refreshForListing(e, cfg, sc, nil)
 	en, err := resolveRef(cfg, sc, pos[0], false)
 	if err != nil {
 		return err

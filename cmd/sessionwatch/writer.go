@@ -54,6 +54,11 @@ func refreshCatalogs(e *env, cfg *config.Config, sources []string) {
 // read from their catalogs. A nil *refreshed knows no source.
 type refreshed struct {
 	bySource map[string][]indexer.Entry
+	// rows, when not nil, are the table of list --all, filled while every
+	// source was proven up to date (indexer.ProveVisit): the catalogs as
+	// printCatalogs would read them, with rowsErr its error.
+	rows    *catalogRows
+	rowsErr error
 }
 
 // catalogsOnly reports whether the listing reads every source from its
@@ -72,7 +77,11 @@ func (r *refreshed) catalogsOnly() bool {
 // Only a source where something changed is refreshed, with the consumers
 // attached as refreshCatalogs does (opening them costs more than the whole
 // listing).
-func refreshForListing(e *env, cfg *config.Config, sc scope) *refreshed {
+//
+// rows, if not nil, is list --all's table: the whole proofs then fill it
+// from the same reads of the catalogs (indexer.ProveVisit), and when every
+// source is proven it is the listing (refreshed.rows).
+func refreshForListing(e *env, cfg *config.Config, sc scope, rows *catalogRows) *refreshed {
 	w := acquireRefreshWriter(cfg)
 	if w == nil {
 		return nil
@@ -119,31 +128,31 @@ func refreshForListing(e *env, cfg *config.Config, sc scope) *refreshed {
 	// Each source by a fresh indexer (ProveProject's holds that project's
 	// units only) that keeps no session: when it is proven, the listing reads
 	// its catalogs. The proofs (a stat of every file) run side by side.
-	proven := make([]bool, len(whole))
-	var wg sync.WaitGroup
-	var errMu sync.Mutex // e.stderr
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	for i, opt := range whole {
-		wg.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			lean, err := indexer.New(opt)
-			if err != nil {
-				return
-			}
-			start := time.Now()
-			if proven[i] = lean.ProveLean(); proven[i] {
-				// Proven whole: a later list of one project relies on that
-				// (indexer.ProveProject). Without the mark, it proves more.
-				if err := lean.MarkProven(start); err != nil {
-					errMu.Lock()
-					fmt.Fprintf(e.stderr, "sessionwatch: index %s: %v\n", opt.Source, err)
-					errMu.Unlock()
-				}
-			}
-		})
+	var lean []*indexer.Indexer
+	for _, opt := range whole {
+		ix, err := indexer.New(opt)
+		if err != nil {
+			ix = nil
+		}
+		lean = append(lean, ix)
 	}
-	wg.Wait()
+	start := time.Now()
+	var proven []bool
+	if rows != nil && len(projects) == 0 {
+		proven = proveVisiting(cfg, sc, lean, rows, fresh)
+	} else {
+		proven = proveEach(lean)
+	}
+	for i, ix := range lean {
+		if !proven[i] {
+			continue
+		}
+		// Proven whole: a later list of one project relies on that
+		// (indexer.ProveProject). Without the mark, it proves more.
+		if err := ix.MarkProven(start); err != nil {
+			fmt.Fprintf(e.stderr, "sessionwatch: index %s: %v\n", ix.Options().Source, err)
+		}
+	}
 	var stale []string
 	for i, opt := range whole {
 		if !proven[i] {
@@ -154,6 +163,52 @@ func refreshForListing(e *env, cfg *config.Config, sc scope) *refreshed {
 		refreshSources(e, cfg, stale, fresh)
 	}
 	return fresh
+}
+
+// proveEach proves each source by ProveLean, GOMAXPROCS at a time; a nil
+// indexer is not proven.
+func proveEach(lean []*indexer.Indexer) []bool {
+	proven := make([]bool, len(lean))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for i, ix := range lean {
+		if ix == nil {
+			continue
+		}
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			proven[i] = ix.ProveLean()
+		})
+	}
+	wg.Wait()
+	return proven
+}
+
+// proveVisiting proves the sources as proveEach does while it fills rows
+// with list --all's table from the same reads (indexer.ProveVisit); when all
+// are proven, fresh.rows is the listing.
+func proveVisiting(cfg *config.Config, sc scope, lean []*indexer.Indexer, rows *catalogRows, fresh *refreshed) []bool {
+	var ixs []*indexer.Indexer
+	var at []int // ixs[k] is lean[at[k]]
+	for i, ix := range lean {
+		if ix != nil {
+			ixs = append(ixs, ix)
+			at = append(at, i)
+		}
+	}
+	// The rows are sorted beside the last walks, by a worker that would wait.
+	ok, visited, err := indexer.ProveVisit(cfg.StateDir, sc.sources, ixs, rows.workers(), rows.visit, rows.sort)
+	proven := make([]bool, len(lean))
+	all := visited && len(ixs) == len(lean)
+	for k, i := range at {
+		proven[i] = ok[k]
+		all = all && ok[k]
+	}
+	if all {
+		fresh.rows, fresh.rowsErr = rows, err
+	}
+	return proven
 }
 
 // acquireRefreshWriter takes the writer lock for a refresh, or returns nil when
