@@ -1,8 +1,10 @@
 package search
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -328,5 +330,72 @@ func TestUnitsRandomAgainstModel(t *testing.T) {
 				check(fmt.Sprintf("step %d, reopened", step))
 			}
 		}
+	}
+}
+
+// TestCorruptSparseUnitTable: a large segment whose unit table on disk is
+// damaged (an id out of order, an id that names another record, an offset
+// off a record's start) is not used: Open rebuilds from nothing rather than
+// resuming a unit wrongly.
+func TestCorruptSparseUnitTable(t *testing.T) {
+	const n = 3000
+	base := genIndex(t, n)
+	for _, c := range []struct {
+		name  string
+		entry int
+		field int // 0: the id, 4: the offset
+		delta int32
+	}{
+		{"id out of order", 1000, 0, -5},
+		{"last id another's", -1, 0, 1}, // still ascending
+		{"offset", 2500, 4, 3},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), DirName)
+			if err := os.CopyFS(dir, os.DirFS(base)); err != nil {
+				t.Fatal(err)
+			}
+			r, err := OpenReader(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var big *segment
+			for _, s := range r.segs {
+				if s.ft.nunits*unitTabRec > tabWhole {
+					big = s
+				}
+			}
+			if big == nil {
+				t.Fatal("no large segment")
+			}
+			entry := c.entry
+			if entry < 0 {
+				entry += int(big.ft.nunits)
+			}
+			name, at := big.name, int64(big.ft.unitTabOff)+int64(entry)*unitTabRec+int64(c.field)
+			r.Close()
+			f, err := os.OpenFile(name, os.O_RDWR, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var b [4]byte
+			if _, err := f.ReadAt(b[:], at); err != nil {
+				t.Fatal(err)
+			}
+			v := binary.LittleEndian.Uint32(b[:]) + uint32(c.delta)
+			binary.LittleEndian.PutUint32(b[:], v)
+			if _, err := f.WriteAt(b[:], at); err != nil {
+				t.Fatal(err)
+			}
+			f.Close()
+			x, err := Open(Options{Dir: dir})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer x.Close()
+			if got := x.liveUnits(); got != 0 {
+				t.Errorf("Open of a damaged unit table keeps %d live units, want a rebuild", got)
+			}
+		})
 	}
 }
