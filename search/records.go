@@ -55,18 +55,32 @@ func (x *Index) endLocked(u indexer.UnitRef, state byte) {
 // hint that lets a search over every project read only the catalogs of its
 // results. It may lag (a session that takes its project from a sibling later is
 // not handed over again), so a reader checks it against the catalogs; it is not
-// part of the rebuild check. The record is read back unless pending: a unit
-// handed over here has mostly changed, and its record is written anyway.
+// part of the rebuild check. The record is read back unless pending, and kept
+// (pending) only if it is to be written: its project changed, or its unit did
+// (dirty). A flush may hand over every session of a store whose catalogs were
+// rebuilt, none of them changed here: their records are not all held at once.
 func (x *Index) setProjectsLocked(sessions []indexer.SessionRef) error {
+	var last *unitRec // the last record read back and not kept (a document's sessions come together)
 	for _, s := range sessions {
 		at, ok := x.u.findRef(s.UnitRef)
 		if !ok {
 			continue
 		}
 		id := x.u.recs[at].id
-		r, err := x.pendingLocked(id)
-		if err != nil {
-			return err
+		r := x.pending[id]
+		if r == nil && last != nil && last.ID == id {
+			r = last
+		}
+		if r == nil {
+			var err error
+			if r, err = x.diskRecordLocked(id); err != nil {
+				return err
+			}
+			if _, ok := x.dirty[id]; ok {
+				x.pending[id] = r // written at this commit anyway
+			} else {
+				last = r
+			}
 		}
 		i, n := 0, 1
 		if len(r.Sids) > 0 {
@@ -85,23 +99,10 @@ func (x *Index) setProjectsLocked(sessions []indexer.SessionRef) error {
 		copy(projs, r.Projs)
 		projs[i] = s.Project
 		r.Projs = projs
+		x.pending[id] = r
 		x.dirty[id] = int32(at)
 	}
 	return nil
-}
-
-// pendingLocked is the record of id to change: the pending one, or the last
-// committed one read back and made pending.
-func (x *Index) pendingLocked(id uint32) (*unitRec, error) {
-	if r := x.pending[id]; r != nil {
-		return r, nil
-	}
-	r, err := x.diskRecordLocked(id)
-	if err != nil {
-		return nil, err
-	}
-	x.pending[id] = r
-	return r, nil
 }
 
 // diskRecordLocked reads the last committed record of id: the newest segment's
