@@ -1,6 +1,7 @@
 package usage
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -35,5 +36,69 @@ func TestColdIndexDamagedUnderWriterLosesNothing(t *testing.T) {
 	}
 	if got := longWay(t, o.state).heldCount(); got != want {
 		t.Fatalf("the units file holds %d records after the failed compaction, want %d", got, want)
+	}
+}
+
+// TestColdStaleIndexOfSameSizeNotTaken: an open whose compaction of the units
+// file (a torn batch folded in) could not write the new index (a full disk)
+// leaves the index of the old base in place. When the new base has the old
+// one's size (the batches folded in changed lines to lines of the same
+// length), the open must not take the old index's records back as the new
+// base's: their positions are the old ones.
+func TestColdStaleIndexOfSameSizeNotTaken(t *testing.T) {
+	defer func(a, b int64) { unitsRatio, unitsMin = a, b }(unitsRatio, unitsMin)
+	unitsRatio, unitsMin = 1<<40, 0 // every Sync rewrites the units file and its index
+	o := newOpenLedger(t)
+	unitsMin = 1 << 40
+	l := mustOpen(t, o.state)
+	t.Cleanup(func() { l.cold.close() })
+	if !l.indexed || l.cold == nil {
+		t.Fatal("the open did not read the index")
+	}
+	idx := filepath.Join(o.state, DirName, UnitsIndexName)
+	old, err := os.ReadFile(idx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := o.refs[0]
+	off, fp, ok := l.Resume(u)
+	if !ok || off < 100 || off%10 == 9 {
+		t.Fatalf("Resume(%s) = %d, %v", u.Unit, off, ok)
+	}
+	// The same number of digits, a fingerprint of the same length: the unit's
+	// line keeps its length.
+	l.Done(u, off+1, fmt.Sprintf("%016x", off+1))
+	if err := l.Sync(nil); err != nil {
+		t.Fatal(err)
+	}
+	// The compaction cannot write the new index: where it would rename it
+	// there is a directory (the index the open read is held open, unlinked).
+	if err := os.Remove(idx); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(idx, "x"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	base := l.unitsFile.base
+	l.unitsFile.compact = true
+	if err := l.Sync(nil); err != nil {
+		t.Fatal(err)
+	}
+	if l.unitsFile.base != base {
+		t.Fatalf("the new base is %d bytes, the old %d: the same size wanted", l.unitsFile.base, base)
+	}
+	if l.cold != nil {
+		t.Fatal("the records went back to an index not written")
+	}
+	// What a full disk would have left there: the index of the old base.
+	if err := os.RemoveAll(idx); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(idx, old, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	l.recool(-1, 0) // as open does after its Sync
+	if got, gotFp, ok := l.Resume(u); got != off+1 || !ok {
+		t.Errorf("Resume(%s) = %d %q %v after the failed index write, want %d (not the old index's %d %q)", u.Unit, got, gotFp, ok, off+1, off, fp)
 	}
 }

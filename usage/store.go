@@ -266,6 +266,9 @@ func (l *Ledger) writeUnits() error {
 			return err
 		}
 		l.resetReader()
+		// The index the load found named the base just replaced: only one
+		// naming the new base (recool's check) takes the records back.
+		l.indexed = false
 		l.applyPlaced(ps)
 		recs := make([]*unitRec, len(ps))
 		for i, p := range ps {
