@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"testing"
 )
 
@@ -100,5 +101,37 @@ func TestColdStaleIndexOfSameSizeNotTaken(t *testing.T) {
 	l.recool(-1, 0) // as open does after its Sync
 	if got, gotFp, ok := l.Resume(u); got != off+1 || !ok {
 		t.Errorf("Resume(%s) = %d %q %v after the failed index write, want %d (not the old index's %d %q)", u.Unit, got, gotFp, ok, off+1, off, fp)
+	}
+}
+
+// TestColdIndexFdsStayFew: a writer that compacts the units file again and
+// again (each compaction a new units.idx, held open) keeps one handle of the
+// index, not one for each index it wrote.
+func TestColdIndexFdsStayFew(t *testing.T) {
+	defer func(a, b int64) { unitsRatio, unitsMin = a, b }(unitsRatio, unitsMin)
+	unitsRatio, unitsMin = 1<<40, 0 // every Sync rewrites the units file and its index
+	o := newOpenLedger(t)
+	fds := func() int {
+		ents, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			t.Skip("no /proc/self/fd")
+		}
+		return len(ents)
+	}
+	l := mustOpen(t, o.state)
+	t.Cleanup(func() { l.cold.close() })
+	// No collection meanwhile: a file dropped unclosed would be closed by its
+	// finalizer, hiding the leak.
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	before := fds()
+	for n := 0; n < 40; n++ {
+		o.round(l) // lines, a compaction, the records back to the new index
+		if l.cold == nil {
+			t.Fatalf("round %d: the records did not go back to the index", n)
+		}
+	}
+	// A handle per compaction would be 40 more.
+	if after := fds(); after > before+3 {
+		t.Errorf("open files grew from %d to %d over 40 compactions", before, after)
 	}
 }
