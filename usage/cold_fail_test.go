@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"testing"
+
+	"github.com/sessionwatch/sessionwatch/indexer"
 )
 
 // TestColdIndexDamagedUnderWriterLosesNothing: units.idx truncated in place
@@ -133,5 +135,68 @@ func TestColdIndexFdsStayFew(t *testing.T) {
 	// A handle per compaction would be 40 more.
 	if after := fds(); after > before+3 {
 		t.Errorf("open files grew from %d to %d over 40 compactions", before, after)
+	}
+}
+
+// TestColdKeyLiveAndRetiredWarmedWhole: a Mogzi session whose total went down
+// holds a live record and a retired one under one key, one after the other in
+// units.idx (places -1 and 0). Made resident (a new total handed over) and
+// compacted (every record read back from the index), the key keeps both: the
+// spend before the reset stays counted.
+func TestColdKeyLiveAndRetiredWarmedWhole(t *testing.T) {
+	defer func(a, b int64) { unitsRatio, unitsMin = a, b }(unitsRatio, unitsMin)
+	unitsRatio, unitsMin = 1<<40, 0 // every Sync rewrites the units file and its index
+	state, store := t.TempDir(), t.TempDir()
+	path := filepath.Join(store, "chats", sid(1), "session.json")
+	os.MkdirAll(filepath.Dir(path), 0o700)
+	if err := os.WriteFile(path, []byte("{}"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	u := indexer.UnitRef{Source: "mogzi", Layout: "mogzi", Unit: "chats/" + sid(1) + "/session.json", Path: path, Dev: 7, Ino: 9}
+	sess := []indexer.SessionRef{{UnitRef: u, ID: sid(1), Type: "main", Project: "/w/p"}}
+	doc := func(l *Ledger, in int, hour int) {
+		l.Document(u, []byte(fmt.Sprintf(`{"usageMetrics":{"inputTokens":%d,"outputTokens":1,"lastUpdated":"2026-03-01T%02d:00:00Z"}}`, in, hour)),
+			[]*indexer.Session{{Model: "gpt-4.1"}})
+		if err := l.Sync(sess); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l := mustOpen(t, state)
+	doc(l, 100, 9)
+	doc(l, 5, 10) // the total went down: 100 retired, 5 live
+	want := Tokens{Input: 105, Output: 2}
+	total := func(l *Ledger) (t Tokens) {
+		for _, v := range totalsOf(l) {
+			t.Add(v)
+		}
+		return t
+	}
+	if got := total(l); got != want {
+		t.Fatalf("before: %+v, want %+v", got, want)
+	}
+	unitsMin = 1 << 40
+	l = mustOpen(t, state)
+	t.Cleanup(func() { l.cold.close() })
+	if l.cold == nil || l.heldCount() != 0 {
+		t.Fatal("the open did not leave the records in the index")
+	}
+	doc(l, 7, 11) // made resident: +2
+	want.Input += 2
+	if n := len(l.retired[ukey{u.Source, u.Unit}]); n != 1 {
+		t.Errorf("made resident with %d retired records, want 1", n)
+	}
+	l.unitsFile.compact = true
+	if err := l.Sync(nil); err != nil {
+		t.Fatal(err)
+	}
+	if d := compareSelf(t, state); len(d) != 0 {
+		t.Errorf("check: %v", d)
+	}
+	again, err := open(state, false) // every account added up from the units file
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := total(again); got != want {
+		t.Errorf("the units file adds up to %+v, want %+v", got, want)
 	}
 }

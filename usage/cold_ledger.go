@@ -52,15 +52,21 @@ func (l *Ledger) coldDrop(src, unit string) {
 // warmAt reads the records of the key whose first record is at off into the
 // ledger's tables (its key has left the index's).
 func (l *Ledger) warmAt(off int64, unit string, seq bool) {
+	var src string
+	var prev int64
 	for i := 0; ; i++ {
 		c, n, err := l.cold.read(off, seq)
 		if err != nil {
 			l.fail(err)
 			return
 		}
-		if i > 0 && (c.idx <= 0 || string(c.unit) != unit) {
+		// The key's records follow its first in place order (live -1, then
+		// retired 0, 1, …): the live one's retired 0 is the key's, not the
+		// next key's first.
+		if i > 0 && (c.idx != prev+1 || c.src != src || string(c.unit) != unit) {
 			return // the next key's
 		}
+		src, prev = c.src, c.idx
 		// Out of the session table too: the session's S rows find it resident.
 		l.cold.sess.each(hashKey("", c.sid()), func(s *coldSlot) bool {
 			if int64(s.off) == off {
