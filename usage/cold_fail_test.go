@@ -200,3 +200,52 @@ func TestColdKeyLiveAndRetiredWarmedWhole(t *testing.T) {
 		t.Errorf("the units file adds up to %+v, want %+v", got, want)
 	}
 }
+
+// TestColdDroppedKeyStaysDropped: a unit in the base (and so in units.idx)
+// reset and then removed with nothing counted since is dropped by a batch's
+// line. An open that reads the accounts the long way (a summary its stamp
+// does not name) lets the index's records back; the dropped unit must not come
+// back with them, with its old position and usage.
+func TestColdDroppedKeyStaysDropped(t *testing.T) {
+	defer func(a, b int64) { unitsRatio, unitsMin = a, b }(unitsRatio, unitsMin)
+	unitsRatio, unitsMin = 1<<40, 0 // every Sync rewrites the units file and its index
+	o := newOpenLedger(t)
+	unitsMin = 1 << 40
+	l := mustOpen(t, o.state)
+	u := o.refs[0]
+	if _, _, ok := l.Resume(u); !ok {
+		t.Fatal("no record of the unit")
+	}
+	l.Reset(u)
+	l.Remove(u) // nothing counted since the reset: dropped
+	os.Remove(u.Path)
+	if err := l.Sync(nil); err != nil {
+		t.Fatal(err)
+	}
+	l.cold.close()
+	p := filepath.Join(o.state, DirName, SummaryName)
+	f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write([]byte("C\n"))
+	f.Close()
+	l = mustOpen(t, o.state)
+	t.Cleanup(func() { l.cold.close() })
+	if l.trusted || l.cold == nil {
+		t.Fatalf("trusted %v, index held %v: a long-way open that leaves the records in the index wanted", l.trusted, l.cold != nil)
+	}
+	if off, fp, ok := l.Resume(u); ok {
+		t.Errorf("the dropped unit came back from the index: Resume = %d %q", off, fp)
+	}
+	l.unitsFile.compact = true
+	if err := l.Sync(nil); err != nil {
+		t.Fatal(err)
+	}
+	if r := longWay(t, o.state).units.get(u.Source, u.Unit); r != nil {
+		t.Error("the dropped unit is in the units file again")
+	}
+	if d := compareSelf(t, o.state); len(d) != 0 {
+		t.Errorf("check: %v", d)
+	}
+}

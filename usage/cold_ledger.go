@@ -249,7 +249,14 @@ func (l *Ledger) recool(base int64, crc uint32) {
 		if l.dirtyUnits[k] {
 			return true
 		}
-		if r := l.units.get(k.source, k.unit); r != nil && keepRec(r) {
+		r := l.units.get(k.source, k.unit)
+		if r == nil && len(l.retired[k]) == 0 {
+			// Every record is in memory here (l.cold is nil): a key of the
+			// index the ledger does not hold was dropped by a later line of
+			// the units file, and must not come back from the index.
+			return true
+		}
+		if r != nil && keepRec(r) {
 			return true
 		}
 		for _, r := range l.retired[k] {
