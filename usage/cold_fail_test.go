@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime/debug"
 	"testing"
 
@@ -244,6 +245,44 @@ func TestColdDroppedKeyStaysDropped(t *testing.T) {
 	}
 	if r := longWay(t, o.state).units.get(u.Source, u.Unit); r != nil {
 		t.Error("the dropped unit is in the units file again")
+	}
+	if d := compareSelf(t, o.state); len(d) != 0 {
+		t.Errorf("check: %v", d)
+	}
+}
+
+// TestColdSummaryRewriteLetsRecordsBack: a summary rewritten whole from the
+// units (its last append failed, or it could not be trusted) reads every
+// record from the index; they go back to it after, not left in memory until
+// the next compaction of the units file (an idle store may have none for
+// days).
+func TestColdSummaryRewriteLetsRecordsBack(t *testing.T) {
+	defer func(a, b int64) { unitsRatio, unitsMin = a, b }(unitsRatio, unitsMin)
+	unitsRatio, unitsMin = 1<<40, 0 // every Sync rewrites the units file and its index
+	o := newOpenLedger(t)
+	unitsMin = 1 << 40
+	l := mustOpen(t, o.state)
+	t.Cleanup(func() { l.cold.close() })
+	if l.cold == nil || l.heldCount() != 0 {
+		t.Fatal("the open did not leave the records in the index")
+	}
+	want, err := ReadSummary(o.state, Want{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.summaryFile.compact = true // as a failed append leaves it
+	if err := l.Sync(nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := l.heldCount(); n != 0 || l.cold == nil {
+		t.Errorf("after the summary's rewrite %d records are in memory (index held %v), want 0", n, l.cold != nil)
+	}
+	got, err := ReadSummary(o.state, Want{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(sortedSummary(got), sortedSummary(want)) {
+		t.Error("the summary rewritten differs")
 	}
 	if d := compareSelf(t, o.state); len(d) != 0 {
 		t.Errorf("check: %v", d)
