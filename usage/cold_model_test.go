@@ -170,8 +170,24 @@ func (m *coldModel) step() string {
 		return "sync"
 	case k < 17:
 		m.both(func(l *Ledger) { l.unitsFile.compact = true })
+		if m.rng.Intn(3) > 0 {
+			m.sync(nil)
+			return "compact"
+		}
+		// The new index cannot be written (a directory where it is renamed
+		// to): the records stay in memory until a later compaction.
+		for _, st := range []string{m.cs, m.es} {
+			idx := filepath.Join(st, DirName, UnitsIndexName)
+			os.Remove(idx)
+			if err := os.MkdirAll(filepath.Join(idx, "x"), 0o700); err != nil {
+				m.t.Fatal(err)
+			}
+		}
 		m.sync(nil)
-		return "compact"
+		for _, st := range []string{m.cs, m.es} {
+			os.RemoveAll(filepath.Join(st, DirName, UnitsIndexName))
+		}
+		return "compact, no index written"
 	case k < 18: // a file gone without the ledger told, found at the open
 		if !m.gone[i] {
 			os.Remove(u.Path)
