@@ -52,15 +52,21 @@ func (l *Ledger) coldDrop(src, unit string) {
 // warmAt reads the records of the key whose first record is at off into the
 // ledger's tables (its key has left the index's).
 func (l *Ledger) warmAt(off int64, unit string, seq bool) {
+	var src string
+	var prev int64
 	for i := 0; ; i++ {
 		c, n, err := l.cold.read(off, seq)
 		if err != nil {
 			l.fail(err)
 			return
 		}
-		if i > 0 && (c.idx <= 0 || string(c.unit) != unit) {
+		// The key's records follow its first in place order (live -1, then
+		// retired 0, 1, …): the live one's retired 0 is the key's, not the
+		// next key's first.
+		if i > 0 && (c.idx != prev+1 || c.src != src || string(c.unit) != unit) {
 			return // the next key's
 		}
+		src, prev = c.src, c.idx
 		// Out of the session table too: the session's S rows find it resident.
 		l.cold.sess.each(hashKey("", c.sid()), func(s *coldSlot) bool {
 			if int64(s.off) == off {
@@ -243,7 +249,14 @@ func (l *Ledger) recool(base int64, crc uint32) {
 		if l.dirtyUnits[k] {
 			return true
 		}
-		if r := l.units.get(k.source, k.unit); r != nil && keepRec(r) {
+		r := l.units.get(k.source, k.unit)
+		if r == nil && len(l.retired[k]) == 0 {
+			// Every record is in memory here (l.cold is nil): a key of the
+			// index the ledger does not hold was dropped by a later line of
+			// the units file, and must not come back from the index.
+			return true
+		}
+		if r != nil && keepRec(r) {
 			return true
 		}
 		for _, r := range l.retired[k] {

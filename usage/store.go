@@ -227,6 +227,11 @@ func (l *Ledger) writeUnits() error {
 				return err
 			}
 			l.warmAll() // every record is written: resident until the index is
+			if l.err != nil {
+				// A record the index could not give back would be left out
+				// of the file: it is not written.
+				return l.err
+			}
 			keys := make(map[ukey]bool, l.units.len()+len(l.retired))
 			for r := range l.units.all() {
 				keys[ukey{r.source(), r.Unit}] = true
@@ -261,6 +266,9 @@ func (l *Ledger) writeUnits() error {
 			return err
 		}
 		l.resetReader()
+		// The index the load found named the base just replaced: only one
+		// naming the new base (recool's check) takes the records back.
+		l.indexed = false
 		l.applyPlaced(ps)
 		recs := make([]*unitRec, len(ps))
 		for i, p := range ps {

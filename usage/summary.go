@@ -207,6 +207,11 @@ func (l *Ledger) settleGroups(emit bool) []SessionRow {
 // allSessionRows adds up the S rows of every session from its units' accounts
 // (idle ones read from disk: for a summary that cannot be trusted, at Open).
 func (l *Ledger) allSessionRows() []SessionRow {
+	if c := l.cold; c != nil {
+		// Every record read from the index, then let back to it (not kept
+		// in memory until the units file's next compaction).
+		defer l.recool(c.base, c.crc)
+	}
 	l.warmAll()
 	var ss []SessionRow
 	for head := range l.members.all() {

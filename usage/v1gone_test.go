@@ -41,6 +41,7 @@ func TestOpenFirstVersionRetiresGoneUnits(t *testing.T) {
 		t.Fatal(err)
 	}
 	l := mustOpen(t, state)
+	l.warmAll() // the records read from units.idx into memory, to look at
 	if l.units.get("claude", here.Unit) == nil {
 		t.Fatalf("%s, whose file is there, is not live", here.Unit)
 	}
