@@ -62,7 +62,11 @@ func open(stateDir string, lazy bool) (*Ledger, error) {
 	now := indexer.FormatTime(l.now())
 	for _, k := range append(l.goneUnits(), l.goneCold()...) {
 		l.warm(k.source, k.unit)
-		l.retireLocked(k, l.units.get(k.source, k.unit), now)
+		r := l.units.get(k.source, k.unit)
+		if r == nil {
+			continue // the index failed to read back (l.err): the Sync below reports it
+		}
+		l.retireLocked(k, r, now)
 	}
 	l.loaded = nil
 	l.settleGroups(false)
