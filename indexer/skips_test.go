@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -184,5 +185,59 @@ func TestSkippedLinesAllocateNothing(t *testing.T) {
 	small, large := mallocs(1000), mallocs(100_000)
 	if large > small+10_000 {
 		t.Errorf("reading 99k more skipped lines made %d more allocations (%d, %d)", large-small, small, large)
+	}
+}
+
+// TestProbeGenWrapAtStart: a Start whose listing takes the walk mark past
+// 65535 drops the unit of a file that vanished (marked by the walk 65535
+// walks before, it must not pass for seen) and keeps the live ones, whether
+// the listing was made early (Prove) or by Start itself.
+func TestProbeGenWrapAtStart(t *testing.T) {
+	for _, early := range []bool{false, true} {
+		t.Run(fmt.Sprint("early=", early), func(t *testing.T) {
+			root, state := t.TempDir(), t.TempDir()
+			dir := filepath.Join(root, "p")
+			os.MkdirAll(dir, 0o700)
+			var files []string
+			for i := range 3 {
+				f := filepath.Join(dir, fmt.Sprintf("aaaaaaaa-0000-4000-8000-00000000000%d.jsonl", i))
+				appendFile(t, f, msg("2026-01-01T00:00:00Z", fmt.Sprint("m", i)))
+				files = append(files, f)
+			}
+			if err := newLayoutIndexer(t, "wave", root, state, false).Reconcile(); err != nil {
+				t.Fatal(err)
+			}
+			ix := newLayoutIndexer(t, "wave", root, state, false)
+			if err := ix.Load(); err != nil {
+				t.Fatal(err)
+			}
+			// Every unit marked by the walk that took mark 1, the next to last
+			// mark before the wrap taken since.
+			ix.mu.Lock()
+			for u := range ix.units.all() {
+				u.probed = 1
+			}
+			ix.probeGen = 1<<16 - 1
+			ix.mu.Unlock()
+			os.Remove(files[1])
+			if early {
+				ix.Prove()
+			}
+			if err := ix.Start(); err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, s := range ix.Sessions() {
+				got = append(got, filepath.Base(s.File))
+			}
+			slices.Sort(got)
+			want := []string{filepath.Base(files[0]), filepath.Base(files[2])}
+			if !slices.Equal(got, want) {
+				t.Errorf("sessions after a Start at the wrap: %v, want %v", got, want)
+			}
+			if !ix.Unchanged() {
+				t.Errorf("Unchanged after Start = false, want true")
+			}
+		})
 	}
 }
