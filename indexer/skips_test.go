@@ -221,10 +221,23 @@ func TestProbeGenWrapAtStart(t *testing.T) {
 			ix.mu.Unlock()
 			os.Remove(files[1])
 			if early {
-				ix.Prove()
-			}
-			if err := ix.Start(); err != nil {
+				// As the daemon does: listed ahead (Prove), then StartAll,
+				// which takes the early listing.
+				g := &Group{indexers: []*Indexer{ix}}
+				g.ProveAll()
+				ix.mu.Lock()
+				if ix.proof == nil || ix.probeGen != 1 {
+					t.Fatalf("no early listing, or not at the wrap (mark %d)", ix.probeGen)
+				}
+				ix.mu.Unlock()
+				if err := g.StartAll(); err != nil {
+					t.Fatal(err)
+				}
+			} else if err := ix.Start(); err != nil {
 				t.Fatal(err)
+			}
+			if ix.rawStarts != 1 {
+				t.Fatalf("%d Starts by a listing, want 1", ix.rawStarts)
 			}
 			var got []string
 			for _, s := range ix.Sessions() {
