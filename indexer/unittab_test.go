@@ -3,6 +3,8 @@ package indexer
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -161,4 +163,72 @@ func TestUnitTabIterateWhileChanging(t *testing.T) {
 	if tab.len() != 100+added-len(deleted) {
 		t.Errorf("len %d, want %d", tab.len(), 100+added-len(deleted))
 	}
+}
+
+// TestUnitTabGrowsPastLoadsReserve: a loaded indexer (its table sized once,
+// with 1/16 headroom) takes three times as many new files and loses half the
+// old ones while readers list: every session is listed by each reader at the
+// end, the catalogs are what a rebuild writes, and -race sees every access of
+// the table under the indexer's lock.
+func TestUnitTabGrowsPastLoadsReserve(t *testing.T) {
+	root, state := t.TempDir(), t.TempDir()
+	manyWaveSessions(t, root, 40)
+	if err := newLayoutIndexer(t, "wave", root, state, false).Reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	ix := newLayoutIndexer(t, "wave", root, state, false)
+	if err := ix.Load(); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ix.mu.Lock()
+	slots := len(ix.units.slots)
+	ix.mu.Unlock()
+	old := ix.Sessions()
+	stop := make(chan struct{})
+	done := make(chan int)
+	for range 2 {
+		go func() {
+			n := 0
+			for {
+				select {
+				case <-stop:
+					done <- n
+					return
+				default:
+				}
+				n += len(ix.Entries()) + len(ix.Sessions()) + ix.Stats().Sessions
+			}
+		}()
+	}
+	dir := filepath.Join(root, "home-u-new")
+	os.MkdirAll(dir, 0o700)
+	for i := range 120 {
+		f := filepath.Join(dir, fmt.Sprintf("bbbbbbbb-0000-4000-8000-%012x.jsonl", i))
+		appendFile(t, f, `{"type":"metadata","workdir":"/home/u/new","createdAt":"2026-01-01T00:00:00Z"}`+"\n"+msg("2026-01-02T00:00:00Z", fmt.Sprint("new ", i)))
+		paths := []string{f}
+		if i%6 == 0 && len(old) > 0 {
+			os.Remove(old[0].File)
+			paths = append(paths, old[0].File)
+			old = old[1:]
+		}
+		if err := ix.Update(paths); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(stop)
+	<-done
+	<-done
+	ix.mu.Lock()
+	grown := len(ix.units.slots)
+	ix.mu.Unlock()
+	if grown <= slots {
+		t.Fatalf("the table has %d slots after 120 new files, %d after Load: it did not grow", grown, slots)
+	}
+	if got, want := len(ix.Sessions()), 40-20+120; got != want {
+		t.Errorf("%d sessions, want %d", got, want)
+	}
+	assertLayoutConverged(t, "wave", root, state)
 }
