@@ -2,6 +2,7 @@ package indexer
 
 import (
 	"fmt"
+	mrand "math/rand"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -250,6 +251,49 @@ func TestProbeGenWrapAtStart(t *testing.T) {
 			}
 			if !ix.Unchanged() {
 				t.Errorf("Unchanged after Start = false, want true")
+			}
+		})
+	}
+}
+
+// TestStatsModel: random changes to a store (appends with lines skipped,
+// truncates, replacements, removals), with restarts from the catalogs between
+// them: a long-lived indexer's counts (sessions, bytes, skipped lines,
+// projects; its parked sessions' sums with its held ones') are a rebuild's.
+func TestStatsModel(t *testing.T) {
+	for seed := int64(1); seed <= 4; seed++ {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			root, state := t.TempDir(), t.TempDir()
+			ix := newLayoutIndexer(t, "wave", root, state, false)
+			ix.Reconcile()
+			rng := mrand.New(mrand.NewSource(seed))
+			m := newModelOps(t, root, rng)
+			for step := range 160 {
+				touched := m.step()
+				if err := ix.Update(touched); err != nil {
+					t.Fatal(err)
+				}
+				if step%40 == 39 {
+					ix = newLayoutIndexer(t, "wave", root, state, false)
+					if err := ix.Load(); err != nil {
+						t.Fatal(err)
+					}
+					if err := ix.Start(); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if step%20 != 19 {
+					continue
+				}
+				fresh := newLayoutIndexer(t, "wave", root, t.TempDir(), false)
+				if err := fresh.Reconcile(); err != nil {
+					t.Fatal(err)
+				}
+				got, want := ix.Stats(), fresh.Stats()
+				if got.Sessions != want.Sessions || got.Bytes != want.Bytes || got.SkippedLines != want.SkippedLines || got.Projects != want.Projects {
+					t.Fatalf("step %d: sessions %d, bytes %d, skipped %d, projects %d; a rebuild's %d, %d, %d, %d", step,
+						got.Sessions, got.Bytes, got.SkippedLines, got.Projects, want.Sessions, want.Bytes, want.SkippedLines, want.Projects)
+				}
 			}
 		})
 	}
