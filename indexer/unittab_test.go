@@ -232,3 +232,61 @@ func TestUnitTabGrowsPastLoadsReserve(t *testing.T) {
 	}
 	assertLayoutConverged(t, "wave", root, state)
 }
+
+// TestUnitTabIterateModel: while all iterates, units are put, deleted and
+// reserved for at random (rehashing the table, some runs several times):
+// each unit yielded is in the table when yielded, none twice, and every unit
+// held from the start to the end is yielded once.
+func TestUnitTabIterateModel(t *testing.T) {
+	for seed := range uint64(300) {
+		rng := rand.New(rand.NewPCG(seed, 7))
+		var tab unitTab
+		n := 1 + rng.IntN(60)
+		for i := range n {
+			tab.put(&unit{rel: fmt.Sprint("s/", i)})
+		}
+		start := map[*unit]bool{}
+		for u := range tab.all() {
+			start[u] = true
+		}
+		touched := map[string]bool{} // keys deleted or put during the iteration
+		yielded := map[*unit]bool{}
+		next := n
+		for u := range tab.all() {
+			if tab.get(u.rel) != u {
+				t.Fatalf("seed %d: %s yielded while not in the table", seed, u.rel)
+			}
+			if yielded[u] {
+				t.Fatalf("seed %d: %s yielded twice", seed, u.rel)
+			}
+			yielded[u] = true
+			for range rng.IntN(4) {
+				switch op := rng.IntN(10); {
+				case op < 4:
+					k := fmt.Sprint("s/", rng.IntN(next+1))
+					if tab.get(k) == nil {
+						touched[k] = true
+						tab.put(&unit{rel: k})
+					}
+				case op < 5:
+					k := fmt.Sprint("s/", next)
+					next++
+					touched[k] = true
+					tab.put(&unit{rel: k})
+				case op < 9:
+					k := fmt.Sprint("s/", rng.IntN(next))
+					if tab.del(k) != nil {
+						touched[k] = true
+					}
+				default:
+					tab.reserve(tab.len() + rng.IntN(100))
+				}
+			}
+		}
+		for u := range start {
+			if !touched[u.rel] && tab.get(u.rel) == u && !yielded[u] {
+				t.Fatalf("seed %d: %s held throughout, not yielded", seed, u.rel)
+			}
+		}
+	}
+}
