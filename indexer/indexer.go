@@ -921,6 +921,7 @@ func (ix *Indexer) updateLinesLocked(urel, path string) (bool, error) {
 	acc := u.acc()
 	head := headCollector{from: oldOffset, sum: u.tail.Hfp()}
 	rt := Tail{Offset: u.tail.Offset, LongLine: u.tail.LongLine()}
+	skipped := u.skipped() // counted here, set once: each set copies the tail's rare part
 	st, err := readLines(f, &rt, func(off int64, line []byte) {
 		head.line(line)
 		line = bytes.TrimSpace(line)
@@ -928,18 +929,18 @@ func (ix *Indexer) updateLinesLocked(urel, path string) (bool, error) {
 			return
 		}
 		if line[0] != '{' {
-			u.setSkipped(u.skipped() + 1)
+			skipped++
 			return
 		}
 		if acc.Line(line) != nil {
-			u.setSkipped(u.skipped() + 1)
+			skipped++
 		}
 		feed(off, line)
 	})
 	u.tail.Offset = rt.Offset
 	u.tail.SetLongLine(rt.LongLine)
 	ix.stats.BytesRead += st.BytesRead
-	u.setSkipped(u.skipped() + st.Long)
+	u.setSkipped(skipped + st.Long)
 	if err != nil {
 		return true, fmt.Errorf("read %s: %w", path, err)
 	}

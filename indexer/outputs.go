@@ -99,6 +99,12 @@ func (t *outputTab) clear() {
 	clear(t.other)
 }
 
+// free forgets every output and lets go of the memory that held them, which
+// clear keeps (a map's buckets): Release.
+func (t *outputTab) free() {
+	*t = outputTab{catDir: t.catDir, cats: map[string]catOutputs{}}
+}
+
 // len is the number of outputs recorded.
 func (t *outputTab) len() int {
 	n := len(t.other)

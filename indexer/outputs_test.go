@@ -3,6 +3,7 @@ package indexer
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -62,4 +63,79 @@ func TestOutputTabLikeMap(t *testing.T) {
 	if len(tab.cats) != 1 || len(tab.other) != 0 {
 		t.Errorf("a catalog and its resume file kept as %d catalog entries and %d others, want 1 and 0", len(tab.cats), len(tab.other))
 	}
+}
+
+// TestOutputsEditedByHand: catalogs and resume files changed by hand while a
+// daemon runs (one removed, one renamed to a key no project owns, one
+// catalog directory removed whole) are all found by a check and set right by
+// VerifyOutputs and the next pass, which also removes the stray directory;
+// one edited in place while no daemon ran (its size and mtime kept) is set
+// right by the next daemon's VerifyOutputs. The record of what was written
+// (one entry a catalog key) never passes a changed file for ours.
+func TestOutputsEditedByHand(t *testing.T) {
+	root, state := t.TempDir(), t.TempDir()
+	manyWaveSessions(t, root, 21)
+	ix := newLayoutIndexer(t, "wave", root, state, false)
+	if err := ix.Reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	catDir := CatalogDir(state, "wave")
+	key := func(i int) string { return ProjectKey(fmt.Sprintf("/home/u/p%d", i)) }
+	if err := os.Remove(filepath.Join(catDir, key(0), ResumeName)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(catDir, key(1)), filepath.Join(catDir, "-stray")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(filepath.Join(catDir, key(3))); err != nil {
+		t.Fatal(err)
+	}
+	chk := newLayoutIndexer(t, "wave", root, state, true)
+	chk.Reconcile()
+	seen := map[string]bool{}
+	for _, d := range chk.Differences() {
+		seen[filepath.Base(filepath.Dir(d.Path))+"/"+filepath.Base(d.Path)] = true
+	}
+	for _, want := range []string{key(0) + "/" + ResumeName, key(1) + "/" + CatalogName, key(1) + "/" + ResumeName,
+		"-stray/" + CatalogName, key(3) + "/" + CatalogName, key(3) + "/" + ResumeName} {
+		if !seen[want] {
+			t.Errorf("check: no difference for %s (%v)", want, seen)
+		}
+	}
+	if err := ix.VerifyOutputs(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(catDir, "-stray")); !os.IsNotExist(err) {
+		t.Errorf("the stray catalog directory is still there after VerifyOutputs (%v)", err)
+	}
+	assertLayoutConverged(t, "wave", root, state)
+
+	// An edit in place while no daemon runs: the next one's VerifyOutputs
+	// sets it right although its stat is what was written.
+	cat2 := filepath.Join(catDir, key(2), CatalogName)
+	fi, err := os.Stat(cat2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := os.ReadFile(cat2)
+	data := []byte(string(want))
+	data[len(data)-2] ^= 1
+	if err := os.WriteFile(cat2, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	os.Chtimes(cat2, fi.ModTime(), fi.ModTime())
+	ix2 := newLayoutIndexer(t, "wave", root, state, false)
+	if err := ix2.Load(); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix2.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix2.VerifyOutputs(); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(cat2); string(got) != string(want) {
+		t.Errorf("VerifyOutputs after a restart left the catalog edited in place")
+	}
+	assertLayoutConverged(t, "wave", root, state)
 }

@@ -12,7 +12,7 @@ func (ix *Indexer) Release() {
 	defer ix.mu.Unlock()
 	ix.forgetKeysLocked()
 	ix.units.clear()
-	ix.outputs.clear()
+	ix.outputs.free()
 	ix.baseKeys = map[string]string{}
 	ix.keys = map[string]string{}
 	ix.owners = nil

@@ -1,7 +1,9 @@
 package indexer
 
 import (
+	"fmt"
 	"path/filepath"
+	"runtime"
 	"testing"
 )
 
@@ -42,4 +44,38 @@ func TestReleaseForgetsUnitsNotCatalogs(t *testing.T) {
 	if n := len(ix.Sessions()); n == 0 {
 		t.Error("the pass after Release found no sessions")
 	}
+}
+
+// TestReleaseFreesOutputs: Release lets go of the record of the files the
+// indexer wrote, its memory too (a map emptied by clear keeps its buckets).
+func TestReleaseFreesOutputs(t *testing.T) {
+	state := t.TempDir()
+	ix, err := New(Options{Source: "wave", Layout: "wave", Root: t.TempDir(), StateDir: state})
+	if err != nil {
+		t.Fatal(err)
+	}
+	heap := func() uint64 {
+		var m runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	before := heap()
+	catDir, root := CatalogDir(state, "wave"), t.TempDir()
+	for i := range 50_000 {
+		dir := filepath.Join(catDir, fmt.Sprint("-w-p", i))
+		ix.outputs.set(filepath.Join(dir, CatalogName), output{sum: 1})
+		ix.outputs.set(filepath.Join(dir, ResumeName), output{sum: 2})
+		ix.outputs.set(filepath.Join(root, fmt.Sprint("p", i), CatalogName), output{sum: 3}) // a native index's
+	}
+	held := heap()
+	ix.Release()
+	after := heap()
+	if ix.outputs.len() != 0 {
+		t.Fatalf("%d outputs kept after Release", ix.outputs.len())
+	}
+	if held < before || after > before+(held-before)/4 {
+		t.Errorf("heap %d B before the outputs, %d B with them, %d B after Release: their memory is kept", before, held, after)
+	}
+	runtime.KeepAlive(ix)
 }

@@ -3,6 +3,8 @@ package indexer
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -160,5 +162,131 @@ func TestUnitTabIterateWhileChanging(t *testing.T) {
 	}
 	if tab.len() != 100+added-len(deleted) {
 		t.Errorf("len %d, want %d", tab.len(), 100+added-len(deleted))
+	}
+}
+
+// TestUnitTabGrowsPastLoadsReserve: a loaded indexer (its table sized once,
+// with 1/16 headroom) takes three times as many new files and loses half the
+// old ones while readers list: every session is listed by each reader at the
+// end, the catalogs are what a rebuild writes, and -race sees every access of
+// the table under the indexer's lock.
+func TestUnitTabGrowsPastLoadsReserve(t *testing.T) {
+	root, state := t.TempDir(), t.TempDir()
+	manyWaveSessions(t, root, 40)
+	if err := newLayoutIndexer(t, "wave", root, state, false).Reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	ix := newLayoutIndexer(t, "wave", root, state, false)
+	if err := ix.Load(); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ix.mu.Lock()
+	slots := len(ix.units.slots)
+	ix.mu.Unlock()
+	old := ix.Sessions()
+	stop := make(chan struct{})
+	done := make(chan int)
+	for range 2 {
+		go func() {
+			n := 0
+			for {
+				select {
+				case <-stop:
+					done <- n
+					return
+				default:
+				}
+				n += len(ix.Entries()) + len(ix.Sessions()) + ix.Stats().Sessions
+			}
+		}()
+	}
+	dir := filepath.Join(root, "home-u-new")
+	os.MkdirAll(dir, 0o700)
+	for i := range 120 {
+		f := filepath.Join(dir, fmt.Sprintf("bbbbbbbb-0000-4000-8000-%012x.jsonl", i))
+		appendFile(t, f, `{"type":"metadata","workdir":"/home/u/new","createdAt":"2026-01-01T00:00:00Z"}`+"\n"+msg("2026-01-02T00:00:00Z", fmt.Sprint("new ", i)))
+		paths := []string{f}
+		if i%6 == 0 && len(old) > 0 {
+			os.Remove(old[0].File)
+			paths = append(paths, old[0].File)
+			old = old[1:]
+		}
+		if err := ix.Update(paths); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(stop)
+	<-done
+	<-done
+	ix.mu.Lock()
+	grown := len(ix.units.slots)
+	ix.mu.Unlock()
+	if grown <= slots {
+		t.Fatalf("the table has %d slots after 120 new files, %d after Load: it did not grow", grown, slots)
+	}
+	if got, want := len(ix.Sessions()), 40-20+120; got != want {
+		t.Errorf("%d sessions, want %d", got, want)
+	}
+	assertLayoutConverged(t, "wave", root, state)
+}
+
+// TestUnitTabIterateModel: while all iterates, units are put, deleted and
+// reserved for at random (rehashing the table, some runs several times):
+// each unit yielded is in the table when yielded, none twice, and every unit
+// held from the start to the end is yielded once.
+func TestUnitTabIterateModel(t *testing.T) {
+	for seed := range uint64(300) {
+		rng := rand.New(rand.NewPCG(seed, 7))
+		var tab unitTab
+		n := 1 + rng.IntN(60)
+		for i := range n {
+			tab.put(&unit{rel: fmt.Sprint("s/", i)})
+		}
+		start := map[*unit]bool{}
+		for u := range tab.all() {
+			start[u] = true
+		}
+		touched := map[string]bool{} // keys deleted or put during the iteration
+		yielded := map[*unit]bool{}
+		next := n
+		for u := range tab.all() {
+			if tab.get(u.rel) != u {
+				t.Fatalf("seed %d: %s yielded while not in the table", seed, u.rel)
+			}
+			if yielded[u] {
+				t.Fatalf("seed %d: %s yielded twice", seed, u.rel)
+			}
+			yielded[u] = true
+			for range rng.IntN(4) {
+				switch op := rng.IntN(10); {
+				case op < 4:
+					k := fmt.Sprint("s/", rng.IntN(next+1))
+					if tab.get(k) == nil {
+						touched[k] = true
+						tab.put(&unit{rel: k})
+					}
+				case op < 5:
+					k := fmt.Sprint("s/", next)
+					next++
+					touched[k] = true
+					tab.put(&unit{rel: k})
+				case op < 9:
+					k := fmt.Sprint("s/", rng.IntN(next))
+					if tab.del(k) != nil {
+						touched[k] = true
+					}
+				default:
+					tab.reserve(tab.len() + rng.IntN(100))
+				}
+			}
+		}
+		for u := range start {
+			if !touched[u.rel] && tab.get(u.rel) == u && !yielded[u] {
+				t.Fatalf("seed %d: %s held throughout, not yielded", seed, u.rel)
+			}
+		}
 	}
 }
