@@ -2,6 +2,7 @@ package indexer
 
 import (
 	"fmt"
+	"math"
 	mrand "math/rand"
 	"os"
 	"path/filepath"
@@ -33,7 +34,7 @@ func TestSkipsInRare(t *testing.T) {
 	if shared.skippedN() != 3 {
 		t.Errorf("a copy of the tail sees skipped %d, want 3", shared.skippedN())
 	}
-	u.setSkipped(1 << 40)
+	u.setSkipped(math.MaxInt) // past int32 on a 64-bit int; clamped either way
 	if u.skipped() != 1<<31-1 {
 		t.Errorf("skipped %d, want it clamped to %d", u.skipped(), 1<<31-1)
 	}
