@@ -3,6 +3,8 @@ package main
 import (
 	"math"
 	"runtime"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -36,11 +38,12 @@ func TestSoftLimit(t *testing.T) {
 func TestMemGovernorFollowsCollections(t *testing.T) {
 	var calls atomic.Int64
 	var last atomic.Int64
+	var pct atomic.Int64
 	g := newMemGovernor(1<<40, func(v int64) int64 {
 		calls.Add(1)
 		last.Store(v)
 		return 0
-	})
+	}, func(p int) int { pct.Store(int64(p)); return 0 }, nil)
 	g.arm()
 	deadline := time.Now().Add(10 * time.Second)
 	for calls.Load() < 3 {
@@ -52,6 +55,9 @@ func TestMemGovernorFollowsCollections(t *testing.T) {
 	}
 	if got := last.Load(); got != 1<<40 {
 		t.Errorf("limit set = %d, want the configured %d (the test's heap is far below it)", got, int64(1<<40))
+	}
+	if got := pct.Load(); got != daemonGCPercent {
+		t.Errorf("GOGC set = %d, want %d (the test's heap is far below loadMargin)", got, daemonGCPercent)
 	}
 	g.stop()
 	runtime.GC() // runs a finalizer armed before the stop, which must not re-arm
@@ -68,4 +74,122 @@ func TestMemGovernorFollowsCollections(t *testing.T) {
 	if got := last.Load(); got != math.MaxInt64 {
 		t.Errorf("limit after stop = %d, want none (%d)", got, int64(math.MaxInt64))
 	}
+}
+
+// GOGC lets the heap grow by loadMargin above what is live: 1.5x a small heap,
+// less a large one (at 64 MiB live the old fixed 50 let it grow by 32 MiB
+// under load), never under minGCPercent.
+func TestGCPercent(t *testing.T) {
+	tests := []struct {
+		live uint64
+		want int
+	}{
+		{0, daemonGCPercent},
+		{10 << 20, daemonGCPercent},
+		{2 * loadMargin, daemonGCPercent},
+		{4 * loadMargin, 25},
+		{64<<20 + 1<<19, 24},
+		{10 * loadMargin, minGCPercent},
+		{1 << 30, minGCPercent},
+	}
+	for _, tt := range tests {
+		got := gcPercent(tt.live)
+		if got != tt.want {
+			t.Errorf("gcPercent(%d MiB) = %d, want %d", tt.live>>20, got, tt.want)
+		}
+		if tt.live >= 2*loadMargin && tt.live < 10*loadMargin {
+			if grow := tt.live * uint64(got) / 100; grow > loadMargin || grow < loadMargin*9/10 {
+				t.Errorf("live %d MiB: the heap may grow by %d MiB, want ~%d", tt.live>>20, grow>>20, loadMargin>>20)
+			}
+		}
+	}
+}
+
+// A large heap: the governor sets GOGC for a loadMargin step after each
+// collection (only when it changes), and the soft limit steps aside.
+func TestMemGovernorPacesLargeHeap(t *testing.T) {
+	var pcts []int
+	var limits []int64
+	g := newMemGovernor(52<<20, func(v int64) int64 { limits = append(limits, v); return 0 },
+		func(p int) int { pcts = append(pcts, p); return 0 }, nil)
+	for _, live := range []uint64{64 << 20, 64 << 20, 64 << 20, 80 << 20, 20 << 20} {
+		g.adjust(&runtime.MemStats{HeapAlloc: live})
+	}
+	if want := []int{25, 20, 50}; !slices.Equal(pcts, want) {
+		t.Errorf("GOGC set to %v, want %v", pcts, want)
+	}
+	if want := []int64{52 << 20, 52 << 20, math.MaxInt64, math.MaxInt64, 52 << 20}; !slices.Equal(limits, want) {
+		t.Errorf("limits %v, want %v", limits, want)
+	}
+	// GOGC and GOMEMLIMIT from the environment: neither is touched.
+	g = newMemGovernor(52<<20, nil, nil, nil)
+	g.adjust(&runtime.MemStats{HeapAlloc: 64 << 20})
+	g.stop()
+}
+
+// After a burst the governor hands the garbage back once the daemon is quiet:
+// one release when no collection ran for idleAfter and the heap grew by more
+// than idleGarbage since the last; none otherwise.
+func TestMemGovernorReleasesWhenQuiet(t *testing.T) {
+	var mu sync.Mutex
+	now := runtime.MemStats{NumGC: 7, HeapAlloc: 40 << 20}
+	var frees atomic.Int64
+	newG := func() *memGovernor {
+		g := newMemGovernor(52<<20, nil, nil, func() { frees.Add(1) })
+		g.idleAfter = 10 * time.Millisecond
+		g.read = func(ms *runtime.MemStats) { mu.Lock(); *ms = now; mu.Unlock() }
+		return g
+	}
+	set := func(numGC uint32, heap uint64) { mu.Lock(); now.NumGC, now.HeapAlloc = numGC, heap; mu.Unlock() }
+
+	// The timer: collection 7 left 40 MiB, then 50 MiB allocated and quiet.
+	g := newG()
+	set(7, 40<<20)
+	g.adjust(&now)
+	set(7, 50<<20)
+	deadline := time.Now().Add(10 * time.Second)
+	for frees.Load() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no release after a burst and idleAfter of quiet")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	g.stop()
+
+	frees.Store(0)
+	for _, tt := range []struct {
+		name  string
+		numGC uint32
+		heap  uint64
+		stop  bool
+	}{
+		{"a collection ran since: not quiet", 8, 50 << 20, false},
+		{"little allocated since", 7, 40<<20 + idleGarbage, false},
+		{"stopped", 7, 50 << 20, true},
+	} {
+		g := newG()
+		g.idleAfter = time.Hour // quiet is called below
+		set(7, 40<<20)
+		g.adjust(&now)
+		set(tt.numGC, tt.heap)
+		if tt.stop {
+			g.stop()
+		}
+		g.quiet()
+		if n := frees.Load(); n != 0 {
+			t.Errorf("%s: %d releases, want none", tt.name, n)
+		}
+		g.stop()
+	}
+	// And the quiet case itself, called directly, releases.
+	g = newG()
+	g.idleAfter = time.Hour
+	set(7, 40<<20)
+	g.adjust(&now)
+	set(7, 40<<20+idleGarbage+1)
+	g.quiet()
+	if n := frees.Load(); n != 1 {
+		t.Errorf("quiet after a burst: %d releases, want 1", n)
+	}
+	g.stop()
 }
