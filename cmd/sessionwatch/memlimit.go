@@ -91,20 +91,21 @@ type memGovernor struct {
 	read      func(*runtime.MemStats)
 	idleAfter time.Duration // idleRelease; tests shorten it
 	lastPct   int           // the GOGC last set (0: none yet)
-	idle      *time.Timer   // idleRelease after the last collection
+	idle      *time.Timer   // idleAfter after the last collection
 	idleGC    uint32        // the collection that armed it
-	idleLive  uint64        // the heap it left
+	forced    uint32        // NumForcedGC at the last collection
 }
 
-// idleRelease is how long after its last collection a daemon that allocated
-// more than idleGarbage since is deemed quiet: a collection then returns the
-// burst's garbage and free pages to the OS (debug.FreeOSMemory), so its RSS
-// falls back to what is live rather than idling at the burst's high-water mark.
-// A daemon that allocates nothing runs no collection and arms no timer.
-const (
-	idleRelease = 5 * time.Second
-	idleGarbage = 4 << 20
-)
+// idleRelease is how long after its last collection the daemon is deemed
+// quiet: a collection then hands the garbage of the burst that ran the last one,
+// and the free pages, back to the OS (debug.FreeOSMemory), so that its RSS
+// falls back to what is live rather than idling at the burst's high-water mark
+// (the background scavenger returns pages slowly, and none of a heap below its
+// goal). A forced collection (a release, start-up's) arms none: it returned
+// the pages itself. A daemon that allocates little runs no collection and arms
+// no timer; one that collects every few seconds is not quiet; in between, a
+// release at most doubles the collections.
+const idleRelease = 5 * time.Second
 
 // setupDaemonMemory applies the daemon's GC settings (unless the environment
 // sets them) and returns a func that stops the governor.
@@ -165,8 +166,10 @@ func (g *memGovernor) adjust(ms *runtime.MemStats) {
 	if g.set != nil {
 		g.set(softLimit(g.limit, ms.HeapAlloc, g.over))
 	}
-	if g.free != nil {
-		g.idleGC, g.idleLive = ms.NumGC, ms.HeapAlloc
+	forced := ms.NumForcedGC != g.forced
+	g.forced = ms.NumForcedGC
+	if g.free != nil && !forced {
+		g.idleGC = ms.NumGC
 		if g.idle == nil {
 			g.idle = time.AfterFunc(g.idleAfter, g.quiet)
 		} else {
@@ -175,17 +178,15 @@ func (g *memGovernor) adjust(ms *runtime.MemStats) {
 	}
 }
 
-// quiet runs idleRelease after a collection: if none ran since and the heap
-// grew by more than idleGarbage, the daemon went quiet after a burst.
+// quiet runs idleAfter after a collection: if none ran since, the daemon went
+// quiet after a burst.
 func (g *memGovernor) quiet() {
 	var ms runtime.MemStats
 	g.read(&ms)
 	g.mu.Lock()
-	release := !g.stopped && ms.NumGC == g.idleGC && ms.HeapAlloc > g.idleLive+idleGarbage
+	release := !g.stopped && ms.NumGC == g.idleGC
 	g.mu.Unlock()
 	if release {
-		// Its collection arms the timer again, which then finds nothing
-		// allocated since.
 		g.free()
 	}
 }

@@ -128,68 +128,73 @@ func TestMemGovernorPacesLargeHeap(t *testing.T) {
 }
 
 // After a burst the governor hands the garbage back once the daemon is quiet:
-// one release when no collection ran for idleAfter and the heap grew by more
-// than idleGarbage since the last; none otherwise.
+// one release when no collection ran for idleAfter after one that was not
+// forced (a release's own, start-up's); none otherwise.
 func TestMemGovernorReleasesWhenQuiet(t *testing.T) {
 	var mu sync.Mutex
-	now := runtime.MemStats{NumGC: 7, HeapAlloc: 40 << 20}
+	var numGC, numForced uint32 = 7, 0
 	var frees atomic.Int64
-	newG := func() *memGovernor {
-		g := newMemGovernor(52<<20, nil, nil, func() { frees.Add(1) })
-		g.idleAfter = 10 * time.Millisecond
-		g.read = func(ms *runtime.MemStats) { mu.Lock(); *ms = now; mu.Unlock() }
+	setGC := func(n uint32) { mu.Lock(); numGC = n; mu.Unlock() }
+	force := func() { mu.Lock(); numGC++; numForced++; mu.Unlock() }
+	newG := func(after time.Duration) *memGovernor {
+		g := newMemGovernor(52<<20, nil, nil, func() {
+			frees.Add(1)
+			force() // the release's own collection
+		})
+		g.idleAfter = after
+		g.read = func(ms *runtime.MemStats) { mu.Lock(); ms.NumGC, ms.NumForcedGC = numGC, numForced; mu.Unlock() }
 		return g
 	}
-	set := func(numGC uint32, heap uint64) { mu.Lock(); now.NumGC, now.HeapAlloc = numGC, heap; mu.Unlock() }
+	collect := func(g *memGovernor) {
+		var ms runtime.MemStats
+		g.read(&ms)
+		g.adjust(&ms)
+	}
 
-	// The timer: collection 7 left 40 MiB, then 50 MiB allocated and quiet.
-	g := newG()
-	set(7, 40<<20)
-	g.adjust(&now)
-	set(7, 50<<20)
+	// The timer: collection 7, then quiet.
+	g := newG(10 * time.Millisecond)
+	setGC(7)
+	collect(g)
 	deadline := time.Now().Add(10 * time.Second)
 	for frees.Load() == 0 {
 		if time.Now().After(deadline) {
-			t.Fatal("no release after a burst and idleAfter of quiet")
+			t.Fatal("no release after a collection and idleAfter of quiet")
 		}
 		time.Sleep(time.Millisecond)
 	}
 	g.stop()
 
+	// Called directly: a collection since, the release's own, a stop.
 	frees.Store(0)
-	for _, tt := range []struct {
-		name  string
-		numGC uint32
-		heap  uint64
-		stop  bool
-	}{
-		{"a collection ran since: not quiet", 8, 50 << 20, false},
-		{"little allocated since", 7, 40<<20 + idleGarbage, false},
-		{"stopped", 7, 50 << 20, true},
-	} {
-		g := newG()
-		g.idleAfter = time.Hour // quiet is called below
-		set(7, 40<<20)
-		g.adjust(&now)
-		set(tt.numGC, tt.heap)
-		if tt.stop {
-			g.stop()
-		}
-		g.quiet()
-		if n := frees.Load(); n != 0 {
-			t.Errorf("%s: %d releases, want none", tt.name, n)
-		}
-		g.stop()
+	g = newG(time.Hour)
+	setGC(7)
+	collect(g)
+	setGC(8)
+	g.quiet()
+	if n := frees.Load(); n != 0 {
+		t.Errorf("a collection ran since: %d releases, want none", n)
 	}
-	// And the quiet case itself, called directly, releases.
-	g = newG()
-	g.idleAfter = time.Hour
-	set(7, 40<<20)
-	g.adjust(&now)
-	set(7, 40<<20+idleGarbage+1)
+	collect(g) // collection 8, then quiet
 	g.quiet()
 	if n := frees.Load(); n != 1 {
-		t.Errorf("quiet after a burst: %d releases, want 1", n)
+		t.Fatalf("quiet after a collection: %d releases, want 1", n)
 	}
+	collect(g) // the release's own collection (9), then quiet
+	g.quiet()
+	if n := frees.Load(); n != 1 {
+		t.Errorf("quiet after the release's own collection: %d releases, want still 1", n)
+	}
+	force() // start-up's (debug.FreeOSMemory), then quiet
+	collect(g)
+	g.quiet()
+	if n := frees.Load(); n != 1 {
+		t.Errorf("quiet after a forced collection: %d releases, want still 1", n)
+	}
+	setGC(20)
+	collect(g)
 	g.stop()
+	g.quiet()
+	if n := frees.Load(); n != 1 {
+		t.Errorf("after stop: %d releases, want still 1", n)
+	}
 }
