@@ -90,6 +90,7 @@ type memGovernor struct {
 	free      func()
 	read      func(*runtime.MemStats)
 	idleAfter time.Duration // idleRelease; tests shorten it
+	settled   bool          // start-up is done: GOGC follows the live heap
 	lastPct   int           // the GOGC last set (0: none yet)
 	idle      *time.Timer   // idleAfter after the last collection
 	idleGC    uint32        // the collection that armed it
@@ -108,11 +109,15 @@ type memGovernor struct {
 const idleRelease = 5 * time.Second
 
 // setupDaemonMemory applies the daemon's GC settings (unless the environment
-// sets them) and returns a func that stops the governor.
-func setupDaemonMemory() (stop func()) {
+// sets them) and starts the governor. Until settle, GOGC stays at
+// daemonGCPercent: start-up builds the live heap, and collecting at every
+// loadMargin of its growth would only slow it down.
+func setupDaemonMemory() *memGovernor {
 	g := newMemGovernor(daemonMemLimit, debug.SetMemoryLimit, debug.SetGCPercent, debug.FreeOSMemory)
 	if os.Getenv("GOGC") != "" {
 		g.percent = nil
+	} else {
+		debug.SetGCPercent(daemonGCPercent)
 	}
 	if os.Getenv("GOMEMLIMIT") != "" {
 		g.set = nil
@@ -121,7 +126,24 @@ func setupDaemonMemory() (stop func()) {
 	runtime.ReadMemStats(&ms)
 	g.adjust(&ms)
 	g.arm()
-	return g.stop
+	return g
+}
+
+// settle ends start-up: from now on GOGC follows the live heap (the caller
+// just collected, so the heap is about what is live). Nil-safe.
+func (g *memGovernor) settle() {
+	if g == nil {
+		return
+	}
+	var ms runtime.MemStats
+	g.read(&ms)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.settled = true
+	if !g.stopped && g.percent != nil {
+		g.lastPct = gcPercent(ms.HeapAlloc)
+		g.percent(g.lastPct)
+	}
 }
 
 // stop lifts the limit for good: a finalizer or timer running meanwhile
@@ -157,7 +179,7 @@ func (g *memGovernor) adjust(ms *runtime.MemStats) {
 	if g.stopped {
 		return
 	}
-	if g.percent != nil {
+	if g.percent != nil && g.settled {
 		if p := gcPercent(ms.HeapAlloc); p != g.lastPct {
 			g.percent(p)
 			g.lastPct = p

@@ -44,6 +44,7 @@ func TestMemGovernorFollowsCollections(t *testing.T) {
 		last.Store(v)
 		return 0
 	}, func(p int) int { pct.Store(int64(p)); return 0 }, nil)
+	g.settle()
 	g.arm()
 	deadline := time.Now().Add(10 * time.Second)
 	for calls.Load() < 3 {
@@ -105,20 +106,28 @@ func TestGCPercent(t *testing.T) {
 	}
 }
 
-// A large heap: the governor sets GOGC for a loadMargin step after each
-// collection (only when it changes), and the soft limit steps aside.
+// A large heap: once start-up is done the governor sets GOGC for a
+// loadMargin step after each collection (only when it changes), and the soft
+// limit steps aside. During start-up GOGC is left alone.
 func TestMemGovernorPacesLargeHeap(t *testing.T) {
 	var pcts []int
 	var limits []int64
 	g := newMemGovernor(52<<20, func(v int64) int64 { limits = append(limits, v); return 0 },
 		func(p int) int { pcts = append(pcts, p); return 0 }, nil)
+	g.read = func(ms *runtime.MemStats) { *ms = runtime.MemStats{HeapAlloc: 40 << 20} }
+	g.adjust(&runtime.MemStats{HeapAlloc: 30 << 20}) // start-up
+	g.adjust(&runtime.MemStats{HeapAlloc: 40 << 20})
+	if len(pcts) != 0 {
+		t.Errorf("GOGC set to %v during start-up, want it left alone", pcts)
+	}
+	g.settle() // at 40 MiB live: 40%
 	for _, live := range []uint64{64 << 20, 64 << 20, 64 << 20, 80 << 20, 20 << 20} {
 		g.adjust(&runtime.MemStats{HeapAlloc: live})
 	}
-	if want := []int{25, 20, 50}; !slices.Equal(pcts, want) {
+	if want := []int{40, 25, 20, 50}; !slices.Equal(pcts, want) {
 		t.Errorf("GOGC set to %v, want %v", pcts, want)
 	}
-	if want := []int64{52 << 20, 52 << 20, math.MaxInt64, math.MaxInt64, 52 << 20}; !slices.Equal(limits, want) {
+	if want := []int64{52 << 20, 52 << 20, 52 << 20, 52 << 20, math.MaxInt64, math.MaxInt64, 52 << 20}; !slices.Equal(limits, want) {
 		t.Errorf("limits %v, want %v", limits, want)
 	}
 	// GOGC and GOMEMLIMIT from the environment: neither is touched.
