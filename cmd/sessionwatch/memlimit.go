@@ -13,11 +13,11 @@ import (
 //
 // A long-lived daemon's heap is mostly its index, live for good, while what it
 // allocates under load (lines read, catalogs rendered) dies at once. Go's default
-// (collect when the heap doubles) would hold twice the index: the daemon lets the
-// heap grow past what the last collection left live by at most loadMargin
-// (GOGC recomputed after every collection: 50, 1.5x, for a small heap, less for
-// a large one, never under minGCPercent), so that its RSS under load stays a
-// bounded step above its idle RSS whatever the store's size. For a small store
+// (collect when the heap doubles) would hold twice the index: once start-up is
+// done the daemon lets the heap grow past what the last collection left live by
+// at most loadMargin (GOGC recomputed after every collection: 50, 1.5x, for a
+// small heap, less for a large one, never under minGCPercent), so that its RSS
+// under load stays a bounded step above its idle RSS whatever the store's size. For a small store
 // even that is more than needed, so the daemon also sets a soft memory limit
 // (daemonMemLimit): the collector then runs as the process nears the limit,
 // whatever the ratio. A soft limit below what the heap really needs makes the
@@ -26,8 +26,9 @@ import (
 // alone paces the collector) and comes back when the heap shrinks. GOGC or
 // GOMEMLIMIT in the environment replace the daemon's choice of that knob.
 const (
-	// daemonGCPercent is the daemon's GOGC for a heap under loadMargin/0.5
-	// live, and the most it sets, unless the environment sets one.
+	// daemonGCPercent is the daemon's GOGC during start-up and for a heap
+	// under 2*loadMargin live, and the most it sets, unless the environment
+	// sets one.
 	daemonGCPercent = 50
 	// loadMargin is how far the heap may grow above what the last collection
 	// left live: the garbage of a burst of appends (reads, renders, flushes)
