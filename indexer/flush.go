@@ -213,7 +213,12 @@ func (ix *Indexer) writeCatalogsLocked() error {
 			projects[ix.parkedProject(u)] = true
 		}
 	}
-	keys := catalogKeys(projects, ix.baseKey)
+	// The keys of the last flush when its projects are the same (a flush
+	// under load rebuilt them for every project: a tenth of what it allocated).
+	keys, same := ix.keys, ix.keysStillHold(projects)
+	if !same {
+		keys = catalogKeys(projects, ix.baseKey)
+	}
 	// A project whose key changed is rewritten, and so is one that now owns
 	// a key another project had.
 	for p, old := range ix.keys {
@@ -294,9 +299,27 @@ func (ix *Indexer) writeCatalogsLocked() error {
 			}
 		}
 	}
-	ix.setKeysLocked(keys)
+	if !same {
+		ix.setKeysLocked(keys)
+	}
 	ix.countLocked()
 	return errors.Join(errs...)
+}
+
+// keysStillHold reports whether ix.keys is what catalogKeys would assign
+// projects: the same projects, each keyed by its remembered base key, no two
+// alike (so no collision key is involved). A base key forgotten since (a full
+// pass resolves symlinks afresh) is no longer remembered: they are recomputed.
+func (ix *Indexer) keysStillHold(projects map[string]bool) bool {
+	if len(projects) != len(ix.keys) || len(ix.owners) != len(ix.keys) {
+		return false
+	}
+	for p := range projects {
+		if b, ok := ix.baseKeys[p]; !ok || ix.keys[p] != b {
+			return false
+		}
+	}
+	return true
 }
 
 func ownerOf(keys map[string]string, key string) string {

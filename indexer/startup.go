@@ -204,7 +204,12 @@ func (ix *Indexer) nativePresenceLocked(natives map[string]bool) {
 // countLocked sets the session counters from the units (a flush that writes no
 // catalog leaves them as they were: zero after a Load).
 func (ix *Indexer) countLocked() {
-	projects := map[string]bool{}
+	projects := ix.projects // the flush's map, rebuilt by the flush anyway
+	if projects == nil {
+		projects = map[string]bool{}
+		ix.projects = projects
+	}
+	clear(projects)
 	ix.stats.Sessions, ix.stats.Bytes, ix.stats.SkippedLines = 0, 0, 0
 	for u := range ix.units.all() {
 		for _, s := range u.sessions() {

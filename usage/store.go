@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"sync"
 
 	"github.com/sessionwatch/sessionwatch/indexer"
 )
@@ -54,6 +55,11 @@ func (f *logFile) appendBatch(data []byte, durable bool) (int64, error) {
 	}, durable)
 }
 
+// batchWriters are appendBatchWith's buffers: a flush under load appends a
+// batch to the ledger every few milliseconds, and a new 64 KiB buffer for each
+// was a tenth of what the daemon allocated.
+var batchWriters = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 64<<10) }}
+
 // appendBatchWith appends what fill writes, streamed rather than built in memory
 // (the start-up pass's batch holds every unit).
 func (f *logFile) appendBatchWith(fill func(w *bufio.Writer) error, durable bool) (int64, error) {
@@ -64,10 +70,13 @@ func (f *logFile) appendBatchWith(fill func(w *bufio.Writer) error, durable bool
 	cw := &countWriter{w: h, crc: f.crc}
 	at, err := h.Seek(0, io.SeekEnd)
 	if err == nil {
-		w := bufio.NewWriterSize(cw, 64<<10)
+		w := batchWriters.Get().(*bufio.Writer)
+		w.Reset(cw)
 		if err = fill(w); err == nil {
 			err = w.Flush()
 		}
+		w.Reset(nil)
+		batchWriters.Put(w)
 	}
 	if err == nil && durable {
 		err = h.Sync()

@@ -3,6 +3,8 @@ package main
 import (
 	"math"
 	"runtime"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -36,11 +38,13 @@ func TestSoftLimit(t *testing.T) {
 func TestMemGovernorFollowsCollections(t *testing.T) {
 	var calls atomic.Int64
 	var last atomic.Int64
+	var pct atomic.Int64
 	g := newMemGovernor(1<<40, func(v int64) int64 {
 		calls.Add(1)
 		last.Store(v)
 		return 0
-	})
+	}, func(p int) int { pct.Store(int64(p)); return 0 }, nil)
+	g.settle()
 	g.arm()
 	deadline := time.Now().Add(10 * time.Second)
 	for calls.Load() < 3 {
@@ -52,6 +56,9 @@ func TestMemGovernorFollowsCollections(t *testing.T) {
 	}
 	if got := last.Load(); got != 1<<40 {
 		t.Errorf("limit set = %d, want the configured %d (the test's heap is far below it)", got, int64(1<<40))
+	}
+	if got := pct.Load(); got != daemonGCPercent {
+		t.Errorf("GOGC set = %d, want %d (the test's heap is far below loadMargin)", got, daemonGCPercent)
 	}
 	g.stop()
 	runtime.GC() // runs a finalizer armed before the stop, which must not re-arm
@@ -67,5 +74,136 @@ func TestMemGovernorFollowsCollections(t *testing.T) {
 	}
 	if got := last.Load(); got != math.MaxInt64 {
 		t.Errorf("limit after stop = %d, want none (%d)", got, int64(math.MaxInt64))
+	}
+}
+
+// GOGC lets the heap grow by loadMargin above what is live: 1.5x a small heap,
+// less a large one (at 64 MiB live the old fixed 50 let it grow by 32 MiB
+// under load), never under minGCPercent.
+func TestGCPercent(t *testing.T) {
+	tests := []struct {
+		live uint64
+		want int
+	}{
+		{0, daemonGCPercent},
+		{10 << 20, daemonGCPercent},
+		{2 * loadMargin, daemonGCPercent},
+		{4 * loadMargin, 25},
+		{64<<20 + 1<<19, 24},
+		{10 * loadMargin, minGCPercent},
+		{1 << 30, minGCPercent},
+	}
+	for _, tt := range tests {
+		got := gcPercent(tt.live)
+		if got != tt.want {
+			t.Errorf("gcPercent(%d MiB) = %d, want %d", tt.live>>20, got, tt.want)
+		}
+		if tt.live >= 2*loadMargin && tt.live < 10*loadMargin {
+			if grow := tt.live * uint64(got) / 100; grow > loadMargin || grow < loadMargin*9/10 {
+				t.Errorf("live %d MiB: the heap may grow by %d MiB, want ~%d", tt.live>>20, grow>>20, loadMargin>>20)
+			}
+		}
+	}
+}
+
+// A large heap: once start-up is done the governor sets GOGC for a
+// loadMargin step after each collection (only when it changes), and the soft
+// limit steps aside. During start-up GOGC is left alone.
+func TestMemGovernorPacesLargeHeap(t *testing.T) {
+	var pcts []int
+	var limits []int64
+	g := newMemGovernor(52<<20, func(v int64) int64 { limits = append(limits, v); return 0 },
+		func(p int) int { pcts = append(pcts, p); return 0 }, nil)
+	g.read = func(ms *runtime.MemStats) { *ms = runtime.MemStats{HeapAlloc: 40 << 20} }
+	g.adjust(&runtime.MemStats{HeapAlloc: 30 << 20}) // start-up
+	g.adjust(&runtime.MemStats{HeapAlloc: 40 << 20})
+	if len(pcts) != 0 {
+		t.Errorf("GOGC set to %v during start-up, want it left alone", pcts)
+	}
+	g.settle() // at 40 MiB live: 40%
+	for _, live := range []uint64{64 << 20, 64 << 20, 64 << 20, 80 << 20, 20 << 20} {
+		g.adjust(&runtime.MemStats{HeapAlloc: live})
+	}
+	if want := []int{40, 25, 20, 50}; !slices.Equal(pcts, want) {
+		t.Errorf("GOGC set to %v, want %v", pcts, want)
+	}
+	if want := []int64{52 << 20, 52 << 20, 52 << 20, 52 << 20, math.MaxInt64, math.MaxInt64, 52 << 20}; !slices.Equal(limits, want) {
+		t.Errorf("limits %v, want %v", limits, want)
+	}
+	// GOGC and GOMEMLIMIT from the environment: neither is touched.
+	g = newMemGovernor(52<<20, nil, nil, nil)
+	g.adjust(&runtime.MemStats{HeapAlloc: 64 << 20})
+	g.stop()
+}
+
+// After a burst the governor hands the garbage back once the daemon is quiet:
+// one release when no collection ran for idleAfter after one that was not
+// forced (a release's own, start-up's); none otherwise.
+func TestMemGovernorReleasesWhenQuiet(t *testing.T) {
+	var mu sync.Mutex
+	var numGC, numForced uint32 = 7, 0
+	var frees atomic.Int64
+	setGC := func(n uint32) { mu.Lock(); numGC = n; mu.Unlock() }
+	force := func() { mu.Lock(); numGC++; numForced++; mu.Unlock() }
+	newG := func(after time.Duration) *memGovernor {
+		g := newMemGovernor(52<<20, nil, nil, func() {
+			frees.Add(1)
+			force() // the release's own collection
+		})
+		g.idleAfter = after
+		g.read = func(ms *runtime.MemStats) { mu.Lock(); ms.NumGC, ms.NumForcedGC = numGC, numForced; mu.Unlock() }
+		return g
+	}
+	collect := func(g *memGovernor) {
+		var ms runtime.MemStats
+		g.read(&ms)
+		g.adjust(&ms)
+	}
+
+	// The timer: collection 7, then quiet.
+	g := newG(10 * time.Millisecond)
+	setGC(7)
+	collect(g)
+	deadline := time.Now().Add(10 * time.Second)
+	for frees.Load() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no release after a collection and idleAfter of quiet")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	g.stop()
+
+	// Called directly: a collection since, the release's own, a stop.
+	frees.Store(0)
+	g = newG(time.Hour)
+	setGC(7)
+	collect(g)
+	setGC(8)
+	g.quiet()
+	if n := frees.Load(); n != 0 {
+		t.Errorf("a collection ran since: %d releases, want none", n)
+	}
+	collect(g) // collection 8, then quiet
+	g.quiet()
+	if n := frees.Load(); n != 1 {
+		t.Fatalf("quiet after a collection: %d releases, want 1", n)
+	}
+	collect(g) // the release's own collection (9), then quiet
+	g.quiet()
+	if n := frees.Load(); n != 1 {
+		t.Errorf("quiet after the release's own collection: %d releases, want still 1", n)
+	}
+	force() // start-up's (debug.FreeOSMemory), then quiet
+	collect(g)
+	g.quiet()
+	if n := frees.Load(); n != 1 {
+		t.Errorf("quiet after a forced collection: %d releases, want still 1", n)
+	}
+	setGC(20)
+	collect(g)
+	g.stop()
+	g.quiet()
+	if n := frees.Load(); n != 1 {
+		t.Errorf("after stop: %d releases, want still 1", n)
 	}
 }

@@ -56,7 +56,8 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	}
 	// GOGC 50 and a soft memory limit (memlimit.go); GOGC and GOMEMLIMIT in the
 	// environment still win.
-	defer setupDaemonMemory()()
+	mem := setupDaemonMemory()
+	defer mem.stop()
 
 	// First SIGINT/SIGTERM: cancel and shut down cleanly; a second one exits at once.
 	ctx, cancel := context.WithCancel(ctx)
@@ -85,7 +86,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	defer signal.Stop(hup)
 
 	d := &daemon{log: logger, started: time.Now(), statePath: filepath.Join(cfg.StateDir, "status.json"), notify: newNotifier(),
-		writer: indexer.NewWriterLock(cfg.StateDir)}
+		writer: indexer.NewWriterLock(cfg.StateDir), mem: mem}
 	for {
 		reload, err := d.serve(ctx, cfg, *once, hup)
 		if err != nil || !reload {
@@ -126,6 +127,7 @@ type daemon struct {
 	janitor   *janitorStatus // last janitor pass, kept across reloads
 	warnings  []string       // its warnings
 	writer    *indexer.WriterLock
+	mem       *memGovernor // paces the collector once start-up is done
 	// The status file is written when what it shows changes (statusChanged),
 	// at most every statusMinGap, and every statusEvery anyway.
 	sig        string           // statusSig at the last write
@@ -306,6 +308,7 @@ func (d *daemon) serve(ctx context.Context, cfg *config.Config, once bool, hup <
 	// The first pass may have read every transcript once; hand its garbage back
 	// to the OS now rather than idle at its high-water mark for minutes.
 	debug.FreeOSMemory()
+	d.mem.settle()
 
 	// The janitor starts after the first index pass (its start-up pass plans
 	// from a fresh catalog) and stops before the watcher (defers run in reverse).
