@@ -16,10 +16,7 @@ import (
 // the units file, which reads every record from the index, fails rather than
 // writing the units file without the records it could not read.
 func TestColdIndexDamagedUnderWriterLosesNothing(t *testing.T) {
-	defer func(a, b int64) { unitsRatio, unitsMin = a, b }(unitsRatio, unitsMin)
-	unitsRatio, unitsMin = 1<<40, 0 // every Sync rewrites the units file and its index
-	o := newOpenLedger(t)
-	unitsMin = 1 << 40
+	o := newIndexedOpenLedger(t)
 	want := longWay(t, o.state).heldCount()
 	l := mustOpen(t, o.state)
 	t.Cleanup(func() { l.cold.close() })
@@ -50,10 +47,7 @@ func TestColdIndexDamagedUnderWriterLosesNothing(t *testing.T) {
 // length), the open must not take the old index's records back as the new
 // base's: their positions are the old ones.
 func TestColdStaleIndexOfSameSizeNotTaken(t *testing.T) {
-	defer func(a, b int64) { unitsRatio, unitsMin = a, b }(unitsRatio, unitsMin)
-	unitsRatio, unitsMin = 1<<40, 0 // every Sync rewrites the units file and its index
-	o := newOpenLedger(t)
-	unitsMin = 1 << 40
+	o := newIndexedOpenLedger(t)
 	l := mustOpen(t, o.state)
 	t.Cleanup(func() { l.cold.close() })
 	if !l.indexed || l.cold == nil {
@@ -111,8 +105,7 @@ func TestColdStaleIndexOfSameSizeNotTaken(t *testing.T) {
 // again (each compaction a new units.idx, held open) keeps one handle of the
 // index, not one for each index it wrote.
 func TestColdIndexFdsStayFew(t *testing.T) {
-	defer func(a, b int64) { unitsRatio, unitsMin = a, b }(unitsRatio, unitsMin)
-	unitsRatio, unitsMin = 1<<40, 0 // every Sync rewrites the units file and its index
+	compactEverySync(t)
 	o := newOpenLedger(t)
 	fds := func() int {
 		ents, err := os.ReadDir("/proc/self/fd")
@@ -145,8 +138,7 @@ func TestColdIndexFdsStayFew(t *testing.T) {
 // compacted (every record read back from the index), the key keeps both: the
 // spend before the reset stays counted.
 func TestColdKeyLiveAndRetiredWarmedWhole(t *testing.T) {
-	defer func(a, b int64) { unitsRatio, unitsMin = a, b }(unitsRatio, unitsMin)
-	unitsRatio, unitsMin = 1<<40, 0 // every Sync rewrites the units file and its index
+	compactEverySync(t)
 	state, store := t.TempDir(), t.TempDir()
 	path := filepath.Join(store, "chats", sid(1), "session.json")
 	os.MkdirAll(filepath.Dir(path), 0o700)
@@ -208,10 +200,7 @@ func TestColdKeyLiveAndRetiredWarmedWhole(t *testing.T) {
 // does not name) lets the index's records back; the dropped unit must not come
 // back with them, with its old position and usage.
 func TestColdDroppedKeyStaysDropped(t *testing.T) {
-	defer func(a, b int64) { unitsRatio, unitsMin = a, b }(unitsRatio, unitsMin)
-	unitsRatio, unitsMin = 1<<40, 0 // every Sync rewrites the units file and its index
-	o := newOpenLedger(t)
-	unitsMin = 1 << 40
+	o := newIndexedOpenLedger(t)
 	l := mustOpen(t, o.state)
 	u := o.refs[0]
 	if _, _, ok := l.Resume(u); !ok {
@@ -257,10 +246,7 @@ func TestColdDroppedKeyStaysDropped(t *testing.T) {
 // the next compaction of the units file (an idle store may have none for
 // days).
 func TestColdSummaryRewriteLetsRecordsBack(t *testing.T) {
-	defer func(a, b int64) { unitsRatio, unitsMin = a, b }(unitsRatio, unitsMin)
-	unitsRatio, unitsMin = 1<<40, 0 // every Sync rewrites the units file and its index
-	o := newOpenLedger(t)
-	unitsMin = 1 << 40
+	o := newIndexedOpenLedger(t)
 	l := mustOpen(t, o.state)
 	t.Cleanup(func() { l.cold.close() })
 	if l.cold == nil || l.heldCount() != 0 {

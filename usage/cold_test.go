@@ -28,10 +28,7 @@ func (l *Ledger) heldCount() int {
 // to, and after a compaction of the units file the records go back to the
 // index, with the same answers.
 func TestIdleUnitsLeftInIndex(t *testing.T) {
-	defer func(a, b int64) { unitsRatio, unitsMin = a, b }(unitsRatio, unitsMin)
-	unitsRatio, unitsMin = 1<<40, 0 // every Sync rewrites the units file and its index
-	o := newOpenLedger(t)
-	unitsMin = 1 << 40 // then none but the one asked for
+	o := newIndexedOpenLedger(t)
 	l := mustOpen(t, o.state)
 	if !l.fromIndex {
 		t.Fatal("the open did not read the index")
@@ -92,8 +89,7 @@ func TestIdleUnitsLeftInIndex(t *testing.T) {
 // TestSessionAcrossIndexAndMemory: a session of two units, one handed lines
 // (resident) and one idle (in the index), has its S rows added up from both.
 func TestSessionAcrossIndexAndMemory(t *testing.T) {
-	defer func(a, b int64) { unitsRatio, unitsMin = a, b }(unitsRatio, unitsMin)
-	unitsRatio, unitsMin = 1<<40, 0 // every Sync rewrites the units file and its index
+	compactEverySync(t)
 	state, store := t.TempDir(), t.TempDir()
 	var refs []indexer.UnitRef
 	for i, unit := range []string{"-w-p/s1.jsonl", "-w-p/s1/subagents/a.jsonl", "-w-p/s2.jsonl"} {
@@ -219,10 +215,7 @@ func FuzzColdIndex(f *testing.F) {
 // rewrites the summary, then lets the records the index holds as they are go
 // back to it.
 func TestLongWayOpenLeavesRecordsInIndex(t *testing.T) {
-	defer func(a, b int64) { unitsRatio, unitsMin = a, b }(unitsRatio, unitsMin)
-	unitsRatio, unitsMin = 1<<40, 0 // every Sync rewrites the units file and its index
-	o := newOpenLedger(t)
-	unitsMin = 1 << 40
+	o := newIndexedOpenLedger(t)
 	p := filepath.Join(o.state, DirName, SummaryName)
 	f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
@@ -248,4 +241,21 @@ func TestLongWayOpenLeavesRecordsInIndex(t *testing.T) {
 	if d := compareSelf(t, o.state); len(d) != 0 {
 		t.Errorf("check: %v", d)
 	}
+}
+
+// compactEverySync makes every Sync of the test rewrite the units file and its
+// index (the thresholds restored when the test ends).
+func compactEverySync(t *testing.T) {
+	a, b := unitsRatio, unitsMin
+	t.Cleanup(func() { unitsRatio, unitsMin = a, b })
+	unitsRatio, unitsMin = 1<<40, 0
+}
+
+// newIndexedOpenLedger is newOpenLedger's store, its units file and index
+// rewritten by every Sync while it was made, by none after.
+func newIndexedOpenLedger(t *testing.T) *openLedger {
+	compactEverySync(t)
+	o := newOpenLedger(t)
+	unitsMin = 1 << 40
+	return o
 }

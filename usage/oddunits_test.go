@@ -229,8 +229,7 @@ func TestOddUnitsLazyEqualsEager(t *testing.T) {
 // a part of the name's arena: the indexer's name replaces the record's, and
 // the arena must go with it.
 func TestOddSessionOwnsItsBytes(t *testing.T) {
-	defer func(a, b int64) { unitsRatio, unitsMin = a, b }(unitsRatio, unitsMin)
-	unitsRatio, unitsMin = 1<<40, 0 // every Sync rewrites the units file and its index
+	compactEverySync(t)
 	o := newOddStore(t)
 	l, err := Open(o.state)
 	if err != nil {
