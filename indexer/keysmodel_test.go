@@ -15,7 +15,8 @@ import (
 // a Release, Load and Start in between; after every step the keys are those
 // catalogKeys assigns the projects and the catalogs are what a rebuild writes.
 func TestFlushKeysModel(t *testing.T) {
-	workdirs := []string{"/p/a-b", "/p/a/b", "/p/c", "/p/a b", "/p/a_b"}
+	workdirs := []string{"/p/a-b", "/p/a/b", "/p/c", "/p/a b", "/p/a_b",
+		"/p/a-b" + collisionKey("p-a-b", "/p/a/b")[len("p-a-b"):]} // its own key is /p/a/b's collision key
 	for seed := range uint64(4) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 7))
