@@ -347,7 +347,37 @@ func catalogKeys[V any](byProject map[string]V, baseKey func(string) string) map
 			keys[p] = collisionKey(b, p)
 		}
 	}
+	if len(keys) > len(byBase) {
+		unshareKeys(keys, byBase)
+	}
 	return keys
+}
+
+// unshareKeys gives a project whose own key is another's collision key (a
+// directory named "/p/a-b-<8 hex>" beside "/p/a-b" and "/p/a/b") its own
+// collision key instead: the other project has no third place (readers look
+// for a project's catalog under those two keys), and the two would share a
+// catalog. A key so moved may be yet another project's own: it moves in turn.
+// Each project moves at most once (then it holds no key of its own).
+func unshareKeys(keys map[string]string, byBase map[string][]string) {
+	for range len(keys) {
+		owned := make(map[string]bool, len(keys))
+		movers := map[string]bool{}
+		for _, k := range keys {
+			if owned[k] {
+				if ps := byBase[k]; len(ps) > 0 && keys[ps[0]] == k {
+					movers[ps[0]] = true
+				}
+			}
+			owned[k] = true
+		}
+		if len(movers) == 0 {
+			return
+		}
+		for p := range movers {
+			keys[p] = collisionKey(keys[p], p)
+		}
+	}
 }
 
 // baseKey is ProjectKey, remembered: it resolves symlinks, a few syscalls per

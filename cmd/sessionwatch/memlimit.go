@@ -104,10 +104,26 @@ type memGovernor struct {
 // falls back to what is live rather than idling at the burst's high-water mark
 // (the background scavenger returns pages slowly, and none of a heap below its
 // goal). A forced collection (a release, start-up's) arms none: it returned
-// the pages itself. A daemon that allocates little runs no collection and arms
-// no timer; one that collects every few seconds is not quiet; in between, a
-// release at most doubles the collections.
+// the pages itself. Nor does the runtime's own collection of a heap that went
+// forceGCPeriod without one: a daemon that allocates little runs only those,
+// and a release after each would double them for nothing to hand back. One
+// that collects every few seconds is not quiet; in between, a release at most
+// doubles the collections.
 const idleRelease = 5 * time.Second
+
+// forceGCPeriod is the runtime's: it collects a heap that went two minutes
+// without a collection (runtime.forcegcperiod; not counted in NumForcedGC).
+const forceGCPeriod = 2 * time.Minute
+
+// periodic reports whether the last collection came forceGCPeriod or more
+// after the one before: the runtime's collection of a quiet heap.
+func periodic(ms *runtime.MemStats) bool {
+	if ms.NumGC < 2 {
+		return false
+	}
+	last, prev := ms.PauseEnd[(ms.NumGC+255)%256], ms.PauseEnd[(ms.NumGC+254)%256]
+	return last >= prev+uint64(forceGCPeriod)
+}
 
 // setupDaemonMemory applies the daemon's GC settings (unless the environment
 // sets them) and starts the governor. Until settle, GOGC stays at
@@ -191,7 +207,7 @@ func (g *memGovernor) adjust(ms *runtime.MemStats) {
 	}
 	forced := ms.NumForcedGC != g.forced
 	g.forced = ms.NumForcedGC
-	if g.free != nil && !forced {
+	if g.free != nil && !forced && !periodic(ms) {
 		g.idleGC = ms.NumGC
 		if g.idle == nil {
 			g.idle = time.AfterFunc(g.idleAfter, g.quiet)

@@ -207,3 +207,42 @@ func TestMemGovernorReleasesWhenQuiet(t *testing.T) {
 		t.Errorf("after stop: %d releases, want still 1", n)
 	}
 }
+
+// An idle daemon stays idle: the runtime collects a heap that went two
+// minutes without a collection (not counted as forced), and that collection
+// of a quiet daemon arms no release (which would be a second full collection
+// every two minutes, with nothing to hand back). A collection sooner after
+// the one before does.
+func TestMemGovernorPeriodicCollectionArmsNoRelease(t *testing.T) {
+	var frees atomic.Int64
+	g := newMemGovernor(52<<20, nil, nil, func() { frees.Add(1) })
+	g.idleAfter = time.Hour // quiet is called by hand
+	at := uint64(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano())
+	var ms runtime.MemStats
+	g.read = func(m *runtime.MemStats) { *m = ms }
+	collect := func(after time.Duration) {
+		ms.NumGC++
+		at += uint64(after)
+		ms.PauseEnd[(ms.NumGC+255)%256] = at
+		g.adjust(&ms)
+	}
+	collect(time.Second)
+	collect(time.Second) // a burst's
+	g.quiet()
+	if n := frees.Load(); n != 1 {
+		t.Fatalf("quiet after a burst's collection: %d releases, want 1", n)
+	}
+	ms.NumForcedGC++
+	collect(idleRelease)                         // the release's own
+	collect(2*time.Minute + 10*time.Millisecond) // the runtime's periodic one
+	g.quiet()
+	if n := frees.Load(); n != 1 {
+		t.Errorf("quiet after the runtime's periodic collection: %d releases, want still 1", n)
+	}
+	collect(3 * time.Second) // a burst again
+	g.quiet()
+	if n := frees.Load(); n != 2 {
+		t.Errorf("quiet after a burst's collection: %d releases, want 2", n)
+	}
+	g.stop()
+}
