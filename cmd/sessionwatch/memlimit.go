@@ -163,6 +163,25 @@ func (g *memGovernor) settle() {
 	}
 }
 
+// unsettle begins a start-up again (a config reload's): GOGC goes back to
+// daemonGCPercent until the next settle, as at the daemon's first start,
+// rather than collecting every loadMargin of the reload's growth. Nil-safe.
+func (g *memGovernor) unsettle() {
+	if g == nil {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.settled {
+		return
+	}
+	g.settled = false
+	if !g.stopped && g.percent != nil {
+		g.lastPct = daemonGCPercent
+		g.percent(daemonGCPercent)
+	}
+}
+
 // stop lifts the limit for good: a finalizer or timer running meanwhile
 // cannot set it again.
 func (g *memGovernor) stop() {

@@ -246,3 +246,28 @@ func TestMemGovernorPeriodicCollectionArmsNoRelease(t *testing.T) {
 	}
 	g.stop()
 }
+
+// A config reload starts up again: GOGC goes back to daemonGCPercent until the
+// reload's start-up settles, then follows the live heap again; a governor never
+// settled (the first start) or stopped is left alone.
+func TestMemGovernorUnsettleOnReload(t *testing.T) {
+	var pcts []int
+	g := newMemGovernor(52<<20, nil, func(p int) int { pcts = append(pcts, p); return 0 }, nil)
+	g.read = func(ms *runtime.MemStats) { *ms = runtime.MemStats{HeapAlloc: 64 << 20} }
+	g.unsettle() // the first start: nothing to undo
+	if len(pcts) != 0 {
+		t.Fatalf("GOGC set to %v before any settle", pcts)
+	}
+	g.settle() // 64 MiB live: 25%
+	g.unsettle()
+	g.adjust(&runtime.MemStats{HeapAlloc: 80 << 20}) // the reload's start-up grows the heap
+	g.settle()
+	if want := []int{25, daemonGCPercent, 25}; !slices.Equal(pcts, want) {
+		t.Errorf("GOGC set to %v, want %v (settled, reloading, settled again)", pcts, want)
+	}
+	g.stop()
+	g.unsettle()
+	if len(pcts) != 3 {
+		t.Errorf("a stopped governor set GOGC: %v", pcts)
+	}
+}

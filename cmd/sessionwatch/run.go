@@ -137,6 +137,7 @@ type daemon struct {
 
 // serve runs one configuration until ctx ends (reload=false) or SIGHUP (reload=true).
 func (d *daemon) serve(ctx context.Context, cfg *config.Config, once bool, hup <-chan os.Signal) (reload bool, err error) {
+	d.mem.unsettle() // a reload's start-up is paced as the first one was
 	g, err := indexer.NewGroup(cfg, d.log, false)
 	if err != nil {
 		return false, err
