@@ -144,15 +144,7 @@ func TestSplitMergeEqualsWhole(t *testing.T) {
 		t.Fatal(err)
 	}
 	x.ColdBuild() // no merges along the way
-	for i, u := range units {
-		u.Hand(x, true, true)
-		x.Done(u.Ref, int64(1000+i), "fp")
-		if i%10 == 9 {
-			if err := x.Sync(nil); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	handAll(t, x, units, 10)
 	x.Remove(units[2].Ref)
 	if err := x.Sync(nil); err != nil {
 		t.Fatal(err)

@@ -137,15 +137,7 @@ func TestSplitMergePartFailureKeepsInputs(t *testing.T) {
 	}
 	defer x.Close()
 	x.ColdBuild() // no merges along the way
-	for i, u := range units {
-		u.Hand(x, true, true)
-		x.Done(u.Ref, int64(1000+i), "fp")
-		if i%10 == 9 {
-			if err := x.Sync(nil); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	handAll(t, x, units, 10)
 	x.mergeWG.Wait()
 	x.mu.Lock()
 	defer x.mu.Unlock()

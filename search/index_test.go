@@ -70,18 +70,7 @@ func (s *store) index(opt Options) (*Index, *indexer.Group) {
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	g, err := indexer.NewGroup(s.cfg, nil, false)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	g.AddConsumer(x)
-	if err := g.Load(); err != nil {
-		s.t.Fatal(err)
-	}
-	if err := g.ReconcileAll(); err != nil {
-		s.t.Fatal(err)
-	}
-	return x, g
+	return s.indexWith(x)
 }
 
 func (s *store) search(q string, f Filter) []Hit {

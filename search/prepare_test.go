@@ -161,3 +161,18 @@ func TestTermDict(t *testing.T) {
 		t.Fatalf("a 2-term unit kept a table of %d slots past its reset", len(d.table))
 	}
 }
+
+// handAll hands every unit whole to x, each Done at offset 1000+i, with a Sync
+// after every `every` units.
+func handAll(t testing.TB, x *Index, units []unitLines, every int) {
+	t.Helper()
+	for i, u := range units {
+		u.Hand(x, true, true)
+		x.Done(u.Ref, int64(1000+i), "fp")
+		if i%every == every-1 {
+			if err := x.Sync(nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}

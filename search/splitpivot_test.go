@@ -22,15 +22,7 @@ func TestSplitMergeAtBlockBoundaries(t *testing.T) {
 		t.Fatal(err)
 	}
 	x.ColdBuild()
-	for i, u := range units {
-		u.Hand(x, true, true)
-		x.Done(u.Ref, int64(1000+i), "fp")
-		if i%12 == 11 {
-			if err := x.Sync(nil); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	handAll(t, x, units, 12)
 	x.Remove(units[4].Ref)
 	if err := x.Sync(nil); err != nil {
 		t.Fatal(err)
