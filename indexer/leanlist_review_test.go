@@ -31,16 +31,7 @@ func TestProveVisitSeesChangeDuringRead(t *testing.T) {
 			for _, workers := range []int{1, 4} {
 				t.Run(fmt.Sprintf("%s/%s/%d", name, layout, workers), func(t *testing.T) {
 					state := t.TempDir()
-					root := leanStore(t, layout, state)
-					ix := newLayoutIndexer(t, layout, root, state, false)
-					ix.Load()
-					var units []string
-					for u := range ix.units.all() {
-						if u.hasSessions() {
-							units = append(units, u.rel)
-						}
-					}
-					slices.Sort(units)
+					ix, root, units := leanUnits(t, layout, state)
 					var once sync.Once
 					proven, _, _ := ProveVisit(state, nil, []*Indexer{newLayoutIndexer(t, layout, root, state, false)}, workers,
 						func(int, Entry) { once.Do(func() { change(t, ix, units[len(units)-1]) }) }, nil)

@@ -322,16 +322,7 @@ func TestProveVisitSplitSeesEachPart(t *testing.T) {
 	}
 	for _, layout := range []string{"wave", "claude", "gemini"} {
 		state := t.TempDir()
-		root := leanStore(t, layout, state)
-		ix := newLayoutIndexer(t, layout, root, state, false)
-		ix.Load()
-		var units []string
-		for u := range ix.units.all() {
-			if u.hasSessions() {
-				units = append(units, u.rel)
-			}
-		}
-		slices.Sort(units)
+		ix, root, units := leanUnits(t, layout, state)
 		fresh := func() []*Indexer { return []*Indexer{newLayoutIndexer(t, layout, root, state, false)} }
 		checkProveVisit(t, layout+" unchanged", state, fresh(), []bool{true})
 		for _, urel := range units {
@@ -353,4 +344,20 @@ func TestProveVisitSplitSeesEachPart(t *testing.T) {
 			checkProveVisit(t, layout+" back "+urel, state, fresh(), []bool{true})
 		}
 	}
+}
+
+// leanUnits makes leanStore's store of layout and returns a loaded indexer of
+// it, its root and the units holding sessions that indexer knows, sorted.
+func leanUnits(t *testing.T, layout, state string) (ix *Indexer, root string, units []string) {
+	t.Helper()
+	root = leanStore(t, layout, state)
+	ix = newLayoutIndexer(t, layout, root, state, false)
+	ix.Load()
+	for u := range ix.units.all() {
+		if u.hasSessions() {
+			units = append(units, u.rel)
+		}
+	}
+	slices.Sort(units)
+	return ix, root, units
 }
