@@ -1,7 +1,6 @@
 package indexer
 
 import (
-	"context"
 	"fmt"
 	"math/rand"
 	"os"
@@ -77,16 +76,7 @@ func keyTabStress(t *testing.T, seed int64) {
 			}
 			os.RemoveAll(p)
 		case 4: // another writer rewrites the catalogs: the daemon reloads
-			w, err := AcquireWriter(context.Background(), state)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := newLayoutIndexer(t, "wave", root, state, false).Reconcile(); err != nil {
-				t.Fatal(err)
-			}
-			if err := w.Release(); err != nil {
-				t.Fatal(err)
-			}
+			rewriteAsWriter(t, root, state)
 		case 5: // restart
 			d = daemonIndexer(t, root, state)
 			if err := d.Load(); err != nil {

@@ -1,7 +1,6 @@
 package indexer
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -140,32 +139,14 @@ func TestKeyTabAcrossReload(t *testing.T) {
 	if err := os.RemoveAll(filepath.Join(root, "p0")); err != nil {
 		t.Fatal(err)
 	}
-	w, err := AcquireWriter(context.Background(), state)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := newLayoutIndexer(t, "wave", root, state, false).Reconcile(); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Release(); err != nil {
-		t.Fatal(err)
-	}
+	rewriteAsWriter(t, root, state)
 	// The daemon's next pass reloads, as many times as the other writer writes.
 	for i := 0; i < 3; i++ {
 		if err := d.Reconcile(); err != nil {
 			t.Fatal(err)
 		}
 		if i < 2 {
-			w, err := AcquireWriter(context.Background(), state)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := newLayoutIndexer(t, "wave", root, state, false).Reconcile(); err != nil {
-				t.Fatal(err)
-			}
-			if err := w.Release(); err != nil {
-				t.Fatal(err)
-			}
+			rewriteAsWriter(t, root, state)
 		}
 	}
 	d.mu.Lock()

@@ -85,16 +85,7 @@ func TestRebuildNotOverwrittenByDaemon(t *testing.T) {
 	os.Remove(fileA)
 	appendFile(t, fileA, header+msg("2026-01-01T00:00:01Z", "rebuilt by the command"))
 
-	w, err := AcquireWriter(context.Background(), state)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := newLayoutIndexer(t, "wave", root, state, false).Reconcile(); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Release(); err != nil {
-		t.Fatal(err)
-	}
+	rewriteAsWriter(t, root, state)
 
 	// The daemon then flushes that project for an unrelated new session.
 	fileB := filepath.Join(dir, "11111111-2222-4333-8444-555555555555.jsonl")
@@ -247,4 +238,21 @@ func diskFull(t *testing.T) *atomic.Bool {
 	}
 	t.Cleanup(func() { writeFileAtomic = WriteFileAtomic })
 	return full
+}
+
+// rewriteAsWriter plays another writer (a reindex while the daemon runs): it
+// takes the writer lock, rewrites the wave source's catalogs from the files
+// under root, and lets the lock go.
+func rewriteAsWriter(t *testing.T, root, state string) {
+	t.Helper()
+	w, err := AcquireWriter(context.Background(), state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := newLayoutIndexer(t, "wave", root, state, false).Reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Release(); err != nil {
+		t.Fatal(err)
+	}
 }
