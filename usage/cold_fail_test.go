@@ -213,13 +213,7 @@ func TestColdDroppedKeyStaysDropped(t *testing.T) {
 		t.Fatal(err)
 	}
 	l.cold.close()
-	p := filepath.Join(o.state, DirName, SummaryName)
-	f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.Write([]byte("C\n"))
-	f.Close()
+	unstampSummary(t, o.state)
 	l = mustOpen(t, o.state)
 	t.Cleanup(func() { l.cold.close() })
 	if l.trusted || l.cold == nil {

@@ -201,12 +201,7 @@ func (m *coldModel) step() string {
 	default: // a summary its stamp does not name: the accounts read the long way
 		m.sync(nil)
 		for _, st := range []string{m.cs, m.es} {
-			f, err := os.OpenFile(filepath.Join(st, DirName, SummaryName), os.O_APPEND|os.O_WRONLY, 0)
-			if err != nil {
-				m.t.Fatal(err)
-			}
-			f.Write([]byte("C\n"))
-			f.Close()
+			unstampSummary(m.t, st)
 		}
 		m.reopen()
 		return "untrusted reopen"

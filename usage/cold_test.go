@@ -216,13 +216,7 @@ func FuzzColdIndex(f *testing.F) {
 // back to it.
 func TestLongWayOpenLeavesRecordsInIndex(t *testing.T) {
 	o := newIndexedOpenLedger(t)
-	p := filepath.Join(o.state, DirName, SummaryName)
-	f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.Write([]byte("C\n"))
-	f.Close()
+	unstampSummary(t, o.state)
 	l := mustOpen(t, o.state)
 	if l.trusted {
 		t.Fatal("a summary its stamp does not name was trusted")
@@ -258,4 +252,20 @@ func newIndexedOpenLedger(t *testing.T) *openLedger {
 	o := newOpenLedger(t)
 	unitsMin = 1 << 40
 	return o
+}
+
+// unstampSummary appends a line to the summary of the ledger in state that its
+// stamp does not name, so that the next open reads the accounts the long way.
+func unstampSummary(t testing.TB, state string) {
+	t.Helper()
+	f, err := os.OpenFile(filepath.Join(state, DirName, SummaryName), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write([]byte("C\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
 }
