@@ -46,7 +46,7 @@ func (l *Ledger) compactSummary() error {
 	}
 	var sizeS int64
 	if err := m.merge(func(b []byte) error { sizeS += int64(len(b)); return nil }); err != nil {
-		return fmt.Errorf("read usage summary: %w", err)
+		return fmt.Errorf("read usage summary %s: %w", f.path, err) // errBadBase names no file
 	}
 	days := l.renderDays(nil)
 	hdr, _ := json.Marshal(summaryHeader{Version: SummaryVersion, Generator: "sessionwatch", Days: int64(len(days)), Sessions: sizeS, Rows: sizeB})
@@ -58,6 +58,9 @@ func (l *Ledger) compactSummary() error {
 			return err
 		}
 		if err := m.merge(func(b []byte) error { _, err := w.Write(b); return err }); err != nil {
+			if errors.Is(err, errBadBase) {
+				return fmt.Errorf("read usage summary %s: %w", f.path, err)
+			}
 			return err
 		}
 		for _, id := range rows {
