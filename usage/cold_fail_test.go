@@ -1,6 +1,7 @@
 package usage
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -266,5 +267,69 @@ func TestColdSummaryRewriteLetsRecordsBack(t *testing.T) {
 	}
 	if d := compareSelf(t, o.state); len(d) != 0 {
 		t.Errorf("check: %v", d)
+	}
+}
+
+// TestRewriteNotDurableFailsUntilDurable: a compaction of the units file whose
+// rename could not be made durable (the directory's fsync failed) fails its
+// Sync, and so does every Sync after it until a rewrite is durable: a crash
+// may bring the old file back, so no batch may be appended to the new one and
+// reported durable (the catalogs would move past what the old file holds).
+// Before, with a read in progress and the file's size owing no compaction, the
+// next Sync appended to the new file and reported success.
+func TestRewriteNotDurableFailsUntilDurable(t *testing.T) {
+	o := newIndexedOpenLedger(t)
+	l := mustOpen(t, o.state)
+	t.Cleanup(func() { l.cold.close() })
+	u0, u1 := o.refs[0], o.refs[1]
+	off1, _, _ := l.Resume(u1)
+	done := func(off int64) {
+		l.Done(u1, off, fmt.Sprintf("%016x", off))
+	}
+	// A batch appended, then a compaction owed by the file's size.
+	unitsMin = 0
+	done(off1 + 1)
+	if err := l.Sync(nil); err != nil {
+		t.Fatal(err)
+	}
+	if l.unitsFile.tail == 0 || !l.compactionDue(&l.unitsFile, unitsRatio, unitsMin) {
+		t.Fatal("no compaction due")
+	}
+	fail := errors.New("injected: fsync of the directory failed")
+	syncDir = func(string) error { return fail }
+	t.Cleanup(func() { syncDir = indexer.SyncDir })
+	done(off1 + 2)
+	if err := l.Sync(nil); !errors.Is(err, fail) {
+		t.Fatalf("Sync after a rewrite not made durable: %v, want the fsync's error", err)
+	}
+	// Now a read of u0 in progress, and no compaction owed by size: a Sync
+	// appends rather than compacts, unless the file is marked for one.
+	unitsMin = 1 << 40
+	off0, _, _ := l.Resume(u0)
+	l.Line(u0, off0, []byte(`{}`))
+	if l.reading == 0 {
+		t.Fatal("no read in progress")
+	}
+	done(off1 + 3)
+	if err := l.Sync(nil); !errors.Is(err, fail) {
+		t.Fatalf("the Sync after it, the directory still failing: %v, want the fsync's error", err)
+	}
+	syncDir = indexer.SyncDir
+	done(off1 + 4)
+	if err := l.Sync(nil); err != nil {
+		t.Fatal(err)
+	}
+	if l.unitsFile.compact {
+		t.Error("the durable rewrite left the units file to be compacted again")
+	}
+	re := longWay(t, o.state)
+	if got, _, ok := re.Resume(u1); !ok || got != off1+4 {
+		t.Errorf("reopened: Resume(%s) = %d, %v, want %d", u1.Unit, got, ok, off1+4)
+	}
+	for _, u := range o.refs {
+		wo, wfp, wok := l.Resume(u)
+		if go_, gfp, gok := re.Resume(u); go_ != wo || gfp != wfp || gok != wok {
+			t.Errorf("reopened: Resume(%s) = %d %q %v, the writer holds %d %q %v", u.Unit, go_, gfp, gok, wo, wfp, wok)
+		}
 	}
 }

@@ -135,12 +135,26 @@ func (f *logFile) rewriteWith(fill func(w *bufio.Writer) error) error {
 		os.Remove(tmp)
 		return fmt.Errorf("write usage ledger %s: %w", f.path, err)
 	}
-	if err := indexer.SyncDir(dir); err != nil {
-		return err
-	}
+	// The new file is in place: what the ledger holds of the file follows it
+	// whether or not the rename is durable.
 	f.base, f.tail, f.compact, f.crc = cw.n, 0, false, cw.crc
+	if err := syncDir(dir); err != nil {
+		// A crash may still bring the old file back: the next Sync writes the
+		// file whole again, and until a rewrite is durable every Sync fails,
+		// so that no catalog moves past what the old file holds.
+		f.compact = true
+		return fmt.Errorf("%w: %w", errNotDurable, err)
+	}
 	return nil
 }
+
+// errNotDurable is rewriteWith's error when the new file replaced the old one but
+// its directory could not be fsynced: the caller's view of the file must follow
+// the new one, and the Sync still fails.
+var errNotDurable = errors.New("usage ledger rewritten but not durable")
+
+// syncDir is indexer.SyncDir; a var so that tests can make it fail.
+var syncDir = indexer.SyncDir
 
 // countWriter counts the bytes written through it and keeps their CRC-32C
 // (continuing crc, that of the bytes before them).
@@ -271,9 +285,10 @@ func (l *Ledger) writeUnits() error {
 			_, err := w.Write(b.Bytes())
 			return err
 		})
-		if err != nil {
+		if err != nil && !errors.Is(err, errNotDurable) {
 			return err
 		}
+		// The new file is in place (durable or not): the records follow it.
 		l.resetReader()
 		// The index the load found named the base just replaced: only one
 		// naming the new base (recool's check) takes the records back.
@@ -286,6 +301,9 @@ func (l *Ledger) writeUnits() error {
 		l.writeIndex(recs)
 		l.dirtyUnits = map[ukey]bool{}
 		l.recool(l.unitsFile.base, l.unitsFile.crc)
+		if err != nil {
+			return err // not durable: the old files stay until a rewrite is
+		}
 		for _, p := range l.v1 {
 			os.Remove(p)
 		}

@@ -3,6 +3,7 @@ package usage
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"hash/crc32"
 	"os"
 	"sort"
@@ -317,11 +318,14 @@ func (l *Ledger) writeSummary() error {
 	if f.compact || f.base == 0 {
 		// No summary to go on from: add it up from the units.
 		l.settleGroups(false)
-		if err := f.rewrite(l.renderSummary()); err != nil {
+		err := f.rewrite(l.renderSummary())
+		if err != nil && !errors.Is(err, errNotDurable) {
 			return err
 		}
+		// In place, durable or not: the rows are in the file (a rewrite that is
+		// not durable is done again at the next Sync, which fails until then).
 		l.dirtyRows, l.dirtyDays = map[rowID]bool{}, map[rowID]bool{}
-		return nil
+		return err
 	}
 	changed := l.settleGroups(true)
 	if len(changed) == 0 && len(l.dirtyRows) == 0 && len(l.dirtyDays) == 0 {
