@@ -16,8 +16,11 @@ func main() {
 		// saves. The soft limit bounds what it streams (a proof of the store,
 		// the catalogs it prints); what holds every session in memory at
 		// once raises it first (roomForSessions).
-		debug.SetGCPercent(-1)
-		debug.SetMemoryLimit(listMemLimit)
+		// A GOGC or GOMEMLIMIT in the environment leaves the collector to it.
+		if !envTunesGC() {
+			debug.SetGCPercent(-1)
+			debug.SetMemoryLimit(listMemLimit)
+		}
 	}
 	if cmd == "reindex" {
 		// A rebuild is a batch job whose live heap grows to the end of each
@@ -26,10 +29,27 @@ func main() {
 		// third of the collections (a fifth of its CPU at 100k sessions), and the
 		// peak stays below what it was before each source's units were released
 		// (BENCHMARKS.md, Scale).
-		debug.SetGCPercent(200)
+		setGCPercent(200)
 	}
 	err := run(context.Background(), os.Args[1:], os.Stdout, os.Stderr)
 	os.Exit(exitCode(err, os.Stderr))
+}
+
+// envTunesGC says whether the environment sets GOGC or GOMEMLIMIT: the user's
+// choice then wins over a command's own.
+func envTunesGC() bool {
+	return os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != ""
+}
+
+// setGCPercent sets GOGC for this command, as debug.SetGCPercent does, unless the
+// environment tunes the collector (envTunesGC); it returns what restores the
+// value before.
+func setGCPercent(p int) (restore func()) {
+	if envTunesGC() {
+		return func() {}
+	}
+	old := debug.SetGCPercent(p)
+	return func() { debug.SetGCPercent(old) }
 }
 
 // commandOf names the command of a command line (its first word after the

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 	"time"
 
@@ -39,7 +38,7 @@ Find conversations across every agent. QUERY: words (all must occur), "a phrase"
 func cmdSearch(e *env, args []string) error {
 	// A short-lived reader whose garbage is a few MiB: collecting it costs more
 	// than holding it.
-	defer debug.SetGCPercent(debug.SetGCPercent(400))
+	defer setGCPercent(400)()
 	fs := newFlags(e, "search", searchUsage)
 	all := fs.Bool("all", false, "every project, not only the current directory's")
 	source := fs.String("source", "", "only this source")

@@ -237,6 +237,9 @@ const listMemLimit = 40 << 20
 // 100k sessions more than listMemLimit, which would make the collector run
 // without pause.
 func roomForSessions() {
+	if envTunesGC() {
+		return // the collector is the environment's (main)
+	}
 	debug.SetMemoryLimit(max(debug.SetMemoryLimit(-1), 256<<20))
 }
 
