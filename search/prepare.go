@@ -18,8 +18,7 @@ import (
 type preparedLines struct {
 	x       *lineExtractor
 	layout  string
-	msgs    []Message // scratch
-	scratch []byte    // scratch: one message's terms, each after its length byte
+	scratch []byte // scratch: one message's terms, each after its length byte
 
 	dict termDict // the unit's distinct terms, by local id
 	mark []uint32 // by local id: 1 + the doc it last occurred in
@@ -49,6 +48,7 @@ func (x *Index) Prepare(u indexer.UnitRef) indexer.Prepared {
 	p := preparedPool.Get().(*preparedLines)
 	if p.x == nil || p.layout != u.Layout || p.x.tools != x.opt.ToolOutput {
 		p.x, p.layout = newLineExtractor(u.Layout, x.opt.ToolOutput), u.Layout
+		p.x.prep = p
 	}
 	return p
 }
@@ -59,8 +59,6 @@ var preparedPool = sync.Pool{New: func() any { return new(preparedLines) }}
 
 // release empties p and puts it back in the pool.
 func (p *preparedLines) release() {
-	clear(p.msgs[:cap(p.msgs)]) // they point into the unit's lines
-	p.msgs = p.msgs[:0]
 	p.dict.reset()
 	p.mark, p.slot = p.mark[:0], p.slot[:0]
 	p.docs, p.pairs, p.lineEnds = p.docs[:0], p.pairs[:0], p.lineEnds[:0]
@@ -75,43 +73,51 @@ func (p *preparedLines) Line(off int64, line []byte) { p.line(off, line, nil) }
 func (p *preparedLines) LineMembers(off int64, m *indexer.Members) { p.line(off, m.Line(), m) }
 
 func (p *preparedLines) line(off int64, line []byte, m *indexer.Members) {
-	p.msgs = p.x.extract(p.msgs[:0], off, line, m)
-	for i := range p.msgs {
-		m := &p.msgs[i]
-		var n int
-		p.scratch, n = appendTerms(p.scratch[:0], m.Text)
-		if n == 0 {
+	p.x.extract(nil, off, line, m) // each message goes to p.message
+	p.lineEnds = append(p.lineEnds, int32(len(p.docs)))
+}
+
+// message tokenizes one message of the line, its text's parts read where they
+// are in the line, and counts its distinct terms: what addLocked does but for
+// the buffer's lists. A message of no terms is no doc.
+func (p *preparedLines) message(off int64, part uint8, role string, ms int64, text *textParts) {
+	p.scratch = p.scratch[:0]
+	var n int
+	for _, raw := range text.raw {
+		var k int
+		p.scratch, k = appendTermsJSON(p.scratch, raw)
+		n += k
+	}
+	if n == 0 {
+		return
+	}
+	doc := uint32(len(p.docs)) + 1
+	end := len(p.scratch)
+	p.scratch = append(p.scratch, 0, 0, 0, 0, 0, 0, 0, 0) // the dict reads 8 bytes of a term at once
+	for b := p.scratch[:end]; len(b) > 0; {
+		k := int(b[0])
+		id, added := p.dict.id(b[1 : 1+k : cap(b)])
+		b = b[1+k:]
+		if added {
+			p.mark = append(p.mark, 0)
+			p.slot = append(p.slot, 0)
+		}
+		if p.mark[id] == doc {
+			p.pairs[p.slot[id]].tf++
 			continue
 		}
-		doc := uint32(len(p.docs)) + 1
-		end := len(p.scratch)
-		p.scratch = append(p.scratch, 0, 0, 0, 0, 0, 0, 0, 0) // the dict reads 8 bytes of a term at once
-		for b := p.scratch[:end]; len(b) > 0; {
-			k := int(b[0])
-			id, added := p.dict.id(b[1 : 1+k : cap(b)])
-			b = b[1+k:]
-			if added {
-				p.mark = append(p.mark, 0)
-				p.slot = append(p.slot, 0)
-			}
-			if p.mark[id] == doc {
-				p.pairs[p.slot[id]].tf++
-				continue
-			}
-			p.mark[id], p.slot[id] = doc, uint32(len(p.pairs))
-			p.pairs = append(p.pairs, termTF{id, 1})
-		}
-		t := m.Time / 1000
-		if t < 0 || t > 1<<32-1 {
-			t = 0
-		}
-		p.docs = append(p.docs, preparedDoc{
-			rec:      docRec{Part: m.Part, Role: roleCode(m.Role), Offset: m.Offset, Time: uint32(t), Len: uint16(min(n, 1<<16-1))},
-			n:        n,
-			pairsEnd: len(p.pairs),
-		})
+		p.mark[id], p.slot[id] = doc, uint32(len(p.pairs))
+		p.pairs = append(p.pairs, termTF{id, 1})
 	}
-	p.lineEnds = append(p.lineEnds, int32(len(p.docs)))
+	t := ms / 1000
+	if t < 0 || t > 1<<32-1 {
+		t = 0
+	}
+	p.docs = append(p.docs, preparedDoc{
+		rec:      docRec{Part: part, Role: roleCode(role), Offset: off, Time: uint32(t), Len: uint16(min(n, 1<<16-1))},
+		n:        n,
+		pairsEnd: len(p.pairs),
+	})
 }
 
 // Size implements indexer.Prepared.

@@ -1,0 +1,32 @@
+package search
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+// FuzzAppendTermsJSON: the read workers' tokenizer of escaped JSON strings gives
+// the terms (and count) that decoding the string first (jstr) and tokenizing the
+// text (appendTerms) gives, whatever the bytes: escapes of every kind, surrogate
+// pairs and lone halves, \u-escaped letters inside words, bytes that are not
+// UTF-8, control bytes and malformed escapes (which decode to "").
+func FuzzAppendTermsJSON(f *testing.F) {
+	for _, s := range []string{`""`, `"Hello, World"`, `"Caf\u00e9 na\u00efve"`, `"\u6771\u4eac\u90fd\u306b"`,
+		`"line one\nline two\ttab \"quoted\" back\\slash a\/b"`, `"\u0041BC d\u0045f"`, `"x\u0301y e\u0301\u0301"`,
+		`"\ud83d\ude00 smile\ud83dx \ude00y \ud83d\u0041 \ud840\udc00\ud840\udc01 x\ud835\udc00y"`, `"\ud83d\uZZZZ"`, `"bad \q escape"`, `"trailing \"`,
+		`"ctrl ` + "\x01" + ` byte"`, `"raw ` + "\xff\xfe" + ` bytes ` + "\xed\xa0\x80" + `"`,
+		`"` + strings.Repeat("a", 63) + `\u00e9 ` + strings.Repeat("B", 70) + ` ` + strings.Repeat("x", 62) + `\u0041\u0042\u0043"`,
+		`"` + strings.Repeat("ß", 40) + `ab"`, `"東京 abc 京都x a東b 東\u0301京"`, `"\u6771\n\u4eac"`, `  "padded"  `,
+		`"ＡＢＣ İstanbul ΣΊΣΥΦΟΣ"`, `"x1_y2-Z3 \u0000nul"`, `"unterminated`, `not a string`, `"a"b"`,
+		`"\u00"`, `"\u"`, `"12345678 abcdefghi ABCDEFGH1 a\nb"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		want, wn := appendTerms([]byte("prefix"), jstr(raw))
+		got, gn := appendTermsJSON([]byte("prefix"), raw)
+		if !bytes.Equal(got, want) || gn != wn {
+			t.Fatalf("appendTermsJSON(%q) = %q (n %d), appendTerms of jstr gives %q (n %d)", raw, got, gn, want, wn)
+		}
+	})
+}
