@@ -1,6 +1,7 @@
 package search
 
 import (
+	"encoding/json"
 	"testing"
 )
 
@@ -73,6 +74,33 @@ func BenchmarkTermDict(b *testing.B) {
 			k := int(t[0])
 			d.id(t[1 : 1+k : cap(t)])
 			t = t[1+k:]
+		}
+	}
+}
+
+// BenchmarkAppendTermsJSON: the read workers' tokenizer over the message texts
+// of a generated store of every line layout, JSON-encoded (as in a line).
+func BenchmarkAppendTermsJSON(b *testing.B) {
+	var raws [][]byte
+	var n int64
+	for _, u := range genUnits(b) {
+		for j, l := range u.Lines {
+			for _, m := range ExtractLine(nil, u.Ref.Layout, u.Offs[j], l, false) {
+				raw, err := json.Marshal(m.Text)
+				if err != nil {
+					b.Fatal(err)
+				}
+				raws = append(raws, raw)
+				n += int64(len(raw))
+			}
+		}
+	}
+	b.SetBytes(n)
+	b.ReportAllocs()
+	var dst []byte
+	for b.Loop() {
+		for _, raw := range raws {
+			dst, _ = appendTermsJSON(dst[:0], raw)
 		}
 	}
 }

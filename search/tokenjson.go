@@ -2,6 +2,7 @@ package search
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"slices"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -41,41 +42,37 @@ func appendTermsEscaped(dst []byte, in []byte) ([]byte, int, bool) {
 	w := 0 // where the current word's length byte is in dst
 	var prev rune
 	have := false // prev is a CJK character whose run has not ended
-	endRun := func(dst []byte) []byte {
-		if have {
-			dst = append(dst, 0)
-			k := len(dst)
-			dst = utf8.AppendRune(dst, prev)
-			dst[k-1] = byte(len(dst) - k)
-			n++
-			have = false
-		}
-		return dst
-	}
 	for i := 0; i < len(in); {
 		c := in[i]
 		if asciiFold[c] != 0 {
-			// A run of ASCII letters and digits at once: or 0x20 lowers a
-			// letter and keeps a digit.
+			// A run of ASCII letters and digits, 8 bytes at a time.
 			prevCJK = false
 			if !inWord {
-				dst = endRun(dst) // a CJK run's last character comes before the word
+				if have { // a CJK run's last character comes before the word
+					dst, n, have = appendRuneTerm(dst, prev), n+1, false
+				}
 				w = len(dst)
 				dst = append(dst, 0)
 				inWord = true
 			}
-			j := i + 1
-			for j < len(in) && asciiFold[in[j]] != 0 {
-				j++
-			}
-			if !full {
-				k := j - i
-				if room := MaxTermBytes - (len(dst) - w - 1); k > room {
-					k, full = room, true // the rest of the word is ignored
+			for {
+				v := load8(in, i)
+				k := min(bits.TrailingZeros64(nonWord(v))/8, len(in)-i)
+				if !full {
+					take := k
+					if room := MaxTermBytes - (len(dst) - w - 1); take > room {
+						take, full = room, true // the rest of the word is ignored
+					}
+					at := len(dst)
+					dst = slices.Grow(dst, 8)
+					binary.LittleEndian.PutUint64(dst[at:at+8], v|0x2020202020202020) // lower case
+					dst = dst[:at+take]
 				}
-				dst = appendLower(dst, in[i:i+k:len(in)])
+				i += k
+				if k < 8 {
+					break
+				}
 			}
-			i = j
 			continue
 		}
 		var r rune
@@ -105,7 +102,9 @@ func appendTermsEscaped(dst []byte, in []byte) ([]byte, int, bool) {
 				// One ASCII letter or digit, as a run of one.
 				prevCJK = false
 				if !inWord {
-					dst = endRun(dst)
+					if have {
+						dst, n, have = appendRuneTerm(dst, prev), n+1, false
+					}
 					w = len(dst)
 					dst = append(dst, 0)
 					inWord = true
@@ -142,7 +141,9 @@ func appendTermsEscaped(dst []byte, in []byte) ([]byte, int, bool) {
 		case 1:
 			prevCJK = false
 			if !inWord {
-				dst = endRun(dst)
+				if have {
+					dst, n, have = appendRuneTerm(dst, prev), n+1, false
+				}
 				w = len(dst)
 				dst = append(dst, 0)
 				inWord = true
@@ -161,7 +162,9 @@ func appendTermsEscaped(dst []byte, in []byte) ([]byte, int, bool) {
 				inWord, full = false, false
 			}
 			if !prevCJK {
-				dst = endRun(dst)
+				if have {
+					dst, n = appendRuneTerm(dst, prev), n+1
+				}
 			} else if have {
 				dst = append(dst, 0)
 				k := len(dst)
@@ -186,26 +189,44 @@ func appendTermsEscaped(dst []byte, in []byte) ([]byte, int, bool) {
 		dst[w] = byte(len(dst) - w - 1)
 		n++
 	}
-	dst = endRun(dst)
+	if have {
+		dst, n = appendRuneTerm(dst, prev), n+1
+	}
 	return dst, n, true
 }
 
-// appendLower appends b, ASCII letters and digits, lower case (or 0x20 lowers
-// a letter and keeps a digit), 8 bytes at a time as far as b's capacity allows:
-// bytes of b past its length are read, and bytes of dst past its new length
-// written.
-func appendLower(dst, b []byte) []byte {
-	at, n := len(dst), len(b)
-	dst = slices.Grow(dst, n+8)
-	out := dst[at : at+n+8]
-	q := 0
-	for ; q < n && cap(b)-q >= 8; q += 8 {
-		binary.LittleEndian.PutUint64(out[q:], binary.LittleEndian.Uint64(b[q:q+8])|0x2020202020202020)
+// appendRuneTerm appends the term of one CJK character, the last of its run.
+func appendRuneTerm(dst []byte, r rune) []byte {
+	dst = append(dst, 0)
+	k := len(dst)
+	dst = utf8.AppendRune(dst, r)
+	dst[k-1] = byte(len(dst) - k)
+	return dst
+}
+
+// load8 reads the 8 bytes of b from i on, little-endian, as far as b's capacity
+// holds them (a string's bytes in its line: those after it are read too), else
+// padded with zeros.
+func load8(b []byte, i int) uint64 {
+	if cap(b)-i >= 8 {
+		return binary.LittleEndian.Uint64(b[i : i+8])
 	}
-	for ; q < n; q++ {
-		out[q] = b[q] | 0x20
-	}
-	return dst[:at+n]
+	var v [8]byte
+	copy(v[:], b[i:])
+	return binary.LittleEndian.Uint64(v[:])
+}
+
+// nonWord sets the high bit of each byte of v that is not an ASCII letter or
+// digit (and clears the other bits), 8 bytes at once: each range test adds to
+// the 7 low bits so that the high bit is set from the bound on, no byte carrying
+// into the next.
+func nonWord(v uint64) uint64 {
+	const hi, lo7, each = 0x8080808080808080, 0x7f7f7f7f7f7f7f7f, 0x0101010101010101
+	x := v & lo7
+	l := x | 0x20*each // a letter lower case
+	letter := (l + (0x80-'a')*each) &^ (l + (0x7f-'z')*each)
+	digit := (x + (0x80-'0')*each) &^ (x + (0x7f-'9')*each)
+	return ^((letter | digit) &^ v) & hi
 }
 
 // hex4 decodes the 4 hex digits b begins with (false if it does not).

@@ -2,6 +2,7 @@ package search
 
 import (
 	"bytes"
+	"encoding/binary"
 	"strings"
 	"testing"
 )
@@ -28,5 +29,33 @@ func FuzzAppendTermsJSON(f *testing.F) {
 		if !bytes.Equal(got, want) || gn != wn {
 			t.Fatalf("appendTermsJSON(%q) = %q (n %d), appendTerms of jstr gives %q (n %d)", raw, got, gn, want, wn)
 		}
+		// In a line, letters follow the string: the bytes read past it are
+		// not taken.
+		inLine := append(append([]byte(nil), raw...), "zzzzzzzzzzzzzzzz"...)[:len(raw)]
+		if got, gn := appendTermsJSON([]byte("prefix"), inLine); !bytes.Equal(got, want) || gn != wn {
+			t.Fatalf("appendTermsJSON(%q) followed by letters = %q (n %d), want %q (n %d)", raw, got, gn, want, wn)
+		}
 	})
+}
+
+// TestNonWord: the 8-bytes-at-once test marks exactly the bytes asciiFold does
+// not fold, in every position, whatever the bytes around them.
+func TestNonWord(t *testing.T) {
+	for _, fill := range []byte{'a', 'Z', '5', ' ', 0xff, 0x80, '\\'} {
+		for pos := range 8 {
+			for c := range 256 {
+				var b [8]byte
+				for i := range b {
+					b[i] = fill
+				}
+				b[pos] = byte(c)
+				got := nonWord(binary.LittleEndian.Uint64(b[:]))
+				for i, x := range b {
+					if (got>>(8*i)&0xff == 0x80) != (asciiFold[x] == 0) || got>>(8*i)&0x7f != 0 {
+						t.Fatalf("nonWord(%q) = %#x: byte %d (%q) wrong", b, got, i, x)
+					}
+				}
+			}
+		}
+	}
 }
