@@ -25,6 +25,7 @@ func BenchmarkPrepareLines(b *testing.B) {
 			for j, l := range u.Lines {
 				p.Line(u.Offs[j], l)
 			}
+			p.(*preparedLines).release() // as LinesPrepared does
 		}
 	}
 }
