@@ -21,8 +21,6 @@ type preparedLines struct {
 	scratch []byte // scratch: one message's terms, each after its length byte
 
 	dict termDict // the unit's distinct terms, by local id
-	mark []uint32 // by local id: 1 + the doc it last occurred in
-	slot []uint32 // by local id: its entry in pairs for that doc
 
 	docs     []preparedDoc
 	pairs    []termTF // each doc's distinct terms in order of first occurrence
@@ -60,7 +58,6 @@ var preparedPool = sync.Pool{New: func() any { return new(preparedLines) }}
 // release empties p and puts it back in the pool.
 func (p *preparedLines) release() {
 	p.dict.reset()
-	p.mark, p.slot = p.mark[:0], p.slot[:0]
 	p.docs, p.pairs, p.lineEnds = p.docs[:0], p.pairs[:0], p.lineEnds[:0]
 	clear(p.lists[:cap(p.lists)])
 	preparedPool.Put(p)
@@ -96,18 +93,14 @@ func (p *preparedLines) message(off int64, part uint8, role string, ms int64, te
 	p.scratch = append(p.scratch, 0, 0, 0, 0, 0, 0, 0, 0) // the dict reads 8 bytes of a term at once
 	for b := p.scratch[:end]; len(b) > 0; {
 		k := int(b[0])
-		id, added := p.dict.id(b[1 : 1+k : cap(b)])
+		e := p.dict.find(b[1 : 1+k : cap(b)])
 		b = b[1+k:]
-		if added {
-			p.mark = append(p.mark, 0)
-			p.slot = append(p.slot, 0)
-		}
-		if p.mark[id] == doc {
-			p.pairs[p.slot[id]].tf++
+		if e.mark == doc {
+			p.pairs[e.pair].tf++
 			continue
 		}
-		p.mark[id], p.slot[id] = doc, uint32(len(p.pairs))
-		p.pairs = append(p.pairs, termTF{id, 1})
+		e.mark, e.pair = doc, uint32(len(p.pairs))
+		p.pairs = append(p.pairs, termTF{e.id - 1, 1})
 	}
 	t := ms / 1000
 	if t < 0 || t > 1<<32-1 {
@@ -123,7 +116,7 @@ func (p *preparedLines) message(off int64, part uint8, role string, ms int64, te
 // Size implements indexer.Prepared.
 func (p *preparedLines) Size() int64 {
 	return int64(cap(p.pairs)*8 + cap(p.docs)*40 + cap(p.lineEnds)*4 + cap(p.scratch) +
-		cap(p.dict.arena) + cap(p.dict.table)*16 + cap(p.dict.ends)*4 + cap(p.mark)*8)
+		cap(p.dict.arena) + cap(p.dict.table)*24 + cap(p.dict.ends)*4)
 }
 
 // countTF counts tf occurrences of the term in doc at once, as that many count
@@ -199,7 +192,9 @@ var dictSeed = maphash.MakeSeed()
 // open-addressing table over one arena of names, no string per term. A slot
 // holds a term's first 8 bytes, its length and 24 bits of its hash, so that a
 // term of up to 8 bytes (most words) is found by comparing one slot, hashed
-// without a call; a longer one is compared with its name in the arena too.
+// without a call; a longer one is compared with its name in the arena too. The
+// slot also keeps what preparedLines counts of the term in the doc at hand, so
+// that a term costs one slot's cache line.
 type termDict struct {
 	table []dictSlot // a power of two, at most half full
 	arena []byte     // the names back to back
@@ -207,9 +202,11 @@ type termDict struct {
 }
 
 type dictSlot struct {
-	key uint64 // the term's first 8 bytes, little-endian, zero-padded (no term holds a 0 byte)
-	id  uint32 // 1 + id; 0: empty
-	lh  uint32 // hash<<8 | length
+	key  uint64 // the term's first 8 bytes, little-endian, zero-padded (no term holds a 0 byte)
+	id   uint32 // 1 + id; 0: empty
+	lh   uint32 // hash<<8 | length
+	mark uint32 // preparedLines': 1 + the doc the term last occurred in
+	pair uint32 // preparedLines': its entry in pairs for that doc
 }
 
 // reset empties the dict, keeping its buffers; a table far larger than the unit
@@ -257,33 +254,37 @@ func termKey(t []byte) (uint64, uint32) {
 
 // id returns the id of term t (at most 255 bytes), added (true) if it is new.
 func (d *termDict) id(t []byte) (uint32, bool) {
-	if d.table == nil {
-		d.table = make([]dictSlot, 256)
+	n := len(d.ends)
+	e := d.find(t)
+	return e.id - 1, len(d.ends) > n
+}
+
+// find returns term t's slot (at most 255 bytes; added if it is new), valid
+// until the next term is added.
+func (d *termDict) find(t []byte) *dictSlot {
+	if len(d.table) == 0 || 2*(len(d.ends)+1) > len(d.table) {
+		d.grow() // before the slot is taken: its pointer stays valid
 	}
 	key, lh := termKey(t)
 	mask := uint32(len(d.table) - 1)
 	for i := lh >> 8 & mask; ; i = (i + 1) & mask {
 		e := &d.table[i]
 		if e.id == 0 {
-			id := uint32(len(d.ends))
 			d.arena = append(d.arena, t...)
 			d.ends = append(d.ends, uint32(len(d.arena)))
-			*e = dictSlot{key: key, id: id + 1, lh: lh}
-			if 2*len(d.ends) > len(d.table) {
-				d.grow()
-			}
-			return id, true
+			*e = dictSlot{key: key, id: uint32(len(d.ends)), lh: lh}
+			return e
 		}
 		if e.key == key && e.lh == lh && (len(t) <= 8 || string(d.name(e.id-1)) == string(t)) {
-			return e.id - 1, false
+			return e
 		}
 	}
 }
 
-// grow doubles the table, placing every slot again.
+// grow doubles the table (or makes its first), placing every slot again.
 func (d *termDict) grow() {
 	old := d.table
-	d.table = make([]dictSlot, 2*len(old))
+	d.table = make([]dictSlot, max(256, 2*len(old)))
 	mask := uint32(len(d.table) - 1)
 	for _, e := range old {
 		if e.id == 0 {
