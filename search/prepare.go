@@ -93,8 +93,20 @@ func (p *preparedLines) message(off int64, part uint8, role string, ms int64, te
 	p.scratch = append(p.scratch, 0, 0, 0, 0, 0, 0, 0, 0) // the dict reads 8 bytes of a term at once
 	for b := p.scratch[:end]; len(b) > 0; {
 		k := int(b[0])
-		e := p.dict.find(b[1 : 1+k : cap(b)])
+		t := b[1 : 1+k : cap(b)]
 		b = b[1+k:]
+		// termKey, inline: 8 bytes of t are readable (the padding).
+		key := binary.LittleEndian.Uint64(t[:8])
+		var h uint64
+		if k < 8 {
+			key &= 1<<(8*k) - 1
+			h = key * dictMul
+		} else if k == 8 {
+			h = key * dictMul
+		} else {
+			h = maphash.Bytes(dictSeed, t)
+		}
+		e := p.dict.findKey(t, key, uint32(h>>40)<<8|uint32(k))
 		if e.mark == doc {
 			p.pairs[e.pair].tf++
 			continue
@@ -188,6 +200,10 @@ func (x *Index) LinesPrepared(u indexer.UnitRef, prep indexer.Prepared) {
 
 var dictSeed = maphash.MakeSeed()
 
+// dictMul hashes a term of up to 8 bytes: its key times an odd constant, the
+// high bits taken.
+const dictMul = 0x9E3779B97F4A7C15
+
 // termDict numbers the distinct terms of a unit in order of first occurrence: an
 // open-addressing table over one arena of names, no string per term. A slot
 // holds a term's first 8 bytes, its length and 24 bits of its hash, so that a
@@ -245,7 +261,7 @@ func termKey(t []byte) (uint64, uint32) {
 	}
 	var h uint64
 	if len(t) <= 8 {
-		h = key * 0x9E3779B97F4A7C15
+		h = key * dictMul
 	} else {
 		h = maphash.Bytes(dictSeed, t)
 	}
@@ -262,10 +278,15 @@ func (d *termDict) id(t []byte) (uint32, bool) {
 // find returns term t's slot (at most 255 bytes; added if it is new), valid
 // until the next term is added.
 func (d *termDict) find(t []byte) *dictSlot {
+	key, lh := termKey(t)
+	return d.findKey(t, key, lh)
+}
+
+// findKey is find of t's termKey.
+func (d *termDict) findKey(t []byte, key uint64, lh uint32) *dictSlot {
 	if len(d.table) == 0 || 2*(len(d.ends)+1) > len(d.table) {
 		d.grow() // before the slot is taken: its pointer stays valid
 	}
-	key, lh := termKey(t)
 	mask := uint32(len(d.table) - 1)
 	for i := lh >> 8 & mask; ; i = (i + 1) & mask {
 		e := &d.table[i]
