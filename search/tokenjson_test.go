@@ -59,3 +59,29 @@ func TestNonWord(t *testing.T) {
 		}
 	}
 }
+
+// TestQuoteIn8: the 8-bytes-at-once search finds the first quote, whatever
+// precedes and follows it (bytes that borrow: 0x00, 0x01, 0x21, 0x23, 0xa2).
+func TestQuoteIn8(t *testing.T) {
+	fills := []byte{'a', 0, 1, '"' - 1, '"' + 1, 0xa2, 0xff, '\\'}
+	for _, fill := range fills {
+		for _, after := range fills {
+			for q := -1; q < 8; q++ {
+				b := bytes.Repeat([]byte{fill}, 12)
+				if q >= 0 {
+					b[q] = '"'
+					for i := q + 1; i < 8; i++ {
+						b[i] = after
+					}
+				}
+				want := bytes.IndexByte(b[:8], '"')
+				if got := quoteIn8(b, 0); got != want {
+					t.Fatalf("quoteIn8(%q) = %d, want %d", b, got, want)
+				}
+				if got := quoteIn8(b[:7], 0); got != -1 {
+					t.Fatalf("quoteIn8 of 7 bytes %q = %d, want -1", b[:7], got)
+				}
+			}
+		}
+	}
+}
