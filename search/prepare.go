@@ -107,12 +107,21 @@ func (p *preparedLines) message(off int64, part uint8, role string, ms int64, te
 			h = maphash.Bytes(dictSeed, t)
 		}
 		e := p.dict.findKey(t, key, uint32(h>>40)<<8|uint32(k))
-		if e.mark == doc {
-			p.pairs[e.pair].tf++
-			continue
+		// Whether the term is new to the doc is a coin toss: without a branch,
+		// a pair is written for it either way and kept only if it is.
+		np := len(p.pairs)
+		if np == cap(p.pairs) {
+			p.pairs = append(p.pairs, termTF{})
 		}
-		e.mark, e.pair = doc, uint32(len(p.pairs))
-		p.pairs = append(p.pairs, termTF{e.id - 1, 1})
+		p.pairs = p.pairs[:np+1]
+		p.pairs[np] = termTF{e.id - 1, 0}
+		at, keep := e.pair, 0
+		if e.mark != doc {
+			at, keep = uint32(np), 1
+		}
+		e.mark, e.pair = doc, at
+		p.pairs[at].tf++
+		p.pairs = p.pairs[:np+keep]
 	}
 	t := ms / 1000
 	if t < 0 || t > 1<<32-1 {
