@@ -2,7 +2,10 @@ package search
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"testing"
+
+	"github.com/sessionwatch/sessionwatch/indexer"
 )
 
 // BenchmarkPrepareLines: a read worker's share of the search index's per-line
@@ -102,6 +105,32 @@ func BenchmarkAppendTermsJSON(b *testing.B) {
 	for b.Loop() {
 		for _, raw := range raws {
 			dst, _ = appendTermsJSON(dst[:0], raw)
+		}
+	}
+}
+
+// BenchmarkLinesPrepared: the indexer's lock's share of the search index's
+// per-line work: prepared units (tokenized beforehand, not timed) counted into
+// the buffer's posting lists.
+func BenchmarkLinesPrepared(b *testing.B) {
+	units := genUnits(b)
+	x, err := Open(Options{Dir: filepath.Join(b.TempDir(), DirName), SpillBytes: 1 << 40})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer x.Close()
+	preps := make([]indexer.Prepared, len(units))
+	for range b.N {
+		b.StopTimer()
+		for i, u := range units {
+			preps[i] = x.Prepare(u.Ref)
+			for j, l := range u.Lines {
+				preps[i].Line(u.Offs[j], l)
+			}
+		}
+		b.StartTimer()
+		for i, u := range units {
+			x.LinesPrepared(u.Ref, preps[i])
 		}
 	}
 }
