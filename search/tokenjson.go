@@ -73,6 +73,13 @@ func appendTermsEscaped(dst []byte, in []byte) ([]byte, int, bool) {
 					break
 				}
 			}
+			if i < len(in) && plainSep[in[i]] {
+				// The word ends at a plain separator (most do): at once.
+				dst[w] = byte(len(dst) - w - 1)
+				n++
+				inWord, full = false, false
+				i++
+			}
 			continue
 		}
 		var r rune
@@ -194,6 +201,15 @@ func appendTermsEscaped(dst []byte, in []byte) ([]byte, int, bool) {
 	}
 	return dst, n, true
 }
+
+// plainSep marks the ASCII bytes that are separators as they are in a JSON
+// string: not letters or digits, not the backslash, the quote or a control byte.
+var plainSep = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = asciiFold[c] == 0 && c != '\\' && c != '"'
+	}
+	return t
+}()
 
 // appendRuneTerm appends the term of one CJK character, the last of its run.
 func appendRuneTerm(dst []byte, r rune) []byte {
