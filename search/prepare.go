@@ -106,7 +106,18 @@ func (p *preparedLines) message(off int64, part uint8, role string, ms int64, te
 		} else {
 			h = maphash.Bytes(dictSeed, t)
 		}
-		e := p.dict.findKey(t, key, uint32(h>>40)<<8|uint32(k))
+		lh := uint32(h>>40)<<8 | uint32(k)
+		// A term of up to 8 bytes in its first slot (most: the table is at
+		// most half full) is found without a call.
+		var e *dictSlot
+		if tb := p.dict.table; len(tb) > 0 {
+			if s := &tb[lh>>8&uint32(len(tb)-1)]; s.key == key && s.lh == lh && k <= 8 {
+				e = s
+			}
+		}
+		if e == nil {
+			e = p.dict.findKey(t, key, lh)
+		}
 		// Whether the term is new to the doc is a coin toss: without a branch,
 		// a pair is written for it either way and kept only if it is.
 		np := len(p.pairs)
