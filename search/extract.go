@@ -32,7 +32,7 @@ type Message struct {
 }
 
 // lineExtractors are the layouts whose transcripts are JSON lines.
-var lineExtractors = map[string]func(line []byte, m *indexer.Members, tools bool, emit func(role string, ms int64, text, tool string)) error{
+var lineExtractors = map[string]func(line []byte, m *indexer.Members, x *lineExtractor) error{
 	"wave":   waveLine,
 	"claude": claudeLine,
 	"codex":  codexLine,
@@ -55,20 +55,23 @@ func ExtractLine(dst []Message, layout string, off int64, line []byte, tools boo
 	return x.extract(dst, off, line, nil)
 }
 
-// lineExtractor is ExtractLine for one layout, line after line, without a new
-// closure per line (a read worker's; see preparedLines).
+// lineExtractor is ExtractLine for one layout, line after line. Each layout's
+// function validates the line (indexer.ObjectFields), gathers the JSON strings
+// that make up its text (and, with tools, its tool text) in text and tool, and
+// calls emit once with the line's role and time.
 type lineExtractor struct {
-	fn    func(line []byte, m *indexer.Members, tools bool, emit func(role string, ms int64, text, tool string)) error
-	tools bool
-	emit  func(role string, ms int64, text, tool string) // add, bound once
-	dst   []Message
-	off   int64
+	fn         func(line []byte, m *indexer.Members, x *lineExtractor) error
+	tools      bool
+	text, tool textParts
+	dst        []Message
+	off        int64
+	// prep, if set, takes each message's parts instead of dst taking a decoded
+	// Message (a read worker's; see preparedLines).
+	prep *preparedLines
 }
 
 func newLineExtractor(layout string, tools bool) *lineExtractor {
-	x := &lineExtractor{fn: lineExtractors[layout], tools: tools}
-	x.emit = x.add
-	return x
+	return &lineExtractor{fn: lineExtractors[layout], tools: tools}
 }
 
 // extract appends the messages of the line at off to dst (ExtractLine); m, if
@@ -78,19 +81,72 @@ func (x *lineExtractor) extract(dst []Message, off int64, line []byte, m *indexe
 		return dst
 	}
 	x.dst, x.off = dst, off
-	x.fn(line, m, x.tools, x.emit)
+	x.text.reset()
+	x.tool.reset()
+	x.fn(line, m, x)
 	dst = x.dst
 	x.dst = nil
 	return dst
 }
 
-func (x *lineExtractor) add(role string, ms int64, text, tool string) {
-	if strings.TrimSpace(text) != "" {
-		x.dst = append(x.dst, Message{Offset: x.off, Part: PartText, Role: role, Time: ms, Text: text})
+// emit ends the line's message: its text and tool text, gathered so far.
+func (x *lineExtractor) emit(role string, ms int64) {
+	if x.prep != nil {
+		x.prep.message(x.off, PartText, role, ms, &x.text)
+		if x.tools {
+			x.prep.message(x.off, PartTool, RoleTool, ms, &x.tool)
+		}
+	} else {
+		if text := x.text.String(); strings.TrimSpace(text) != "" {
+			x.dst = append(x.dst, Message{Offset: x.off, Part: PartText, Role: role, Time: ms, Text: text})
+		}
+		if tool := x.tool.String(); x.tools && strings.TrimSpace(tool) != "" {
+			x.dst = append(x.dst, Message{Offset: x.off, Part: PartTool, Role: RoleTool, Time: ms, Text: tool})
+		}
 	}
-	if x.tools && strings.TrimSpace(tool) != "" {
-		x.dst = append(x.dst, Message{Offset: x.off, Part: PartTool, Role: RoleTool, Time: ms, Text: tool})
+	x.text.reset()
+	x.tool.reset()
+}
+
+// textParts is a message's text before it is decoded: the JSON strings (raw,
+// quotes included) whose values make up its lines, in order. A read worker
+// tokenizes them where they are in the line (appendTermsJSON), without decoding
+// them into a string first.
+type textParts struct{ raw [][]byte }
+
+func (t *textParts) reset() {
+	clear(t.raw) // they point into the line
+	t.raw = t.raw[:0]
+}
+
+// addJSON adds the JSON string raw as the text's next line (nothing if raw is
+// not a string: it decodes to "").
+func (t *textParts) addJSON(raw []byte) {
+	raw = indexer.TrimJSONSpace(raw)
+	if len(raw) <= 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return // not a string, or the empty one
 	}
+	t.raw = append(t.raw, raw)
+}
+
+// String is the text: the parts decoded, the non-empty ones joined by newlines.
+func (t *textParts) String() string {
+	switch len(t.raw) {
+	case 0:
+		return ""
+	case 1:
+		return jstr(t.raw[0])
+	}
+	var b strings.Builder
+	for _, raw := range t.raw {
+		if s := jstr(raw); s != "" {
+			if b.Len() > 0 {
+				b.WriteByte('\n')
+			}
+			b.WriteString(s)
+		}
+	}
+	return b.String()
 }
 
 // ExtractDocument returns the messages of a document unit (Mogzi's session.json,
@@ -125,7 +181,7 @@ func ExtractDocument(layout string, data []byte, tools bool) []Message {
 		var ord int64
 		eachElem(history, func(h []byte) {
 			var role, text string
-			var tool strings.Builder
+			var tool textParts
 			fields(h, func(k, v []byte) {
 				switch string(k) {
 				case "role":
@@ -226,53 +282,19 @@ func jword(v []byte) string {
 	return jstr(v)
 }
 
-// joinJSON is joinText of the JSON string raw, decoded: plain ASCII text is
-// copied once, into b.
-func joinJSON(b *strings.Builder, raw []byte) {
-	raw = indexer.TrimJSONSpace(raw)
-	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
-		return // jstr gives "" for anything else
-	}
-	in := raw[1 : len(raw)-1]
-	for _, c := range in {
-		if c == '\\' || c == '"' || c < 0x20 || c >= 0x80 {
-			joinText(b, unquote(raw))
-			return
-		}
-	}
-	if len(in) == 0 {
-		return
-	}
-	if b.Len() > 0 {
-		b.WriteByte('\n')
-	}
-	b.Write(in)
-}
-
-// joinText appends s to b on a new line.
-func joinText(b *strings.Builder, s string) {
-	if s == "" {
-		return
-	}
-	if b.Len() > 0 {
-		b.WriteByte('\n')
-	}
-	b.WriteString(s)
-}
-
 // idKeys are members of tool blocks that hold identifiers, not text.
 var idKeys = map[string]bool{"type": true, "id": true, "callId": true, "call_id": true, "tool_use_id": true, "signature": true}
 
 // walkStrings appends every string value (not the keys) of a JSON value to b, one
 // per line: how tool inputs and outputs of any shape are indexed.
-func walkStrings(v []byte, b *strings.Builder) {
+func walkStrings(v []byte, b *textParts) {
 	v = indexer.TrimJSONSpace(v)
 	if len(v) == 0 {
 		return
 	}
 	switch v[0] {
 	case '"':
-		joinJSON(b, v)
+		b.addJSON(v)
 	case '{':
 		fields(v, func(k, val []byte) {
 			if !idKeys[string(k)] {
@@ -286,31 +308,31 @@ func walkStrings(v []byte, b *strings.Builder) {
 
 // textContent is the text of a content value: a string, or an array of strings and
 // {"text": …} parts joined by newlines.
-func textContent(v []byte, b *strings.Builder) {
+func textContent(v []byte, b *textParts) {
 	v = indexer.TrimJSONSpace(v)
 	if len(v) == 0 {
 		return
 	}
 	switch v[0] {
 	case '"':
-		joinJSON(b, v)
+		b.addJSON(v)
 	case '[':
 		eachElem(v, func(e []byte) {
 			e = indexer.TrimJSONSpace(e)
 			if len(e) > 0 && e[0] == '"' {
-				joinText(b, jstr(e))
+				b.addJSON(e)
 				return
 			}
 			fields(e, func(k, val []byte) {
 				if string(k) == "text" {
-					joinText(b, jstr(val))
+					b.addJSON(val)
 				}
 			})
 		})
 	case '{':
 		fields(v, func(k, val []byte) {
 			if string(k) == "text" {
-				joinText(b, jstr(val))
+				b.addJSON(val)
 			}
 		})
 	}

@@ -108,6 +108,15 @@ func fuzzLine(f *testing.F, layout string) {
 	}
 	f.Add([]byte(`{}`))
 	f.Add([]byte(`[1,2]`))
+	// Parts that decode otherwise than they read: escapes, CJK across parts, a
+	// word split by an escaped letter, bytes that are not UTF-8.
+	esc := `"\u6771\u4eac x\u0041y \ud83d\ude00 x\ud835\udc00y \ud840\udc00\ud840\udc01 \"q\"\n\\t caf\u00e9 ` + "\xff" + ` 東京"`
+	f.Add([]byte(`{"timestamp":` + ts + `,"id":"1","role":"user","blocks":[{"type":"text","content":` + esc + `},{"type":"text","content":"京都"},{"type":"tool","name":` + esc + `,"result":["a",{"b":` + esc + `}]}]}`))
+	f.Add([]byte(`{"type":"user","message":{"role":"user","content":[` + esc + `,{"type":"text","text":` + esc + `},{"type":"tool_result","content":[{"type":"text","text":` + esc + `}]}]},"timestamp":` + ts + `}`))
+	f.Add([]byte(`{"type":"user","message":{"role":"user","content":` + esc + `},"timestamp":` + ts + `}`))
+	f.Add([]byte(`{"timestamp":` + ts + `,"type":"event_msg","payload":{"type":"user_message","message":` + esc + `}}`))
+	f.Add([]byte(`{"id":"m1","timestamp":` + ts + `,"type":"user","content":[` + esc + `,{"text":` + esc + `},"东"]}`))
+	f.Add([]byte(`{"v":1,"ts":` + ts + `,"type":"content","payload":{"content":{"speaker":"ai","blocks":[{"type":"code","code":` + esc + `},{"type":"text","text":"\u0301x"}]}}}`))
 	f.Fuzz(func(t *testing.T, line []byte) {
 		off := ExtractLine(nil, layout, 0, line, false)
 		on := ExtractLine(nil, layout, 0, line, true)
@@ -128,7 +137,67 @@ func fuzzLine(f *testing.F, layout string) {
 		if show(texts) != show(off) {
 			t.Fatalf("%s: tools changed the text messages: %q vs %q", layout, show(texts), show(off))
 		}
+		for _, tools := range []bool{false, true} {
+			msgs := off
+			if tools {
+				msgs = on
+			}
+			if got, want := preparedDocs(layout, line, tools), tokenizedDocs(msgs); got != want {
+				t.Fatalf("%s tools=%v: prepared docs\n%s\nwant (ExtractLine, then appendTerms)\n%s", layout, tools, got, want)
+			}
+		}
 	})
+}
+
+// preparedDocs shows the docs a read worker prepares of line (its text parts
+// tokenized where they are in the line): each doc's fields and its distinct
+// terms with their counts, in order of first occurrence.
+func preparedDocs(layout string, line []byte, tools bool) string {
+	p := &preparedLines{x: newLineExtractor(layout, tools)}
+	p.x.prep = p
+	p.line(7, line, nil)
+	var b strings.Builder
+	at := 0
+	for _, d := range p.docs {
+		fmt.Fprintf(&b, "%+v n=%d:", d.rec, d.n)
+		for ; at < d.pairsEnd; at++ {
+			fmt.Fprintf(&b, " %q×%d", p.dict.name(p.pairs[at].id), p.pairs[at].tf)
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// tokenizedDocs is preparedDocs of the messages ExtractLine gives, their decoded
+// texts tokenized by appendTerms.
+func tokenizedDocs(msgs []Message) string {
+	var b strings.Builder
+	for _, m := range msgs {
+		terms, n := appendTerms(nil, m.Text)
+		if n == 0 {
+			continue
+		}
+		var order []string
+		tf := map[string]int{}
+		for t := terms; len(t) > 0; t = t[1+int(t[0]):] {
+			w := string(t[1 : 1+int(t[0])])
+			if tf[w] == 0 {
+				order = append(order, w)
+			}
+			tf[w]++
+		}
+		sec := m.Time / 1000
+		if sec < 0 || sec > 1<<32-1 {
+			sec = 0
+		}
+		rec := docRec{Part: m.Part, Role: roleCode(m.Role), Offset: 7, Time: uint32(sec), Len: uint16(min(n, 1<<16-1))}
+		fmt.Fprintf(&b, "%+v n=%d:", rec, n)
+		for _, w := range order {
+			fmt.Fprintf(&b, " %q×%d", w, tf[w])
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
 }
 
 func FuzzExtractWave(f *testing.F)   { fuzzLine(f, "wave") }

@@ -1,19 +1,17 @@
 package search
 
 import (
-	"strings"
-
 	"github.com/sessionwatch/sessionwatch/indexer"
 )
 
 // Each line extractor validates the line (indexer.ObjectFields), picks the members
-// that hold conversation text and calls emit once with the line's role, time,
-// text and tool text (tool text is gathered only when tools is set).
+// that hold conversation text, adds them to x.text (and tool text, only when
+// x.tools is set, to x.tool) and calls x.emit once with the line's role and time.
 
 // waveLine: {"timestamp","role","blocks":[{type:text|compact,content}, {type:tool,
 // name,parameters,result}, {type:bang,command,output}…]}; the metadata header and
 // isMeta messages hold no conversation.
-func waveLine(line []byte, m *indexer.Members, tools bool, emit func(string, int64, string, string)) error {
+func waveLine(line []byte, m *indexer.Members, x *lineExtractor) error {
 	var typ, role, ts string
 	var blocks []byte
 	meta := false
@@ -38,15 +36,14 @@ func waveLine(line []byte, m *indexer.Members, tools bool, emit func(string, int
 	if r == "" {
 		return nil
 	}
-	var text, tool strings.Builder
-	waveBlocks.collect(blocks, tools, &text, &tool)
-	emit(r, parseMillis(ts), text.String(), tool.String())
+	waveBlocks.collect(blocks, x)
+	x.emit(r, parseMillis(ts))
 	return nil
 }
 
 // claudeLine: {"type":"user"|"assistant","timestamp","message":{"role","content":
 // string | [{type:text,text}, {type:tool_use,name,input}, {type:tool_result,content}]}}.
-func claudeLine(line []byte, m *indexer.Members, tools bool, emit func(string, int64, string, string)) error {
+func claudeLine(line []byte, m *indexer.Members, x *lineExtractor) error {
 	var typ, ts string
 	var message []byte
 	meta := false
@@ -71,13 +68,12 @@ func claudeLine(line []byte, m *indexer.Members, tools bool, emit func(string, i
 			content = v
 		}
 	})
-	var text, tool strings.Builder
 	content = indexer.TrimJSONSpace(content)
 	if len(content) > 0 && content[0] == '"' {
-		joinText(&text, jstr(content))
+		x.text.addJSON(content)
 	}
-	claudeBlocks.collect(content, tools, &text, &tool)
-	emit(typ, parseMillis(ts), text.String(), tool.String())
+	claudeBlocks.collect(content, x)
+	x.emit(typ, parseMillis(ts))
 	return nil
 }
 
@@ -85,7 +81,7 @@ func claudeLine(line []byte, m *indexer.Members, tools bool, emit func(string, i
 // agent_message carry the conversation (the response_item messages repeat it and
 // are not indexed twice); response_item function_call / function_call_output /
 // custom_tool_call(_output) are tool text.
-func codexLine(line []byte, m *indexer.Members, tools bool, emit func(string, int64, string, string)) error {
+func codexLine(line []byte, m *indexer.Members, x *lineExtractor) error {
 	typ, ts, payload, err := envelope(line, m, "timestamp")
 	if err != nil || (typ != "event_msg" && typ != "response_item") {
 		return err
@@ -100,23 +96,24 @@ func codexLine(line []byte, m *indexer.Members, tools bool, emit func(string, in
 		case "message":
 			message = v
 		case "name", "arguments", "output", "input":
-			if tools {
+			if x.tools {
 				parts = append(parts, v)
 			}
 		}
 	})
 	switch {
 	case typ == "event_msg" && ptyp == "user_message":
-		emit(RoleUser, parseMillis(ts), jstr(message), "")
+		x.text.addJSON(message)
+		x.emit(RoleUser, parseMillis(ts))
 	case typ == "event_msg" && ptyp == "agent_message":
-		emit(RoleAssistant, parseMillis(ts), jstr(message), "")
-	case typ == "response_item" && tools && (ptyp == "function_call" || ptyp == "function_call_output" ||
+		x.text.addJSON(message)
+		x.emit(RoleAssistant, parseMillis(ts))
+	case typ == "response_item" && x.tools && (ptyp == "function_call" || ptyp == "function_call_output" ||
 		ptyp == "custom_tool_call" || ptyp == "custom_tool_call_output"):
-		var tool strings.Builder
 		for _, p := range parts {
-			walkStrings(p, &tool)
+			walkStrings(p, &x.tool)
 		}
-		emit(RoleAssistant, parseMillis(ts), "", tool.String())
+		x.emit(RoleAssistant, parseMillis(ts))
 	}
 	return nil
 }
@@ -124,7 +121,7 @@ func codexLine(line []byte, m *indexer.Members, tools bool, emit func(string, in
 // geminiLine: message records {"id","timestamp","type":"user"|"gemini","content":
 // string | [parts], "toolCalls":[{name,args,result}]}; headers, $set and
 // $rewindTo lines hold no new text.
-func geminiLine(line []byte, m *indexer.Members, tools bool, emit func(string, int64, string, string)) error {
+func geminiLine(line []byte, m *indexer.Members, x *lineExtractor) error {
 	var typ, ts string
 	var content, calls []byte
 	hasID := false
@@ -149,26 +146,25 @@ func geminiLine(line []byte, m *indexer.Members, tools bool, emit func(string, i
 	if r == "" {
 		return nil
 	}
-	var text, tool strings.Builder
-	textContent(content, &text)
-	if tools {
+	textContent(content, &x.text)
+	if x.tools {
 		eachElem(calls, func(c []byte) {
 			fields(c, func(k, v []byte) {
 				switch string(k) {
 				case "name", "args", "result":
-					walkStrings(v, &tool)
+					walkStrings(v, &x.tool)
 				}
 			})
 		})
 	}
-	emit(r, parseMillis(ts), text.String(), tool.String())
+	x.emit(r, parseMillis(ts))
 	return nil
 }
 
 // llxprtLine: {"ts","type":"content","payload":{"content":{"speaker":"human"|"ai"|
 // "tool","blocks":[{type:text,text}, {type:code,code}, {type:tool_call,name,
 // parameters}, {type:tool_response,toolName,result}]}}}.
-func llxprtLine(line []byte, m *indexer.Members, tools bool, emit func(string, int64, string, string)) error {
+func llxprtLine(line []byte, m *indexer.Members, x *lineExtractor) error {
 	typ, ts, payload, err := envelope(line, m, "ts")
 	if err != nil || typ != "content" {
 		return err
@@ -191,7 +187,6 @@ func llxprtLine(line []byte, m *indexer.Members, tools bool, emit func(string, i
 	if r == "" && speaker != "tool" {
 		return nil
 	}
-	var text, tool strings.Builder
 	eachElem(blocks, func(b []byte) {
 		var btyp string
 		var txt []byte
@@ -203,7 +198,7 @@ func llxprtLine(line []byte, m *indexer.Members, tools bool, emit func(string, i
 			case "text", "code":
 				txt = v
 			case "name", "toolName", "parameters", "result":
-				if tools {
+				if x.tools {
 					parts = append(parts, v)
 				}
 			}
@@ -211,12 +206,12 @@ func llxprtLine(line []byte, m *indexer.Members, tools bool, emit func(string, i
 		switch btyp {
 		case "text", "code":
 			if r != "" {
-				joinJSON(&text, txt)
+				x.text.addJSON(txt)
 			}
 		case "tool_call", "tool_response":
-			if tools {
+			if x.tools {
 				for _, p := range parts {
-					walkStrings(p, &tool)
+					walkStrings(p, &x.tool)
 				}
 			}
 		}
@@ -224,7 +219,7 @@ func llxprtLine(line []byte, m *indexer.Members, tools bool, emit func(string, i
 	if r == "" {
 		r = RoleAssistant // a tool speaker's content is only tool text
 	}
-	emit(r, parseMillis(ts), text.String(), tool.String())
+	x.emit(r, parseMillis(ts))
 	return nil
 }
 
@@ -270,9 +265,10 @@ func set(keys ...string) map[string]bool {
 	return m
 }
 
-// collect appends the text of every block of the array blocks to text, and with
-// tools the strings of tool blocks to tool.
-func (bs blockShape) collect(blocks []byte, tools bool, text, tool *strings.Builder) {
+// collect adds the text of every block of the array blocks to x.text, and with
+// tools the strings of tool blocks to x.tool.
+func (bs blockShape) collect(blocks []byte, x *lineExtractor) {
+	tools := x.tools
 	eachElem(blocks, func(b []byte) {
 		var btyp string
 		var txt []byte
@@ -290,10 +286,10 @@ func (bs blockShape) collect(blocks []byte, tools bool, text, tool *strings.Buil
 		})
 		switch {
 		case bs.textTypes[btyp]:
-			joinJSON(text, txt)
+			x.text.addJSON(txt)
 		case bs.toolTypes[btyp] && tools:
 			for _, p := range parts {
-				walkStrings(p, tool)
+				walkStrings(p, &x.tool)
 			}
 		}
 	})

@@ -18,12 +18,9 @@ import (
 type preparedLines struct {
 	x       *lineExtractor
 	layout  string
-	msgs    []Message // scratch
-	scratch []byte    // scratch: one message's terms, each after its length byte
+	scratch []byte // scratch: one message's terms, each after its length byte
 
 	dict termDict // the unit's distinct terms, by local id
-	mark []uint32 // by local id: 1 + the doc it last occurred in
-	slot []uint32 // by local id: its entry in pairs for that doc
 
 	docs     []preparedDoc
 	pairs    []termTF // each doc's distinct terms in order of first occurrence
@@ -49,6 +46,7 @@ func (x *Index) Prepare(u indexer.UnitRef) indexer.Prepared {
 	p := preparedPool.Get().(*preparedLines)
 	if p.x == nil || p.layout != u.Layout || p.x.tools != x.opt.ToolOutput {
 		p.x, p.layout = newLineExtractor(u.Layout, x.opt.ToolOutput), u.Layout
+		p.x.prep = p
 	}
 	return p
 }
@@ -59,10 +57,7 @@ var preparedPool = sync.Pool{New: func() any { return new(preparedLines) }}
 
 // release empties p and puts it back in the pool.
 func (p *preparedLines) release() {
-	clear(p.msgs[:cap(p.msgs)]) // they point into the unit's lines
-	p.msgs = p.msgs[:0]
 	p.dict.reset()
-	p.mark, p.slot = p.mark[:0], p.slot[:0]
 	p.docs, p.pairs, p.lineEnds = p.docs[:0], p.pairs[:0], p.lineEnds[:0]
 	clear(p.lists[:cap(p.lists)])
 	preparedPool.Put(p)
@@ -75,49 +70,85 @@ func (p *preparedLines) Line(off int64, line []byte) { p.line(off, line, nil) }
 func (p *preparedLines) LineMembers(off int64, m *indexer.Members) { p.line(off, m.Line(), m) }
 
 func (p *preparedLines) line(off int64, line []byte, m *indexer.Members) {
-	p.msgs = p.x.extract(p.msgs[:0], off, line, m)
-	for i := range p.msgs {
-		m := &p.msgs[i]
-		var n int
-		p.scratch, n = appendTerms(p.scratch[:0], m.Text)
-		if n == 0 {
-			continue
-		}
-		doc := uint32(len(p.docs)) + 1
-		end := len(p.scratch)
-		p.scratch = append(p.scratch, 0, 0, 0, 0, 0, 0, 0, 0) // the dict reads 8 bytes of a term at once
-		for b := p.scratch[:end]; len(b) > 0; {
-			k := int(b[0])
-			id, added := p.dict.id(b[1 : 1+k : cap(b)])
-			b = b[1+k:]
-			if added {
-				p.mark = append(p.mark, 0)
-				p.slot = append(p.slot, 0)
-			}
-			if p.mark[id] == doc {
-				p.pairs[p.slot[id]].tf++
-				continue
-			}
-			p.mark[id], p.slot[id] = doc, uint32(len(p.pairs))
-			p.pairs = append(p.pairs, termTF{id, 1})
-		}
-		t := m.Time / 1000
-		if t < 0 || t > 1<<32-1 {
-			t = 0
-		}
-		p.docs = append(p.docs, preparedDoc{
-			rec:      docRec{Part: m.Part, Role: roleCode(m.Role), Offset: m.Offset, Time: uint32(t), Len: uint16(min(n, 1<<16-1))},
-			n:        n,
-			pairsEnd: len(p.pairs),
-		})
-	}
+	p.x.extract(nil, off, line, m) // each message goes to p.message
 	p.lineEnds = append(p.lineEnds, int32(len(p.docs)))
+}
+
+// message tokenizes one message of the line, its text's parts read where they
+// are in the line, and counts its distinct terms: what addLocked does but for
+// the buffer's lists. A message of no terms is no doc.
+func (p *preparedLines) message(off int64, part uint8, role string, ms int64, text *textParts) {
+	p.scratch = p.scratch[:0]
+	var n int
+	for _, raw := range text.raw {
+		var k int
+		p.scratch, k = appendTermsJSON(p.scratch, raw)
+		n += k
+	}
+	if n == 0 {
+		return
+	}
+	doc := uint32(len(p.docs)) + 1
+	end := len(p.scratch)
+	p.scratch = append(p.scratch, 0, 0, 0, 0, 0, 0, 0, 0) // the dict reads 8 bytes of a term at once
+	for b := p.scratch[:end]; len(b) > 0; {
+		k := int(b[0])
+		t := b[1 : 1+k : cap(b)]
+		b = b[1+k:]
+		// termKey, inline: 8 bytes of t are readable (the padding).
+		key := binary.LittleEndian.Uint64(t[:8])
+		var h uint64
+		if k < 8 {
+			key &= 1<<(8*k) - 1
+			h = key * dictMul
+		} else if k == 8 {
+			h = key * dictMul
+		} else {
+			h = maphash.Bytes(dictSeed, t)
+		}
+		lh := uint32(h>>40)<<8 | uint32(k)
+		// A term of up to 8 bytes in its first slot (most: the table is at
+		// most half full) is found without a call.
+		var e *dictSlot
+		if tb := p.dict.table; len(tb) > 0 {
+			if s := &tb[lh>>8&uint32(len(tb)-1)]; s.key == key && s.lh == lh && k <= 8 {
+				e = s
+			}
+		}
+		if e == nil {
+			e = p.dict.findKey(t, key, lh)
+		}
+		// Whether the term is new to the doc is a coin toss: without a branch,
+		// a pair is written for it either way and kept only if it is.
+		np := len(p.pairs)
+		if np == cap(p.pairs) {
+			p.pairs = append(p.pairs, termTF{})
+		}
+		p.pairs = p.pairs[:np+1]
+		p.pairs[np] = termTF{e.id - 1, 0}
+		at, keep := e.pair, 0
+		if e.mark != doc {
+			at, keep = uint32(np), 1
+		}
+		e.mark, e.pair = doc, at
+		p.pairs[at].tf++
+		p.pairs = p.pairs[:np+keep]
+	}
+	t := ms / 1000
+	if t < 0 || t > 1<<32-1 {
+		t = 0
+	}
+	p.docs = append(p.docs, preparedDoc{
+		rec:      docRec{Part: part, Role: roleCode(role), Offset: off, Time: uint32(t), Len: uint16(min(n, 1<<16-1))},
+		n:        n,
+		pairsEnd: len(p.pairs),
+	})
 }
 
 // Size implements indexer.Prepared.
 func (p *preparedLines) Size() int64 {
 	return int64(cap(p.pairs)*8 + cap(p.docs)*40 + cap(p.lineEnds)*4 + cap(p.scratch) +
-		cap(p.dict.arena) + cap(p.dict.table)*16 + cap(p.dict.ends)*4 + cap(p.mark)*8)
+		cap(p.dict.arena) + cap(p.dict.table)*24 + cap(p.dict.ends)*4)
 }
 
 // countTF counts tf occurrences of the term in doc at once, as that many count
@@ -189,11 +220,17 @@ func (x *Index) LinesPrepared(u indexer.UnitRef, prep indexer.Prepared) {
 
 var dictSeed = maphash.MakeSeed()
 
+// dictMul hashes a term of up to 8 bytes: its key times an odd constant, the
+// high bits taken.
+const dictMul = 0x9E3779B97F4A7C15
+
 // termDict numbers the distinct terms of a unit in order of first occurrence: an
 // open-addressing table over one arena of names, no string per term. A slot
 // holds a term's first 8 bytes, its length and 24 bits of its hash, so that a
 // term of up to 8 bytes (most words) is found by comparing one slot, hashed
-// without a call; a longer one is compared with its name in the arena too.
+// without a call; a longer one is compared with its name in the arena too. The
+// slot also keeps what preparedLines counts of the term in the doc at hand, so
+// that a term costs one slot's cache line.
 type termDict struct {
 	table []dictSlot // a power of two, at most half full
 	arena []byte     // the names back to back
@@ -201,9 +238,11 @@ type termDict struct {
 }
 
 type dictSlot struct {
-	key uint64 // the term's first 8 bytes, little-endian, zero-padded (no term holds a 0 byte)
-	id  uint32 // 1 + id; 0: empty
-	lh  uint32 // hash<<8 | length
+	key  uint64 // the term's first 8 bytes, little-endian, zero-padded (no term holds a 0 byte)
+	id   uint32 // 1 + id; 0: empty
+	lh   uint32 // hash<<8 | length
+	mark uint32 // preparedLines': 1 + the doc the term last occurred in
+	pair uint32 // preparedLines': its entry in pairs for that doc
 }
 
 // reset empties the dict, keeping its buffers; a table far larger than the unit
@@ -242,7 +281,7 @@ func termKey(t []byte) (uint64, uint32) {
 	}
 	var h uint64
 	if len(t) <= 8 {
-		h = key * 0x9E3779B97F4A7C15
+		h = key * dictMul
 	} else {
 		h = maphash.Bytes(dictSeed, t)
 	}
@@ -251,33 +290,42 @@ func termKey(t []byte) (uint64, uint32) {
 
 // id returns the id of term t (at most 255 bytes), added (true) if it is new.
 func (d *termDict) id(t []byte) (uint32, bool) {
-	if d.table == nil {
-		d.table = make([]dictSlot, 256)
-	}
+	n := len(d.ends)
+	e := d.find(t)
+	return e.id - 1, len(d.ends) > n
+}
+
+// find returns term t's slot (at most 255 bytes; added if it is new), valid
+// until the next term is added.
+func (d *termDict) find(t []byte) *dictSlot {
 	key, lh := termKey(t)
+	return d.findKey(t, key, lh)
+}
+
+// findKey is find of t's termKey.
+func (d *termDict) findKey(t []byte, key uint64, lh uint32) *dictSlot {
+	if len(d.table) == 0 || 2*(len(d.ends)+1) > len(d.table) {
+		d.grow() // before the slot is taken: its pointer stays valid
+	}
 	mask := uint32(len(d.table) - 1)
 	for i := lh >> 8 & mask; ; i = (i + 1) & mask {
 		e := &d.table[i]
 		if e.id == 0 {
-			id := uint32(len(d.ends))
 			d.arena = append(d.arena, t...)
 			d.ends = append(d.ends, uint32(len(d.arena)))
-			*e = dictSlot{key: key, id: id + 1, lh: lh}
-			if 2*len(d.ends) > len(d.table) {
-				d.grow()
-			}
-			return id, true
+			*e = dictSlot{key: key, id: uint32(len(d.ends)), lh: lh}
+			return e
 		}
 		if e.key == key && e.lh == lh && (len(t) <= 8 || string(d.name(e.id-1)) == string(t)) {
-			return e.id - 1, false
+			return e
 		}
 	}
 }
 
-// grow doubles the table, placing every slot again.
+// grow doubles the table (or makes its first), placing every slot again.
 func (d *termDict) grow() {
 	old := d.table
-	d.table = make([]dictSlot, 2*len(old))
+	d.table = make([]dictSlot, max(256, 2*len(old)))
 	mask := uint32(len(d.table) - 1)
 	for _, e := range old {
 		if e.id == 0 {

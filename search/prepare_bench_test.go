@@ -1,7 +1,11 @@
 package search
 
 import (
+	"encoding/json"
+	"path/filepath"
 	"testing"
+
+	"github.com/sessionwatch/sessionwatch/indexer"
 )
 
 // BenchmarkPrepareLines: a read worker's share of the search index's per-line
@@ -24,6 +28,7 @@ func BenchmarkPrepareLines(b *testing.B) {
 			for j, l := range u.Lines {
 				p.Line(u.Offs[j], l)
 			}
+			p.(*preparedLines).release() // as LinesPrepared does
 		}
 	}
 }
@@ -73,6 +78,59 @@ func BenchmarkTermDict(b *testing.B) {
 			k := int(t[0])
 			d.id(t[1 : 1+k : cap(t)])
 			t = t[1+k:]
+		}
+	}
+}
+
+// BenchmarkAppendTermsJSON: the read workers' tokenizer over the message texts
+// of a generated store of every line layout, JSON-encoded (as in a line).
+func BenchmarkAppendTermsJSON(b *testing.B) {
+	var raws [][]byte
+	var n int64
+	for _, u := range genUnits(b) {
+		for j, l := range u.Lines {
+			for _, m := range ExtractLine(nil, u.Ref.Layout, u.Offs[j], l, false) {
+				raw, err := json.Marshal(m.Text)
+				if err != nil {
+					b.Fatal(err)
+				}
+				raws = append(raws, raw)
+				n += int64(len(raw))
+			}
+		}
+	}
+	b.SetBytes(n)
+	b.ReportAllocs()
+	var dst []byte
+	for b.Loop() {
+		for _, raw := range raws {
+			dst, _ = appendTermsJSON(dst[:0], raw)
+		}
+	}
+}
+
+// BenchmarkLinesPrepared: the indexer's lock's share of the search index's
+// per-line work: prepared units (tokenized beforehand, not timed) counted into
+// the buffer's posting lists.
+func BenchmarkLinesPrepared(b *testing.B) {
+	units := genUnits(b)
+	x, err := Open(Options{Dir: filepath.Join(b.TempDir(), DirName), SpillBytes: 1 << 40})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer x.Close()
+	preps := make([]indexer.Prepared, len(units))
+	for range b.N {
+		b.StopTimer()
+		for i, u := range units {
+			preps[i] = x.Prepare(u.Ref)
+			for j, l := range u.Lines {
+				preps[i].Line(u.Offs[j], l)
+			}
+		}
+		b.StartTimer()
+		for i, u := range units {
+			x.LinesPrepared(u.Ref, preps[i])
 		}
 	}
 }

@@ -2,6 +2,8 @@ package search
 
 import (
 	"bytes"
+	"encoding/binary"
+	"math/bits"
 
 	"github.com/sessionwatch/sessionwatch/indexer"
 )
@@ -74,9 +76,11 @@ func skipWS(b []byte, i int) int {
 func skipString(b []byte, i int) int {
 	j := i + 1
 	for {
-		k := bytes.IndexByte(b[j:], '"')
+		k := quoteIn8(b, j) // most strings (keys, types) are short: no call
 		if k < 0 {
-			return i
+			if k = bytes.IndexByte(b[j:], '"'); k < 0 {
+				return i
+			}
 		}
 		j += k
 		// The quote is escaped if an odd number of backslashes precede it.
@@ -89,6 +93,21 @@ func skipString(b []byte, i int) int {
 			return j
 		}
 	}
+}
+
+// quoteIn8 returns where the first quote of b[j:j+8] is, from j; -1 if there
+// is none or b has fewer than 8 bytes from j.
+func quoteIn8(b []byte, j int) int {
+	if len(b)-j < 8 {
+		return -1
+	}
+	const each, hi = 0x0101010101010101, 0x8080808080808080
+	x := binary.LittleEndian.Uint64(b[j:j+8]) ^ '"'*each // a quote is a 0 byte
+	// The lowest 0 byte of x is found exactly (a borrow marks only bytes above it).
+	if m := (x - each) &^ x & hi; m != 0 {
+		return bits.TrailingZeros64(m) / 8
+	}
+	return -1
 }
 
 // valueEnd marks the bytes skipValue stops at inside a container: quotes,
