@@ -1,7 +1,6 @@
 package usage
 
 import (
-	"bytes"
 	"encoding/json"
 	"hash/crc32"
 	"os"
@@ -103,13 +102,36 @@ func (k sessKey) less(o sessKey) bool {
 	return k.model < o.model
 }
 
-// escapedLess orders a and b as appendField writes them.
+// escapedLess orders a and b as appendField writes them, without writing them:
+// the escaped strings share the escaped common prefix, and then differ where a
+// and b first do (it sorts the sessions of every summary write: scanning both
+// for escapes at each comparison was most of that sort's cost).
 func escapedLess(a, b string) bool {
-	const special = "\\\t\n\r"
-	if !strings.ContainsAny(a, special) && !strings.ContainsAny(b, special) {
-		return a < b
+	n := min(len(a), len(b))
+	i := 0
+	for i < n && a[i] == b[i] {
+		i++
 	}
-	return bytes.Compare(appendField(nil, a), appendField(nil, b)) < 0
+	if i == n {
+		return len(a) < len(b) // a prefix escapes to a prefix
+	}
+	return escapedByte(a[i]) < escapedByte(b[i])
+}
+
+// escapedByte orders a byte as appendField writes it: its first byte (a
+// backslash for the escaped ones), then the letter after the backslash.
+func escapedByte(c byte) uint16 {
+	switch c {
+	case '\\':
+		return '\\'<<8 | '\\'
+	case '\t':
+		return '\\'<<8 | 't'
+	case '\n':
+		return '\\'<<8 | 'n'
+	case '\r':
+		return '\\'<<8 | 'r'
+	}
+	return uint16(c) << 8
 }
 
 // sortedRows is the keys of m in the summary's order (rowKey.less).
