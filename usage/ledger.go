@@ -92,29 +92,6 @@ func (l *Ledger) ColdBuild() {
 	l.mu.Unlock()
 }
 
-// EndColdBuild ends a cold build: the units file and the summary, appended to a
-// source at a time, are compacted now where due (after a reindex of several
-// sources most of both are batches), so that the next open (the daemon's first
-// start) reads the units from their index and the summary from its base, not
-// the batches the long way. Then the ledger compacts as ever.
-func (l *Ledger) EndColdBuild() error {
-	l.mu.Lock()
-	l.bulk = false
-	l.mu.Unlock()
-	if err := l.Sync(nil); err != nil { // writeUnits compacts what is due
-		return err
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.dir == "" || l.err != nil || l.summaryFile.base == 0 || !l.compactionDue(&l.summaryFile, summaryRatio, summaryMin) {
-		return nil
-	}
-	if err := l.compactSummary(); err != nil {
-		return err
-	}
-	return l.writeStamp()
-}
-
 // compactionDue reports whether f is to be rewritten whole at this Sync: when
 // due, unless a cold build is appending to a sound file.
 func (l *Ledger) compactionDue(f *logFile, ratio, min int64) bool {

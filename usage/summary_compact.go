@@ -37,6 +37,15 @@ func (l *Ledger) compactSummary() error {
 		f.compact = true
 		return l.writeSummary()
 	}
+	return l.rewriteCompacted(m)
+}
+
+// rewriteCompacted writes the summary whole from m (its base and batches as
+// read) and the totals. It reads the ledger's rows, columns and days, and
+// writes only the summary file's state (EndColdBuild runs it beside the units
+// file's compaction).
+func (l *Ledger) rewriteCompacted(m *compaction) error {
+	f := &l.summaryFile
 	var row []byte
 	rows := l.sortRows(l.rows.ids())
 	var sizeB int64
