@@ -7,10 +7,11 @@ import (
 	"github.com/sessionwatch/sessionwatch/indexer"
 )
 
-// EndColdBuild compacts the two files side by side when both are due (a
-// reindex's end), and must leave exactly the bytes the serial order leaves:
-// the units file compacted, the stamp of the summary as its batches left it,
-// the summary compacted, its stamp; the index alike.
+// A cold build writes its two files side by side (each Sync after the first,
+// and EndColdBuild's compactions when both are due, at a reindex's end), and
+// must leave exactly the bytes the serial order leaves: the units file
+// compacted, the stamp of the summary as its batches left it, the summary
+// compacted, its stamp; the index alike.
 func TestEndColdBuildTogetherWritesWhatSerialWrites(t *testing.T) {
 	// Compactions due as in a store of real size.
 	defer func(a, b int64) { unitsMin, summaryMin = a, b }(unitsMin, summaryMin)
@@ -28,6 +29,9 @@ func TestEndColdBuildTogetherWritesWhatSerialWrites(t *testing.T) {
 		t.Fatalf("the corpus has %d sources: a cold build of one appends nothing to compact", len(sources))
 	}
 	build := func(together bool) string {
+		// The serial build's Syncs write one file after the other too.
+		defer func(v bool) { sideBySideWrites = v }(sideBySideWrites)
+		sideBySideWrites = together
 		state := t.TempDir()
 		l, err := Open(state)
 		if err != nil {

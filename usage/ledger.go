@@ -24,8 +24,9 @@ const DirName = "usage"
 // (docs/usage.md, "Files").
 type Ledger struct {
 	mu      sync.Mutex
-	dir     string   // "" keeps the ledger in memory only (a rebuild for a check)
-	units   recTable // the resident live records, by (source, unit) (the rest: cold)
+	peekMu  sync.Mutex // a body read back while the two writes run side by side (sidebyside.go)
+	dir     string     // "" keeps the ledger in memory only (a rebuild for a check)
+	units   recTable   // the resident live records, by (source, unit) (the rest: cold)
 	retired map[ukey][]*unitRec
 	strs    strSet    // the strings records and rows share (intern)
 	filings filingSet // what records are filed under (canonFiling)
@@ -522,11 +523,17 @@ func (l *Ledger) Sync(sessions []indexer.SessionRef) error {
 		l.dirtyUnits, l.dirtyRows, l.dirtyDays = map[ukey]bool{}, map[rowID]bool{}, map[rowID]bool{}
 		return nil
 	}
-	if err := l.writeUnits(); err != nil {
-		return err
-	}
-	if err := l.writeSummary(); err != nil {
-		return err
+	if l.sideBySide() {
+		if err := l.syncSideBySide(); err != nil {
+			return err
+		}
+	} else {
+		if err := l.writeUnits(); err != nil {
+			return err
+		}
+		if err := l.writeSummary(); err != nil {
+			return err
+		}
 	}
 	if l.err != nil { // an account read back while writing
 		return fmt.Errorf("%w (run 'sessionwatch reindex')", l.err)

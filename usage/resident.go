@@ -46,6 +46,10 @@ func (l *Ledger) peekBody(r *unitRec) (*unitBody, error) {
 	if r.unitBody != nil {
 		return r.unitBody, nil
 	}
+	// Read under peekMu: the units file's handle and the strings are the
+	// ledger's, and syncSideBySide peeks from two goroutines.
+	l.peekMu.Lock()
+	defer l.peekMu.Unlock()
 	return l.readBody(r)
 }
 

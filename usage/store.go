@@ -295,40 +295,11 @@ func (l *Ledger) writeUnits() error {
 	if len(l.dirtyUnits) == 0 {
 		return nil
 	}
-	var later []ukey
-	var ps []placed
-	at, err := f.appendBatchWith(func(w *bufio.Writer) error {
-		var b bytes.Buffer
-		pos := int64(0)
-		for _, k := range sortedKeys(l.dirtyUnits) {
-			if r := l.units.get(k.source, k.unit); r != nil && r.isReading() {
-				later = append(later, k) // written once its read is done
-				continue
-			}
-			b.Reset()
-			if err := l.appendKey(&b, k); err != nil {
-				return err
-			}
-			ps = l.keyRecs(k, ps, span{pos, int64(b.Len())})
-			pos += int64(b.Len())
-			if _, err := w.Write(b.Bytes()); err != nil {
-				return err
-			}
-		}
-		_, err := w.Write(commitLine)
-		return err
-	}, true)
+	ub, err := l.appendUnits()
 	if err != nil {
 		return err
 	}
-	for i := range ps {
-		ps[i].s.off += at
-	}
-	l.applyPlaced(ps)
-	l.dirtyUnits = map[ukey]bool{}
-	for _, k := range later {
-		l.dirtyUnits[k] = true
-	}
+	l.placeAppended(ub)
 	if l.compactionDue(f, unitsRatio, unitsMin) && l.reading == 0 {
 		return l.writeUnits()
 	}

@@ -345,11 +345,28 @@ func (l *Ledger) writeSummary() error {
 		l.dirtyRows, l.dirtyDays = map[rowID]bool{}, map[rowID]bool{}
 		return nil
 	}
+	return l.appendSummaryBatch(l.summaryBatch())
+}
+
+// summaryBatch is the summary's batch of what changed (nil: nothing did), and
+// forgets that it changed. It reads the records and the totals and writes
+// only the sets of what changed (Ledger.syncSideBySide runs it beside the
+// units file's append).
+func (l *Ledger) summaryBatch() []byte {
 	changed := l.settleGroups(true)
 	if len(changed) == 0 && len(l.dirtyRows) == 0 && len(l.dirtyDays) == 0 {
 		return nil
 	}
-	b := append(l.appendChanged(nil, changed), 'C', '\n')
+	return append(l.appendChanged(nil, changed), 'C', '\n')
+}
+
+// appendSummaryBatch appends b (summaryBatch's), compacting the summary when
+// that is due.
+func (l *Ledger) appendSummaryBatch(b []byte) error {
+	if b == nil {
+		return nil
+	}
+	f := &l.summaryFile
 	// Not fsynced: the summary is derived from the units file (fsynced first), and
 	// a summary that lost its last batches in a power cut is not what the units add
 	// up to, which Open checks and repairs by rewriting it. One fsync per flush.
