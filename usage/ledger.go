@@ -93,6 +93,17 @@ func (l *Ledger) ColdBuild() {
 	l.mu.Unlock()
 }
 
+// nextSize is the size to make a set of what changed that replaces one of n:
+// in a cold build the next Sync's (the next source's) changes about as many,
+// which the set holds without growing step by step; otherwise it starts empty
+// (a map keeps the size it once had, see dirtyUnits).
+func (l *Ledger) nextSize(n int) int {
+	if l.bulk {
+		return n
+	}
+	return 0
+}
+
 // compactionDue reports whether f is to be rewritten whole at this Sync: when
 // due, unless a cold build is appending to a sound file.
 func (l *Ledger) compactionDue(f *logFile, ratio, min int64) bool {
@@ -277,7 +288,9 @@ func (l *Ledger) markGroup(g groupKey) {
 	if l.dirtyGroups[g] {
 		return
 	}
-	l.before[g] = l.groupRows(g)
+	if rows := l.groupRows(g); rows != nil {
+		l.before[g] = rows // none (a new session's) is what a missing key reads
+	}
 	l.dirtyGroups[g] = true
 }
 

@@ -94,7 +94,7 @@ func (l *Ledger) placeAppended(ub unitsBatch) {
 		ub.ps[i].s.off += ub.at
 	}
 	l.applyPlaced(ub.ps)
-	l.dirtyUnits = map[ukey]bool{}
+	l.dirtyUnits = make(map[ukey]bool, l.nextSize(len(l.dirtyUnits)))
 	for _, k := range ub.later {
 		l.dirtyUnits[k] = true
 	}

@@ -222,7 +222,7 @@ func (l *Ledger) settleGroups(emit bool) []SessionRow {
 			}
 		}
 	}
-	l.dirtyGroups, l.before = map[groupKey]bool{}, map[groupKey][]SessionRow{}
+	l.dirtyGroups, l.before = make(map[groupKey]bool, l.nextSize(len(l.dirtyGroups))), make(map[groupKey][]SessionRow, l.nextSize(len(l.before)))
 	return changed
 }
 
@@ -395,7 +395,7 @@ func (l *Ledger) appendChanged(b []byte, changed []SessionRow) []byte {
 		r := l.dayRowOf(id, l.days[id])
 		b = appendDay(b, &r)
 	}
-	l.dirtyRows, l.dirtyDays = map[rowID]bool{}, map[rowID]bool{}
+	l.dirtyRows, l.dirtyDays = make(map[rowID]bool, l.nextSize(len(l.dirtyRows))), make(map[rowID]bool, l.nextSize(len(l.dirtyDays)))
 	return b
 }
 
