@@ -180,6 +180,19 @@ var commitLine = []byte("{\"commit\":true}\n")
 // appendKey appends k's line: its live record and what it left retired (an
 // evicted account is read back to be written again).
 func (l *Ledger) appendKey(b *bytes.Buffer, k ukey) error {
+	line, ok, err := l.appendKeyFast(b.AvailableBuffer(), k)
+	if err != nil {
+		return err
+	}
+	if ok {
+		b.Write(line)
+		return nil
+	}
+	return l.appendKeyJSON(b, k)
+}
+
+// appendKeyJSON is appendKey by encoding/json (appendKeyFast's reference).
+func (l *Ledger) appendKeyJSON(b *bytes.Buffer, k ukey) error {
 	w := wireKey{K: [2]string{k.source, k.unit}}
 	if r := l.units.get(k.source, k.unit); r != nil {
 		b, err := l.peekBody(r)
