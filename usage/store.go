@@ -262,6 +262,7 @@ func (l *Ledger) writeUnits() error {
 				keys[k] = true
 			}
 			pos := int64(0)
+			var lines lineBlock
 			for _, k := range sortedKeys(keys) {
 				if _, err := w.Write(b.Bytes()); err != nil {
 					return err
@@ -270,7 +271,7 @@ func (l *Ledger) writeUnits() error {
 				b.Reset()
 				// A key written before and not changed since is copied as it is.
 				if s, ok := l.cleanSpan(k); ok {
-					line, err := l.readLine(s)
+					line, err := l.readLineIn(&lines, s)
 					if err != nil {
 						return err
 					}
