@@ -11,7 +11,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/sessionwatch/sessionwatch/indexer"
@@ -222,11 +223,16 @@ func sortedKeys(m map[ukey]bool) []ukey {
 	for k := range m {
 		ks = append(ks, k)
 	}
-	sort.Slice(ks, func(i, j int) bool {
-		if ks[i].source != ks[j].source {
-			return ks[i].source < ks[j].source
+	return sortKeys(ks)
+}
+
+// sortKeys sorts keys, each there once, by source, then unit.
+func sortKeys(ks []ukey) []ukey {
+	slices.SortFunc(ks, func(a, b ukey) int {
+		if c := strings.Compare(a.source, b.source); c != 0 {
+			return c
 		}
-		return ks[i].unit < ks[j].unit
+		return strings.Compare(a.unit, b.unit)
 	})
 	return ks
 }
@@ -254,16 +260,20 @@ func (l *Ledger) writeUnits() error {
 				// of the file: it is not written.
 				return l.err
 			}
-			keys := make(map[ukey]bool, l.units.len()+len(l.retired))
+			// Every key once (a slice, not a set: 100k keys at a reindex's end).
+			keys := make([]ukey, 0, l.units.len()+len(l.retired))
 			for r := range l.units.all() {
-				keys[ukey{r.source(), r.Unit}] = true
+				keys = append(keys, ukey{r.source(), r.Unit})
 			}
 			for k := range l.retired {
-				keys[k] = true
+				if l.units.get(k.source, k.unit) == nil {
+					keys = append(keys, k)
+				}
 			}
+			sortKeys(keys)
 			pos := int64(0)
 			var lines lineBlock
-			for _, k := range sortedKeys(keys) {
+			for _, k := range keys {
 				if _, err := w.Write(b.Bytes()); err != nil {
 					return err
 				}
