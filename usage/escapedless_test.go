@@ -30,3 +30,44 @@ func TestEscapedLessOrdersAsWritten(t *testing.T) {
 		}
 	}
 }
+
+// compareSessions must be sessKey.less as a three-way comparison, and
+// sortRows must order the B rows by rowKey.less: the summary's order.
+func TestSortOrdersAsLess(t *testing.T) {
+	rng := rand.New(rand.NewSource(11))
+	pick := func(xs ...string) string { return xs[rng.Intn(len(xs))] }
+	row := func() SessionRow {
+		return SessionRow{Session: pick("a", "a\tb", "a\\", "ab", "b", ""), Source: pick("claude", "codex"),
+			Project: pick("/p", "/p/q", "/p\tq"), Type: pick("main", "subagent"), Model: pick("m", "m2", "")}
+	}
+	for i := 0; i < 100000; i++ {
+		a, b := row(), row()
+		want := 0
+		switch {
+		case sessKeyOf(&a).less(sessKeyOf(&b)):
+			want = -1
+		case sessKeyOf(&b).less(sessKeyOf(&a)):
+			want = 1
+		}
+		if got := compareSessions(&a, &b); got != want {
+			t.Fatalf("compareSessions(%+v, %+v) = %d, want %d", a, b, got, want)
+		}
+	}
+	l := newLedger("")
+	var ids []rowID
+	seen := map[rowID]bool{}
+	for i := 0; i < 2000; i++ {
+		id := l.rowIDOf(rowKey{int32(rng.Intn(5)), pick("claude", "codex", "c"), pick("/p", "/p/q", "/p\tq", ""), pick("m", "m2", "")})
+		if !seen[id] {
+			seen[id] = true
+			ids = append(ids, id)
+		}
+	}
+	rng.Shuffle(len(ids), func(i, j int) { ids[i], ids[j] = ids[j], ids[i] })
+	l.sortRows(ids)
+	for i := 1; i < len(ids); i++ {
+		if !l.rowKeyOf(ids[i-1]).less(l.rowKeyOf(ids[i])) {
+			t.Fatalf("sortRows: %v before %v", l.rowKeyOf(ids[i-1]), l.rowKeyOf(ids[i]))
+		}
+	}
+}
