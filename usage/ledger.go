@@ -24,8 +24,9 @@ const DirName = "usage"
 // (docs/usage.md, "Files").
 type Ledger struct {
 	mu      sync.Mutex
-	dir     string   // "" keeps the ledger in memory only (a rebuild for a check)
-	units   recTable // the resident live records, by (source, unit) (the rest: cold)
+	peekMu  sync.Mutex // a body read back while the two writes run side by side (sidebyside.go)
+	dir     string     // "" keeps the ledger in memory only (a rebuild for a check)
+	units   recTable   // the resident live records, by (source, unit) (the rest: cold)
 	retired map[ukey][]*unitRec
 	strs    strSet    // the strings records and rows share (intern)
 	filings filingSet // what records are filed under (canonFiling)
@@ -92,27 +93,15 @@ func (l *Ledger) ColdBuild() {
 	l.mu.Unlock()
 }
 
-// EndColdBuild ends a cold build: the units file and the summary, appended to a
-// source at a time, are compacted now where due (after a reindex of several
-// sources most of both are batches), so that the next open (the daemon's first
-// start) reads the units from their index and the summary from its base, not
-// the batches the long way. Then the ledger compacts as ever.
-func (l *Ledger) EndColdBuild() error {
-	l.mu.Lock()
-	l.bulk = false
-	l.mu.Unlock()
-	if err := l.Sync(nil); err != nil { // writeUnits compacts what is due
-		return err
+// nextSize is the size to make a set of what changed that replaces one of n:
+// in a cold build the next Sync's (the next source's) changes about as many,
+// which the set holds without growing step by step; otherwise it starts empty
+// (a map keeps the size it once had, see dirtyUnits).
+func (l *Ledger) nextSize(n int) int {
+	if l.bulk {
+		return n
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.dir == "" || l.err != nil || l.summaryFile.base == 0 || !l.compactionDue(&l.summaryFile, summaryRatio, summaryMin) {
-		return nil
-	}
-	if err := l.compactSummary(); err != nil {
-		return err
-	}
-	return l.writeStamp()
+	return 0
 }
 
 // compactionDue reports whether f is to be rewritten whole at this Sync: when
@@ -299,7 +288,9 @@ func (l *Ledger) markGroup(g groupKey) {
 	if l.dirtyGroups[g] {
 		return
 	}
-	l.before[g] = l.groupRows(g)
+	if rows := l.groupRows(g); rows != nil {
+		l.before[g] = rows // none (a new session's) is what a missing key reads
+	}
 	l.dirtyGroups[g] = true
 }
 
@@ -545,11 +536,17 @@ func (l *Ledger) Sync(sessions []indexer.SessionRef) error {
 		l.dirtyUnits, l.dirtyRows, l.dirtyDays = map[ukey]bool{}, map[rowID]bool{}, map[rowID]bool{}
 		return nil
 	}
-	if err := l.writeUnits(); err != nil {
-		return err
-	}
-	if err := l.writeSummary(); err != nil {
-		return err
+	if l.sideBySide() {
+		if err := l.syncSideBySide(); err != nil {
+			return err
+		}
+	} else {
+		if err := l.writeUnits(); err != nil {
+			return err
+		}
+		if err := l.writeSummary(); err != nil {
+			return err
+		}
 	}
 	if l.err != nil { // an account read back while writing
 		return fmt.Errorf("%w (run 'sessionwatch reindex')", l.err)

@@ -3,7 +3,9 @@ package usage
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 )
 
@@ -46,6 +48,10 @@ func (l *Ledger) peekBody(r *unitRec) (*unitBody, error) {
 	if r.unitBody != nil {
 		return r.unitBody, nil
 	}
+	// Read under peekMu: the units file's handle and the strings are the
+	// ledger's, and syncSideBySide peeks from two goroutines.
+	l.peekMu.Lock()
+	defer l.peekMu.Unlock()
 	return l.readBody(r)
 }
 
@@ -63,6 +69,49 @@ func (l *Ledger) readLine(s span) ([]byte, error) {
 		return nil, fmt.Errorf("read usage ledger %s at %d: %w", l.unitsFile.path, s.off, err)
 	}
 	return buf, nil
+}
+
+// lineBlock is a block of the units file read ahead by readLineIn.
+type lineBlock struct {
+	at   int64
+	data []byte
+}
+
+// lineBlockSize is how much readLineIn reads at once.
+const lineBlockSize = 1 << 20
+
+// readLineIn is readLine through blk: a compaction copies the lines of the
+// units file in the order of their keys, which is mostly the file's (a cold
+// build appends each source's keys in order), so a block read ahead holds the
+// next lines (one read a megabyte, not one a line). The line returned is
+// valid until the next call.
+func (l *Ledger) readLineIn(blk *lineBlock, s span) ([]byte, error) {
+	if s.off >= blk.at && s.off+s.n <= blk.at+int64(len(blk.data)) {
+		return blk.data[s.off-blk.at : s.off-blk.at+s.n], nil
+	}
+	if s.n > lineBlockSize/4 {
+		return l.readLine(s) // a long line: read alone
+	}
+	if l.rd == nil {
+		f, err := os.Open(l.unitsFile.path)
+		if err != nil {
+			return nil, fmt.Errorf("read usage ledger: %w", err)
+		}
+		l.rd = f
+	}
+	if blk.data == nil {
+		blk.data = make([]byte, lineBlockSize)
+	}
+	n, err := l.rd.ReadAt(blk.data[:cap(blk.data)], s.off)
+	if int64(n) < s.n {
+		blk.data = blk.data[:0]
+		if err == nil || errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, fmt.Errorf("read usage ledger %s at %d: %w", l.unitsFile.path, s.off, err)
+	}
+	blk.at, blk.data = s.off, blk.data[:n]
+	return blk.data[:s.n], nil
 }
 
 // readBody reads r's body back from the line its key was last written to.

@@ -46,11 +46,19 @@ func (l *Ledger) summaryStamp() stamp {
 // writeStamp appends the summary's stamp to the units file, if it is due and
 // true: both files are written, and every record is on disk as it is in memory.
 func (l *Ledger) writeStamp() error {
-	if l.dir == "" || l.err != nil || len(l.dirtyUnits) > 0 || l.unitsFile.compact || l.summaryFile.compact ||
-		l.unitsFile.base == 0 || l.summaryFile.base == 0 || l.stamped() {
+	if l.summaryFile.compact || l.summaryFile.base == 0 {
 		return nil
 	}
-	st := l.summaryStamp()
+	return l.writeStampOf(l.summaryStamp())
+}
+
+// writeStampOf is writeStamp of a summary whose stamp is st (EndColdBuild's,
+// of the summary as it was before its compaction, which runs meanwhile).
+func (l *Ledger) writeStampOf(st stamp) error {
+	if l.dir == "" || l.err != nil || len(l.dirtyUnits) > 0 || l.unitsFile.compact ||
+		l.unitsFile.base == 0 || (l.stampAt.units == l.unitsFile.base+l.unitsFile.tail && l.stampAt.sum == st) {
+		return nil
+	}
 	line := []byte(`{"commit":true,"summary":[`)
 	line = strconv.AppendInt(line, st.size, 10)
 	line = append(line, ',')

@@ -11,7 +11,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/sessionwatch/sessionwatch/indexer"
@@ -194,6 +195,19 @@ var commitLine = []byte("{\"commit\":true}\n")
 // appendKey appends k's line: its live record and what it left retired (an
 // evicted account is read back to be written again).
 func (l *Ledger) appendKey(b *bytes.Buffer, k ukey) error {
+	line, ok, err := l.appendKeyFast(b.AvailableBuffer(), k)
+	if err != nil {
+		return err
+	}
+	if ok {
+		b.Write(line)
+		return nil
+	}
+	return l.appendKeyJSON(b, k)
+}
+
+// appendKeyJSON is appendKey by encoding/json (appendKeyFast's reference).
+func (l *Ledger) appendKeyJSON(b *bytes.Buffer, k ukey) error {
 	w := wireKey{K: [2]string{k.source, k.unit}}
 	if r := l.units.get(k.source, k.unit); r != nil {
 		b, err := l.peekBody(r)
@@ -223,11 +237,16 @@ func sortedKeys(m map[ukey]bool) []ukey {
 	for k := range m {
 		ks = append(ks, k)
 	}
-	sort.Slice(ks, func(i, j int) bool {
-		if ks[i].source != ks[j].source {
-			return ks[i].source < ks[j].source
+	return sortKeys(ks)
+}
+
+// sortKeys sorts keys, each there once, by source, then unit.
+func sortKeys(ks []ukey) []ukey {
+	slices.SortFunc(ks, func(a, b ukey) int {
+		if c := strings.Compare(a.source, b.source); c != 0 {
+			return c
 		}
-		return ks[i].unit < ks[j].unit
+		return strings.Compare(a.unit, b.unit)
 	})
 	return ks
 }
@@ -255,15 +274,20 @@ func (l *Ledger) writeUnits() error {
 				// of the file: it is not written.
 				return l.err
 			}
-			keys := make(map[ukey]bool, l.units.len()+len(l.retired))
+			// Every key once (a slice, not a set: 100k keys at a reindex's end).
+			keys := make([]ukey, 0, l.units.len()+len(l.retired))
 			for r := range l.units.all() {
-				keys[ukey{r.source(), r.Unit}] = true
+				keys = append(keys, ukey{r.source(), r.Unit})
 			}
 			for k := range l.retired {
-				keys[k] = true
+				if l.units.get(k.source, k.unit) == nil {
+					keys = append(keys, k)
+				}
 			}
+			sortKeys(keys)
 			pos := int64(0)
-			for _, k := range sortedKeys(keys) {
+			var lines lineBlock
+			for _, k := range keys {
 				if _, err := w.Write(b.Bytes()); err != nil {
 					return err
 				}
@@ -271,7 +295,7 @@ func (l *Ledger) writeUnits() error {
 				b.Reset()
 				// A key written before and not changed since is copied as it is.
 				if s, ok := l.cleanSpan(k); ok {
-					line, err := l.readLine(s)
+					line, err := l.readLineIn(&lines, s)
 					if err != nil {
 						return err
 					}
@@ -313,40 +337,11 @@ func (l *Ledger) writeUnits() error {
 	if len(l.dirtyUnits) == 0 {
 		return nil
 	}
-	var later []ukey
-	var ps []placed
-	at, err := f.appendBatchWith(func(w *bufio.Writer) error {
-		var b bytes.Buffer
-		pos := int64(0)
-		for _, k := range sortedKeys(l.dirtyUnits) {
-			if r := l.units.get(k.source, k.unit); r != nil && r.isReading() {
-				later = append(later, k) // written once its read is done
-				continue
-			}
-			b.Reset()
-			if err := l.appendKey(&b, k); err != nil {
-				return err
-			}
-			ps = l.keyRecs(k, ps, span{pos, int64(b.Len())})
-			pos += int64(b.Len())
-			if _, err := w.Write(b.Bytes()); err != nil {
-				return err
-			}
-		}
-		_, err := w.Write(commitLine)
-		return err
-	}, true)
+	ub, err := l.appendUnits()
 	if err != nil {
 		return err
 	}
-	for i := range ps {
-		ps[i].s.off += at
-	}
-	l.applyPlaced(ps)
-	l.dirtyUnits = map[ukey]bool{}
-	for _, k := range later {
-		l.dirtyUnits[k] = true
-	}
+	l.placeAppended(ub)
 	if l.compactionDue(f, unitsRatio, unitsMin) && l.reading == 0 {
 		return l.writeUnits()
 	}

@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
+	"slices"
 )
 
 // compactSummary folds the summary's batches into a new base. Its S rows come
@@ -37,6 +37,15 @@ func (l *Ledger) compactSummary() error {
 		f.compact = true
 		return l.writeSummary()
 	}
+	return l.rewriteCompacted(m)
+}
+
+// rewriteCompacted writes the summary whole from m (its base and batches as
+// read) and the totals. It reads the ledger's rows, columns and days, and
+// writes only the summary file's state (EndColdBuild runs it beside the units
+// file's compaction).
+func (l *Ledger) rewriteCompacted(m *compaction) error {
+	f := &l.summaryFile
 	var row []byte
 	rows := l.sortRows(l.rows.ids())
 	var sizeB int64
@@ -149,7 +158,8 @@ func (l *Ledger) readForCompaction(h *os.File) (*compaction, bool) {
 	if len(pend) > 0 {
 		return nil, false // a batch with no commit line
 	}
-	sort.Slice(m.tail, func(i, j int) bool { return sessKeyOf(&m.tail[i].r).less(sessKeyOf(&m.tail[j].r)) })
+	// Each key once (m.index): any sort leaves them in the one order.
+	slices.SortFunc(m.tail, func(a, b tailRow) int { return compareSessions(&a.r, &b.r) })
 	for i := range m.tail {
 		m.index[m.tail[i].key] = i
 	}

@@ -1,0 +1,87 @@
+package usage
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/sessionwatch/sessionwatch/indexer"
+)
+
+// A cold build writes its two files side by side (each Sync after the first,
+// and EndColdBuild's compactions when both are due, at a reindex's end), and
+// must leave exactly the bytes the serial order leaves: the units file
+// compacted, the stamp of the summary as its batches left it, the summary
+// compacted, its stamp; the index alike.
+func TestEndColdBuildTogetherWritesWhatSerialWrites(t *testing.T) {
+	// Compactions due as in a store of real size.
+	defer func(a, b int64) { unitsMin, summaryMin = a, b }(unitsMin, summaryMin)
+	unitsMin, summaryMin = 0, 0
+	units := genLineUnits(t)
+	bySource := map[string][]unitLines{}
+	var sources []string
+	for _, u := range units {
+		if bySource[u.Ref.Source] == nil {
+			sources = append(sources, u.Ref.Source)
+		}
+		bySource[u.Ref.Source] = append(bySource[u.Ref.Source], u)
+	}
+	if len(sources) < 2 {
+		t.Fatalf("the corpus has %d sources: a cold build of one appends nothing to compact", len(sources))
+	}
+	build := func(together bool) string {
+		// The serial build's Syncs write one file after the other too.
+		defer func(v bool) { sideBySideWrites = v }(sideBySideWrites)
+		sideBySideWrites = together
+		state := t.TempDir()
+		l, err := Open(state)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.ColdBuild()
+		for _, src := range sources {
+			var refs []indexer.SessionRef
+			for _, u := range bySource[src] {
+				l.Reset(u.Ref)
+				for j, line := range u.Lines {
+					l.Line(u.Ref, u.Offs[j], line)
+				}
+				l.Done(u.Ref, int64(len(u.Lines)), "fp")
+				refs = append(refs, indexer.SessionRef{UnitRef: u.Ref, ID: u.Ref.Unit, Type: "main", Project: "/p/" + u.Ref.Source})
+			}
+			if err := l.Sync(refs); err != nil {
+				t.Fatal(err)
+			}
+		}
+		l.mu.Lock()
+		l.bulk = false
+		due := l.bothCompactionsDue()
+		l.mu.Unlock()
+		if !due {
+			t.Fatal("after a cold build of several sources both compactions must be due")
+		}
+		if together {
+			err = l.EndColdBuild()
+		} else {
+			err = l.endColdBuildSerial()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return state
+	}
+	serial, together := build(false), build(true)
+	for _, name := range []string{UnitsName, UnitsIndexName, SummaryName} {
+		a, b := readLedgerFile(t, serial, name), readLedgerFile(t, together, name)
+		if !bytes.Equal(a, b) {
+			t.Errorf("%s: the side-by-side end wrote %d bytes, the serial one %d (or others)", name, len(b), len(a))
+		}
+	}
+	// The last two lines of the units file: the two stamps.
+	lines := bytes.Split(bytes.TrimSuffix(readLedgerFile(t, together, UnitsName), []byte("\n")), []byte("\n"))
+	if n := len(lines); n < 3 || !bytes.HasPrefix(lines[n-1], []byte(`{"commit":true,"summary":`)) || !bytes.HasPrefix(lines[n-2], []byte(`{"commit":true,"summary":`)) {
+		t.Errorf("the units file does not end with the two stamps: %q", lines[max(0, len(lines)-2):])
+	}
+	if !Stamped(together) {
+		t.Error("after EndColdBuild the ledger is not settled (Stamped)")
+	}
+}
