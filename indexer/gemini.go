@@ -211,20 +211,21 @@ func (a *geminiAcc) line(line []byte, m *Members) error {
 	if err != nil {
 		return err
 	}
-	a.fold(rec)
+	a.fold(rec, m)
 	return nil
 }
 
-func (a *geminiAcc) fold(rec map[string]json.RawMessage) {
+// fold folds a record; m, if not nil, is the scan of the line that holds it.
+func (a *geminiAcc) fold(rec map[string]json.RawMessage, m *Members) {
 	if id, ok := jsString(rec["$rewindTo"]); ok {
 		a.rewind(id)
 		return
 	}
 	if id, ok := jsString(rec["id"]); ok {
-		a.message(id, rec)
+		a.message(id, rec, m)
 		return
 	}
-	if set, err := jsObject(rec["$set"]); err == nil {
+	if set, err := jsObjectOf(rec["$set"], m); err == nil {
 		a.meta(set)
 		return
 	}
@@ -246,7 +247,7 @@ func (a *geminiAcc) lookup(id string) (int, bool) {
 	return i, ok
 }
 
-func (a *geminiAcc) message(id string, rec map[string]json.RawMessage) {
+func (a *geminiAcc) message(id string, rec map[string]json.RawMessage, m *Members) {
 	if ts := NormTime(jsStr(rec["timestamp"])); ts != "" {
 		if a.FirstTS == "" {
 			a.FirstTS = ts
@@ -259,7 +260,7 @@ func (a *geminiAcc) message(id string, rec map[string]json.RawMessage) {
 	}
 	p := ""
 	if typ == "user" {
-		p = geminiPrompt(rec["content"])
+		p = geminiPrompt(rec["content"], m)
 	}
 	i, ok := a.lookup(id)
 	if !ok {
@@ -343,7 +344,7 @@ func (a *geminiAcc) meta(m map[string]json.RawMessage) {
 					continue
 				}
 				if id, ok := jsString(rec["id"]); ok {
-					a.message(id, rec)
+					a.message(id, rec, nil)
 				}
 			}
 		}
@@ -479,8 +480,8 @@ var geminiIgnoredPrefixes = []string{"/", "?", "<session_context>", "<hook_conte
 // geminiPrompt renders a user message's content as a first-prompt candidate, or ""
 // when it is not eligible. content is a string, a part {text}, or an array of both;
 // the texts are joined as Gemini joins them.
-func geminiPrompt(raw json.RawMessage) string {
-	text := geminiText(raw)
+func geminiPrompt(raw json.RawMessage, m *Members) string {
+	text := geminiText(raw, m)
 	if text == "" {
 		return ""
 	}
@@ -493,8 +494,8 @@ func geminiPrompt(raw json.RawMessage) string {
 }
 
 // geminiText joins a message's content parts as Gemini's partListUnionToString
-// does, trimmed.
-func geminiText(raw json.RawMessage) string {
+// does, trimmed; m, if not nil, is the scan of the line that holds raw.
+func geminiText(raw json.RawMessage, m *Members) string {
 	var b strings.Builder
 	var add func(raw json.RawMessage, nested bool)
 	add = func(raw json.RawMessage, nested bool) {
@@ -507,7 +508,7 @@ func geminiText(raw json.RawMessage) string {
 			s, _ := jsString(raw)
 			b.WriteString(s)
 		case '{':
-			if part, err := jsObject(raw); err == nil {
+			if part, err := jsObjectOf(raw, m); err == nil {
 				b.WriteString(jsStr(part["text"]))
 			}
 		case '[':

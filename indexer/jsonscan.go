@@ -1,10 +1,12 @@
 package indexer
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/bits"
 	"strconv"
 	"unicode/utf8"
 )
@@ -36,11 +38,16 @@ const (
 
 // swarSpecial reports whether any of the eight bytes in x is '"', '\\' or below
 // 0x20 (the classic has-zero-byte and has-less-than tricks).
-func swarSpecial(x uint64) bool {
+func swarSpecial(x uint64) bool { return swarSpecialMask(x) != 0 }
+
+// swarSpecialMask has the high bit of each byte of x that is '"', '\\' or below
+// 0x20 set, and maybe of bytes above the first such byte (a borrow carries only
+// upwards): its lowest set bit marks the first special byte exactly.
+func swarSpecialMask(x uint64) uint64 {
 	less := (x - swarLo*0x20) &^ x
 	q := x ^ (swarLo * '"')
 	bs := x ^ (swarLo * '\\')
-	return (less|(q-swarLo)&^q|(bs-swarLo)&^bs)&swarHi != 0
+	return (less | (q-swarLo)&^q | (bs-swarLo)&^bs) & swarHi
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
@@ -58,8 +65,14 @@ func scanString(b []byte, i int) (int, bool, error) {
 	i++
 	escaped := false
 	for {
-		// Eight bytes at a time while none is a quote, a backslash or a control byte.
-		for i+8 <= len(b) && !swarSpecial(binary.LittleEndian.Uint64(b[i:])) {
+		// Eight bytes at a time while none is a quote, a backslash or a control
+		// byte; then straight to the first that is (the byte loop is for the
+		// last few bytes of b).
+		for i+8 <= len(b) {
+			if m := swarSpecialMask(binary.LittleEndian.Uint64(b[i:])); m != 0 {
+				i += bits.TrailingZeros64(m) >> 3
+				break
+			}
 			i += 8
 		}
 		for i < len(b) && !strSpecial[b[i]] {
@@ -139,7 +152,11 @@ func scanNumber(b []byte, i int) (int, error) {
 }
 
 // scanValue returns the index just past the value starting at b[i] (no leading space).
-func scanValue(b []byte, i, depth int) (int, error) {
+func scanValue(b []byte, i, depth int) (int, error) { return scanValueRec(b, i, depth, nil) }
+
+// scanValueRec is scanValue recording the objects nested in the value in rec
+// (nil: none).
+func scanValueRec(b []byte, i, depth int, rec *Members) (int, error) {
 	if i >= len(b) {
 		return 0, errSyntax
 	}
@@ -148,7 +165,7 @@ func scanValue(b []byte, i, depth int) (int, error) {
 		j, _, err := scanString(b, i)
 		return j, err
 	case c == '{':
-		return scanObject(b, i, depth+1, nil)
+		return scanObject(b, i, depth+1, nil, rec)
 	case c == '[':
 		if depth+1 > maxDepth {
 			return 0, errSyntax
@@ -158,7 +175,7 @@ func scanValue(b []byte, i, depth int) (int, error) {
 			return i + 1, nil
 		}
 		for {
-			j, err := scanValue(b, i, depth+1)
+			j, err := scanValueRec(b, i, depth+1, rec)
 			if err != nil {
 				return 0, err
 			}
@@ -194,12 +211,22 @@ func scanLiteral(b []byte, i int, lit string) (int, error) {
 }
 
 // scanObject scans the object at b[i] == '{'; fn, if set, gets every member.
-func scanObject(b []byte, i, depth int, fn func(key, val []byte)) (int, error) {
+// With rec set, the object (unless it is the line's, depth 1) and the objects
+// nested in it are recorded in rec with their members.
+func scanObject(b []byte, i, depth int, fn func(key, val []byte), rec *Members) (int, error) {
 	if depth > maxDepth {
 		return 0, errSyntax
 	}
+	o, last := -1, -1 // the object's place in rec.objs, its last member's in rec.sub
+	if rec != nil && depth > 1 {
+		o = len(rec.objs)
+		rec.objs = append(rec.objs, objSpan{start: i, end: -1, first: -1})
+	}
 	i = skipSpace(b, i+1)
 	if i < len(b) && b[i] == '}' {
+		if o >= 0 {
+			rec.objs[o].end = i + 1
+		}
 		return i + 1, nil
 	}
 	for {
@@ -211,7 +238,8 @@ func scanObject(b []byte, i, depth int, fn func(key, val []byte)) (int, error) {
 			return 0, err
 		}
 		key := b[i+1 : kEnd-1]
-		if kEsc || !isASCII(key) {
+		// A key no one is given needs no decoding: scanString has validated it.
+		if (fn != nil || o >= 0) && (kEsc || !isASCII(key)) {
 			var k string
 			if json.Unmarshal(b[i:kEnd], &k) != nil {
 				return 0, errSyntax
@@ -223,18 +251,31 @@ func scanObject(b []byte, i, depth int, fn func(key, val []byte)) (int, error) {
 			return 0, errSyntax
 		}
 		i = skipSpace(b, i+1)
-		vEnd, err := scanValue(b, i, depth)
+		vEnd, err := scanValueRec(b, i, depth, rec)
 		if err != nil {
 			return 0, err
 		}
 		if fn != nil {
 			fn(key, b[i:vEnd])
 		}
+		if o >= 0 {
+			n := len(rec.sub)
+			rec.sub = append(rec.sub, subMember{key: key, val: b[i:vEnd], next: -1})
+			if last < 0 {
+				rec.objs[o].first = n
+			} else {
+				rec.sub[last].next = n
+			}
+			last = n
+		}
 		i = skipSpace(b, vEnd)
 		if i >= len(b) {
 			return 0, errSyntax
 		}
 		if b[i] == '}' {
+			if o >= 0 {
+				rec.objs[o].end = i + 1
+			}
 			return i + 1, nil
 		}
 		if b[i] != ',' {
@@ -250,11 +291,17 @@ func scanObject(b []byte, i, depth int, fn func(key, val []byte)) (int, error) {
 // not commit what it gathered unless ObjectFields returns nil. Neither slice may be
 // kept after fn returns.
 func ObjectFields(line []byte, fn func(key, val []byte)) error {
+	return objectFields(line, fn, nil)
+}
+
+// objectFields is ObjectFields recording the objects nested in the line in rec
+// (nil: none).
+func objectFields(line []byte, fn func(key, val []byte), rec *Members) error {
 	i := skipSpace(line, 0)
 	if i >= len(line) || line[i] != '{' {
 		return fmt.Errorf("not a JSON object")
 	}
-	end, err := scanObject(line, i, 1, fn)
+	end, err := scanObject(line, i, 1, fn, rec)
 	if err != nil {
 		return err
 	}
@@ -280,14 +327,18 @@ func JSONString(raw []byte) (string, bool) {
 		return "", false
 	}
 	inner := raw[1 : len(raw)-1]
-	plain := true
-	for _, c := range inner {
-		if c == '\\' {
-			plain = false
+	// Eight bytes at a time while all are ASCII and none is a backslash: most
+	// strings are, and are then copied as they are without another pass.
+	i := 0
+	for ; i+8 <= len(inner); i += 8 {
+		x := binary.LittleEndian.Uint64(inner[i:])
+		bs := x ^ (swarLo * '\\')
+		if (x|(bs-swarLo)&^bs)&swarHi != 0 {
 			break
 		}
 	}
-	if plain && utf8.Valid(inner) {
+	plain := bytes.IndexByte(inner[i:], '\\') < 0
+	if plain && utf8.Valid(inner[i:]) {
 		return string(inner), true
 	}
 	return DecodeJSONString(raw) // what json.Unmarshal gives (FuzzJSONString)
@@ -376,14 +427,31 @@ func TrimJSONSpace(b []byte) []byte {
 // readers of the line: on a cold pass's read workers (prefetch.go) each line is
 // scanned once for the layout's fold and every consumer's Prepared, not once by
 // each (see MembersLiner, MembersPrepared).
+//
+// The scan also records every object nested in the line (in members, in arrays,
+// at any depth) that it crossed whole, with its members: a reader that looks into
+// a member (a message, its usage, a payload) with ObjectFields is handed those
+// too, rather than validating the bytes again.
 type Members struct {
 	line []byte
 	mem  []member
 	err  error
 	add  func(key, val []byte) // bound once
+	objs []objSpan             // the nested objects scanned whole, by start
+	sub  []subMember           // their members
 }
 
 type member struct{ key, val []byte }
+
+// objSpan is a nested object of the line: line[start:end], its first member
+// sub[first] (-1: none), the others linked by next. end is -1 until the object
+// is scanned whole.
+type objSpan struct{ start, end, first int }
+
+type subMember struct {
+	key, val []byte
+	next     int // the next member of the object in sub; -1: none
+}
 
 // Scan validates line as ObjectFields does and records the members it gives fn.
 func (m *Members) Scan(line []byte) {
@@ -391,8 +459,9 @@ func (m *Members) Scan(line []byte) {
 		m.add = func(key, val []byte) { m.mem = append(m.mem, member{key, val}) }
 	}
 	clear(m.mem)
-	m.line, m.mem = line, m.mem[:0]
-	m.err = ObjectFields(line, m.add)
+	clear(m.sub)
+	m.line, m.mem, m.objs, m.sub = line, m.mem[:0], m.objs[:0], m.sub[:0]
+	m.err = objectFields(line, m.add, m)
 }
 
 // Line is the line last scanned.
@@ -405,14 +474,51 @@ func (m *Members) Line() []byte { return m.line }
 // (m nil, another line) the line is scanned. "This very line" is told by its
 // place and length alone: a caller that reads new bytes into the buffer it
 // scanned must Scan again before handing m over.
+//
+// So is an object nested in the line that the scan crossed whole, when line is
+// exactly its bytes in place (as a member's value is handed out): its members are
+// those ObjectFields would give, and the error nil (the object is valid, whatever
+// follows it in the line).
 func (m *Members) ObjectFields(line []byte, fn func(key, val []byte)) error {
-	if m == nil || len(line) != len(m.line) || len(line) == 0 || &line[0] != &m.line[0] {
+	if m == nil || len(line) == 0 || len(m.line) == 0 {
 		return ObjectFields(line, fn)
 	}
-	for _, e := range m.mem {
-		fn(e.key, e.val)
+	if len(line) == len(m.line) && &line[0] == &m.line[0] {
+		for _, e := range m.mem {
+			fn(e.key, e.val)
+		}
+		return m.err
 	}
-	return m.err
+	if o, ok := m.nested(line); ok {
+		for e := o.first; e >= 0; e = m.sub[e].next {
+			fn(m.sub[e].key, m.sub[e].val)
+		}
+		return nil
+	}
+	return ObjectFields(line, fn)
+}
+
+// nested finds the nested object whose bytes are exactly raw, in place.
+func (m *Members) nested(raw []byte) (objSpan, bool) {
+	// A slice inside the line ends in the same array: its capacity tells its
+	// offset, which the address of the byte there confirms.
+	off := cap(m.line) - cap(raw)
+	if off <= 0 || off >= len(m.line) || &m.line[off] != &raw[0] || len(m.objs) == 0 {
+		return objSpan{}, false
+	}
+	lo, hi := 0, len(m.objs)
+	for lo < hi {
+		h := int(uint(lo+hi) >> 1)
+		if m.objs[h].start < off {
+			lo = h + 1
+		} else {
+			hi = h
+		}
+	}
+	if lo < len(m.objs) && m.objs[lo].start == off && m.objs[lo].end == off+len(raw) {
+		return m.objs[lo], true
+	}
+	return objSpan{}, false
 }
 
 // arrayElems calls fn with each element of the JSON array raw (JSON whitespace

@@ -1,6 +1,8 @@
 package indexer
 
 import (
+	"encoding/binary"
+	"math/bits"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -17,14 +19,7 @@ func DecodeJSONString(raw []byte) (string, bool) {
 		return "", false
 	}
 	in := raw[1 : len(raw)-1]
-	i := 0
-	for i < len(in) {
-		c := in[i]
-		if c == '\\' || c == '"' || c < 0x20 || c >= utf8.RuneSelf {
-			break
-		}
-		i++
-	}
+	i := plainRun(in, 0)
 	if i == len(in) {
 		return string(in), true
 	}
@@ -77,10 +72,7 @@ func DecodeJSONString(raw []byte) (string, bool) {
 		case c == '"' || c < 0x20:
 			return "", false
 		case c < utf8.RuneSelf:
-			j := i + 1 // a run of plain ASCII at once
-			for j < len(in) && plainASCII[in[j]] {
-				j++
-			}
+			j := plainRun(in, i+1) // a run of plain ASCII at once
 			out = append(out, in[i:j]...)
 			i = j
 		default:
@@ -104,6 +96,21 @@ var plainASCII = func() (t [256]bool) {
 	}
 	return t
 }()
+
+// plainRun returns the index of the first byte of b at or after i that is not
+// plain ASCII (plainASCII), or len(b).
+func plainRun(b []byte, i int) int {
+	for ; i+8 <= len(b); i += 8 {
+		x := binary.LittleEndian.Uint64(b[i:])
+		if m := swarSpecialMask(x) | x&swarHi; m != 0 {
+			return i + bits.TrailingZeros64(m)>>3
+		}
+	}
+	for i < len(b) && plainASCII[b[i]] {
+		i++
+	}
+	return i
+}
 
 // hex4 decodes the four hex digits at the start of b.
 func hex4(b []byte) (rune, bool) {
