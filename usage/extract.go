@@ -289,30 +289,42 @@ func hasNullField(line []byte) bool {
 // parseCodex reads token_count events: the turn's last_token_usage, else the
 // increase of total_token_usage over the previous event; the model is the event's
 // own, else the last turn_context's. An event of all zeros counts nothing.
+//
+// Only a line that holds the text "turn_context" or "token_count" (quotes
+// included) is read. With the line's members at hand (sc.mem), that test comes
+// last and is mostly answered by the members: a line whose type or payload type
+// is spelled so holds the text.
 func parseCodex(sc *scanner, st *ParseState, line []byte) (Event, bool) {
-	if !bytes.Contains(line, []byte(`"turn_context"`)) && !bytes.Contains(line, []byte(`"token_count"`)) {
-		return Event{}, false
+	if sc.mem == nil && !codexMarked(line) {
+		return Event{}, false // most lines: no scan
 	}
 	top := sc.fields(line)
 	if top == nil {
 		return Event{}, false
 	}
-	typ, _ := str(top.get("type"))
+	rawTyp := top.get("type")
+	typ, _ := str(rawTyp)
+	if typ != "turn_context" && typ != "event_msg" {
+		return Event{}, false
+	}
 	p := sc.fields(top.get("payload"))
 	if p == nil {
 		return Event{}, false
 	}
-	switch typ {
-	case "turn_context":
+	if typ == "turn_context" {
+		if sc.mem != nil && string(rawTyp) != `"turn_context"` && !codexMarked(line) {
+			return Event{}, false
+		}
 		if m := codexModel(sc, p); m != "" {
 			st.Model = m
 		}
 		return Event{}, false
-	case "event_msg":
-	default:
+	}
+	rawPT := p.get("type")
+	if pt, _ := str(rawPT); pt != "token_count" {
 		return Event{}, false
 	}
-	if pt, _ := str(p.get("type")); pt != "token_count" {
+	if sc.mem != nil && string(rawPT) != `"token_count"` && !codexMarked(line) {
 		return Event{}, false
 	}
 	at, ok := parseTime(top.get("timestamp"))
@@ -353,6 +365,12 @@ func parseCodex(sc *scanner, st *ParseState, line []byte) (Event, bool) {
 	}
 	cached := min(raw[1], raw[0])
 	return Event{At: at, Model: model, T: Tokens{Input: raw[0] - cached, Output: raw[2], CacheRead: cached}}, true
+}
+
+// codexMarked reports whether line holds the text "turn_context" or
+// "token_count", quotes included (ccusage's test before it parses a line).
+func codexMarked(line []byte) bool {
+	return bytes.Contains(line, []byte(`"turn_context"`)) || bytes.Contains(line, []byte(`"token_count"`))
 }
 
 // codexModel is the model a Codex payload names, looked for where ccusage looks:
