@@ -44,10 +44,12 @@ func swarSpecial(x uint64) bool { return swarSpecialMask(x) != 0 }
 // 0x20 set, and maybe of bytes above the first such byte (a borrow carries only
 // upwards): its lowest set bit marks the first special byte exactly.
 func swarSpecialMask(x uint64) uint64 {
-	less := (x - swarLo*0x20) &^ x
-	q := x ^ (swarLo * '"')
+	// Flipping bit 1 turns '"' (0x22) into 0x20 and keeps the control bytes
+	// below 0x20 (and ' ', '!' above it), so one has-less-than-0x21 test finds
+	// both; the has-zero-byte test of x^'\\' finds the backslashes.
+	q := x ^ (swarLo * 0x02)
 	bs := x ^ (swarLo * '\\')
-	return (less | (q-swarLo)&^q | (bs-swarLo)&^bs) & swarHi
+	return ((q-swarLo*0x21)&^q | (bs-swarLo)&^bs) & swarHi
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
@@ -66,20 +68,22 @@ func scanString(b []byte, i int) (int, bool, error) {
 	escaped := false
 	for {
 		// Eight bytes at a time while none is a quote, a backslash or a control
-		// byte; then straight to the first that is (the byte loop is for the
-		// last few bytes of b).
-		for i+8 <= len(b) {
-			if m := swarSpecialMask(binary.LittleEndian.Uint64(b[i:])); m != 0 {
-				i += bits.TrailingZeros64(m) >> 3
-				break
+		// byte, then straight to the first that is; byte by byte in the last
+		// few bytes of b.
+		if i+8 <= len(b) {
+			m := swarSpecialMask(binary.LittleEndian.Uint64(b[i:]))
+			if m == 0 {
+				i += 8
+				continue
 			}
-			i += 8
-		}
-		for i < len(b) && !strSpecial[b[i]] {
-			i++
-		}
-		if i >= len(b) {
-			return 0, false, errSyntax
+			i += bits.TrailingZeros64(m) >> 3
+		} else {
+			for i < len(b) && !strSpecial[b[i]] {
+				i++
+			}
+			if i >= len(b) {
+				return 0, false, errSyntax
+			}
 		}
 		switch c := b[i]; {
 		case c == '"':
@@ -211,8 +215,8 @@ func scanLiteral(b []byte, i int, lit string) (int, error) {
 }
 
 // scanObject scans the object at b[i] == '{'; fn, if set, gets every member.
-// With rec set, the object (unless it is the line's, depth 1) and the objects
-// nested in it are recorded in rec with their members.
+// With rec set, the object's members go to rec.mem if it is the line's (depth
+// 1), and the objects nested in it are recorded in rec with their members.
 func scanObject(b []byte, i, depth int, fn func(key, val []byte), rec *Members) (int, error) {
 	if depth > maxDepth {
 		return 0, errSyntax
@@ -239,7 +243,7 @@ func scanObject(b []byte, i, depth int, fn func(key, val []byte), rec *Members) 
 		}
 		key := b[i+1 : kEnd-1]
 		// A key no one is given needs no decoding: scanString has validated it.
-		if (fn != nil || o >= 0) && (kEsc || !isASCII(key)) {
+		if (fn != nil || rec != nil) && (kEsc || !isASCII(key)) {
 			var k string
 			if json.Unmarshal(b[i:kEnd], &k) != nil {
 				return 0, errSyntax
@@ -257,6 +261,9 @@ func scanObject(b []byte, i, depth int, fn func(key, val []byte), rec *Members) 
 		}
 		if fn != nil {
 			fn(key, b[i:vEnd])
+		}
+		if rec != nil && depth == 1 {
+			rec.mem = append(rec.mem, member{key, b[i:vEnd]})
 		}
 		if o >= 0 {
 			n := len(rec.sub)
@@ -436,9 +443,8 @@ type Members struct {
 	line []byte
 	mem  []member
 	err  error
-	add  func(key, val []byte) // bound once
-	objs []objSpan             // the nested objects scanned whole, by start
-	sub  []subMember           // their members
+	objs []objSpan   // the nested objects scanned whole, by start
+	sub  []subMember // their members
 }
 
 type member struct{ key, val []byte }
@@ -455,13 +461,10 @@ type subMember struct {
 
 // Scan validates line as ObjectFields does and records the members it gives fn.
 func (m *Members) Scan(line []byte) {
-	if m.add == nil {
-		m.add = func(key, val []byte) { m.mem = append(m.mem, member{key, val}) }
-	}
 	clear(m.mem)
 	clear(m.sub)
 	m.line, m.mem, m.objs, m.sub = line, m.mem[:0], m.objs[:0], m.sub[:0]
-	m.err = objectFields(line, m.add, m)
+	m.err = objectFields(line, nil, m)
 }
 
 // Line is the line last scanned.

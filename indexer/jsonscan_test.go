@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"math/bits"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -77,6 +78,32 @@ func TestSwarSpecial(t *testing.T) {
 			want := c < 0x20 || c == '"' || c == '\\'
 			if got := swarSpecial(binary.LittleEndian.Uint64(b)); got != want {
 				t.Fatalf("swarSpecial(%q) = %v, want %v", b, got, want)
+			}
+		}
+	}
+	// The lowest bit of the mask is the first special byte, whatever follows it.
+	special := func(c int) bool { return c < 0x20 || c == '"' || c == '\\' }
+	for c1 := 0; c1 < 256; c1++ {
+		for c2 := 0; c2 < 256; c2++ {
+			for p1 := 0; p1 < 7; p1++ {
+				p2 := p1 + 1 + (c1+c2)%(7-p1)
+				b := []byte("abcdefgh")
+				b[p1], b[p2] = byte(c1), byte(c2)
+				want := -1
+				for i, c := range b {
+					if special(int(c)) {
+						want = i
+						break
+					}
+				}
+				m := swarSpecialMask(binary.LittleEndian.Uint64(b))
+				got := -1
+				if m != 0 {
+					got = bits.TrailingZeros64(m) >> 3
+				}
+				if got != want {
+					t.Fatalf("swarSpecialMask(%q): first special byte %d, want %d", b, got, want)
+				}
 			}
 		}
 	}
