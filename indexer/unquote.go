@@ -3,6 +3,7 @@ package indexer
 import (
 	"encoding/binary"
 	"math/bits"
+	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -23,8 +24,10 @@ func DecodeJSONString(raw []byte) (string, bool) {
 	if i == len(in) {
 		return string(in), true
 	}
-	out := make([]byte, 0, len(in)+8)
-	out = append(out, in[:i]...)
+	// A Builder hands its bytes over as the string, without a copy.
+	var out strings.Builder
+	out.Grow(len(in))
+	out.Write(in[:i])
 	for i < len(in) {
 		c := in[i]
 		switch {
@@ -34,17 +37,17 @@ func DecodeJSONString(raw []byte) (string, bool) {
 			}
 			switch e := in[i+1]; e {
 			case '"', '\\', '/':
-				out = append(out, e)
+				out.WriteByte(e)
 			case 'b':
-				out = append(out, '\b')
+				out.WriteByte('\b')
 			case 'f':
-				out = append(out, '\f')
+				out.WriteByte('\f')
 			case 'n':
-				out = append(out, '\n')
+				out.WriteByte('\n')
 			case 'r':
-				out = append(out, '\r')
+				out.WriteByte('\r')
 			case 't':
-				out = append(out, '\t')
+				out.WriteByte('\t')
 			case 'u':
 				r, ok := hex4(in[i+2:]) // i+1 < len(in): in[i+2:] is at most empty
 				if !ok {
@@ -55,7 +58,7 @@ func DecodeJSONString(raw []byte) (string, bool) {
 					if i+1 < len(in) && in[i] == '\\' && in[i+1] == 'u' {
 						if r2, ok := hex4(in[i+2:]); ok {
 							if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
-								out = utf8.AppendRune(out, d)
+								out.WriteRune(d)
 								i += 6
 								continue
 							}
@@ -63,7 +66,7 @@ func DecodeJSONString(raw []byte) (string, bool) {
 					}
 					r = utf8.RuneError
 				}
-				out = utf8.AppendRune(out, r)
+				out.WriteRune(r)
 				continue
 			default:
 				return "", false
@@ -73,19 +76,19 @@ func DecodeJSONString(raw []byte) (string, bool) {
 			return "", false
 		case c < utf8.RuneSelf:
 			j := plainRun(in, i+1) // a run of plain ASCII at once
-			out = append(out, in[i:j]...)
+			out.Write(in[i:j])
 			i = j
 		default:
 			r, n := utf8.DecodeRune(in[i:])
 			if r == utf8.RuneError && n == 1 {
-				out = utf8.AppendRune(out, utf8.RuneError)
+				out.WriteRune(utf8.RuneError)
 			} else {
-				out = append(out, in[i:i+n]...)
+				out.Write(in[i : i+n])
 			}
 			i += n
 		}
 	}
-	return string(out), true
+	return out.String(), true
 }
 
 // plainASCII marks the bytes unquote copies as they are: ASCII but for the quote,
