@@ -2,6 +2,7 @@ package indexer_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"testing"
@@ -86,6 +87,12 @@ func BenchmarkJSONString(b *testing.B) {
 				n += int64(len(v))
 			case len(v) > 0 && v[0] == '{':
 				indexer.ObjectFields(v, func(k, v []byte) { walk(v) })
+			case len(v) > 0 && v[0] == '[':
+				var elems []json.RawMessage
+				json.Unmarshal(v, &elems)
+				for _, e := range elems {
+					walk(e)
+				}
 			}
 		}
 		for _, l := range lines {
