@@ -259,17 +259,17 @@ func llxprtHumanText(raw json.RawMessage, m *Members) string {
 	if err != nil || jsStr(c["speaker"]) != "human" {
 		return ""
 	}
-	var blocks []json.RawMessage
-	if json.Unmarshal(c["blocks"], &blocks) != nil {
-		return ""
-	}
+	// The elements json.Unmarshal into []json.RawMessage gives, in place; not
+	// an array (null included: no text) is no prompt.
 	var b strings.Builder
-	for _, br := range blocks {
-		blk, err := jsObject(br)
+	if !arrayElems(c["blocks"], func(br []byte) {
+		blk, err := jsObjectOf(br, m)
 		if err != nil || jsStr(blk["type"]) != "text" {
-			continue
+			return
 		}
 		b.WriteString(jsStr(blk["text"]))
+	}) {
+		return ""
 	}
 	return Prompt(b.String())
 }
