@@ -425,15 +425,38 @@ func codexUsage(sc *scanner, raw []byte) ([5]int64, bool) {
 // parseGemini reads a message's tokens {input, output, cached, thoughts, tool}:
 // input counts what was not cached plus tool-use prompt tokens, output includes
 // the thoughts (billed as output). A repeated message id replaces the message.
+//
+// Only a line that holds the text "tokens" (quotes included) is read; with the
+// line's members at hand, a tokens member spelled so answers that.
 func parseGemini(sc *scanner, line []byte) (Event, bool) {
-	if !bytes.Contains(line, []byte(`"tokens"`)) {
-		return Event{}, false
+	if sc.mem == nil && !bytes.Contains(line, geminiMarker) {
+		return Event{}, false // most lines: no scan
 	}
 	top := sc.fields(line)
-	if top == nil {
+	if top == nil || top.get("tokens") == nil || !marked(sc, line, top, "tokens", geminiMarker) {
 		return Event{}, false
 	}
 	return geminiMessage(sc, top)
+}
+
+var geminiMarker, waveMarker = []byte(`"tokens"`), []byte(`"usage"`)
+
+// marked reports whether line, whose members top are, holds text, which is key
+// in quotes: a member key that is that text in the line itself (not unescaped
+// into a copy) answers without a search. Without the line's scan (sc.mem), it
+// was searched before the line was scanned.
+func marked(sc *scanner, line []byte, top object, key string, text []byte) bool {
+	if sc.mem == nil {
+		return true
+	}
+	for _, f := range top {
+		if string(f.k) == key && len(f.k) > 0 {
+			if off := cap(line) - cap(f.k); off > 0 && off < len(line) && &line[off] == &f.k[0] {
+				return true
+			}
+		}
+	}
+	return bytes.Contains(line, text)
 }
 
 func geminiMessage(sc *scanner, top object) (Event, bool) {
@@ -528,11 +551,11 @@ func promptTokens(u object, promptKey, outKey, readKey, writeKey string) Tokens 
 // the cached part, OpenAI style), completion_tokens, cache_read_input_tokens,
 // cache_creation_input_tokens and the usage's model.
 func parseWave(sc *scanner, line []byte) (Event, bool) {
-	if !bytes.Contains(line, []byte(`"usage"`)) {
+	if sc.mem == nil && !bytes.Contains(line, waveMarker) {
 		return Event{}, false
 	}
 	top := sc.fields(line)
-	if top == nil {
+	if top == nil || top.get("usage") == nil || !marked(sc, line, top, "usage", waveMarker) {
 		return Event{}, false
 	}
 	if role, _ := str(top.get("role")); role != "assistant" {

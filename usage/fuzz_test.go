@@ -73,7 +73,11 @@ func FuzzCodexLine(f *testing.F) {
 func FuzzGeminiLine(f *testing.F) {
 	fuzzLine(f, "gemini",
 		`{"id":"g1","timestamp":"2026-03-01T10:00:00Z","type":"gemini","content":"x","tokens":{"input":100,"output":10,"cached":300,"thoughts":5,"tool":2},"model":"gemini-2.5-pro"}`,
-		`{"$set":{"lastUpdated":"2026-03-01T10:00:00Z"}}`)
+		`{"$set":{"lastUpdated":"2026-03-01T10:00:00Z"}}`,
+		// The key spelled with an escape: read only when the text is elsewhere.
+		`{"id":"g1","timestamp":"2026-03-01T10:00:00Z","type":"gemini","t\u006fkens":{"input":100,"output":10}}`,
+		`{"id":"g1","timestamp":"2026-03-01T10:00:00Z","type":"gemini","t\u006fkens":{"input":100,"output":10},"x":"tokens"}`,
+		`{"id":"g1","timestamp":"2026-03-01T10:00:00Z","type":"gemini","t\u006fkens":{"input":100,"output":10},"x":["tokens"]}`)
 }
 
 func FuzzLlxprtLine(f *testing.F) {
@@ -84,7 +88,10 @@ func FuzzLlxprtLine(f *testing.F) {
 
 func FuzzWaveLine(f *testing.F) {
 	fuzzLine(f, "wave",
-		`{"timestamp":"2026-03-01T10:00:00Z","id":"w1","role":"assistant","blocks":[],"usage":{"prompt_tokens":100,"completion_tokens":8,"model":"glm-5","cache_read_input_tokens":500,"cache_creation_input_tokens":10}}`)
+		`{"timestamp":"2026-03-01T10:00:00Z","id":"w1","role":"assistant","blocks":[],"usage":{"prompt_tokens":100,"completion_tokens":8,"model":"glm-5","cache_read_input_tokens":500,"cache_creation_input_tokens":10}}`,
+		`{"timestamp":"2026-03-01T10:00:00Z","id":"w1","role":"assistant","us\u0061ge":{"prompt_tokens":100,"completion_tokens":8}}`,
+		`{"timestamp":"2026-03-01T10:00:00Z","id":"w1","role":"assistant","us\u0061ge":{"prompt_tokens":100,"completion_tokens":8},"b":["usage"]}`,
+		`{"timestamp":"2026-03-01T10:00:00Z","id":"w1","role":"assistant","usage":{"prompt_tokens":1,"completion_tokens":2},"us\u0061ge":{"prompt_tokens":100,"completion_tokens":8}}`)
 }
 
 func FuzzMogziDocument(f *testing.F) {
