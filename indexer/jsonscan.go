@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"math/bits"
 	"strconv"
 	"unicode/utf8"
@@ -224,12 +225,12 @@ func scanObject(b []byte, i, depth int, fn func(key, val []byte), rec *Members) 
 	o, last := -1, -1 // the object's place in rec.objs, its last member's in rec.sub
 	if rec != nil && depth > 1 {
 		o = len(rec.objs)
-		rec.objs = append(rec.objs, objSpan{start: i, end: -1, first: -1})
+		rec.objs = append(rec.objs, objSpan{start: int32(i), end: -1, first: -1})
 	}
 	i = skipSpace(b, i+1)
 	if i < len(b) && b[i] == '}' {
 		if o >= 0 {
-			rec.objs[o].end = i + 1
+			rec.objs[o].end = int32(i + 1)
 		}
 		return i + 1, nil
 	}
@@ -243,13 +244,15 @@ func scanObject(b []byte, i, depth int, fn func(key, val []byte), rec *Members) 
 		}
 		key := b[i+1 : kEnd-1]
 		// A key no one is given needs no decoding: scanString has validated it.
-		if (fn != nil || rec != nil) && (kEsc || !isASCII(key)) {
+		decoded := (fn != nil || rec != nil) && (kEsc || !isASCII(key))
+		if decoded {
 			var k string
 			if json.Unmarshal(b[i:kEnd], &k) != nil {
 				return 0, errSyntax
 			}
 			key = []byte(k)
 		}
+		kStart := i + 1
 		i = skipSpace(b, kEnd)
 		if i >= len(b) || b[i] != ':' {
 			return 0, errSyntax
@@ -266,14 +269,19 @@ func scanObject(b []byte, i, depth int, fn func(key, val []byte), rec *Members) 
 			rec.mem = append(rec.mem, member{key, b[i:vEnd]})
 		}
 		if o >= 0 {
-			n := len(rec.sub)
-			rec.sub = append(rec.sub, subMember{key: key, val: b[i:vEnd], next: -1})
+			e := subMember{kStart: int32(kStart), kEnd: int32(kEnd - 1), vStart: int32(i), vEnd: int32(vEnd), next: -1}
+			if decoded {
+				rec.keys = append(rec.keys, key) // unescaped into a copy
+				e.kStart, e.kEnd = -int32(len(rec.keys)), 0
+			}
+			n := int32(len(rec.sub))
+			rec.sub = append(rec.sub, e)
 			if last < 0 {
 				rec.objs[o].first = n
 			} else {
 				rec.sub[last].next = n
 			}
-			last = n
+			last = int(n)
 		}
 		i = skipSpace(b, vEnd)
 		if i >= len(b) {
@@ -281,7 +289,7 @@ func scanObject(b []byte, i, depth int, fn func(key, val []byte), rec *Members) 
 		}
 		if b[i] == '}' {
 			if o >= 0 {
-				rec.objs[o].end = i + 1
+				rec.objs[o].end = int32(i + 1)
 			}
 			return i + 1, nil
 		}
@@ -445,25 +453,34 @@ type Members struct {
 	err  error
 	objs []objSpan   // the nested objects scanned whole, by start
 	sub  []subMember // their members
+	keys [][]byte    // their keys that were unescaped into copies
 }
 
 type member struct{ key, val []byte }
 
 // objSpan is a nested object of the line: line[start:end], its first member
 // sub[first] (-1: none), the others linked by next. end is -1 until the object
-// is scanned whole.
-type objSpan struct{ start, end, first int }
+// is scanned whole. (Offsets, not slices: the records hold no pointers, which
+// the collector would have to look at.)
+type objSpan struct{ start, end, first int32 }
 
+// subMember is a member of a nested object: its key line[kStart:kEnd] (or
+// keys[-kStart-1] if kStart < 0) and its value line[vStart:vEnd].
 type subMember struct {
-	key, val []byte
-	next     int // the next member of the object in sub; -1: none
+	kStart, kEnd, vStart, vEnd int32
+	next                       int32 // the next member of the object in sub; -1: none
 }
 
 // Scan validates line as ObjectFields does and records the members it gives fn.
 func (m *Members) Scan(line []byte) {
 	clear(m.mem)
-	clear(m.sub)
-	m.line, m.mem, m.objs, m.sub = line, m.mem[:0], m.objs[:0], m.sub[:0]
+	clear(m.keys)
+	m.line, m.mem, m.objs, m.sub, m.keys = line, m.mem[:0], m.objs[:0], m.sub[:0], m.keys[:0]
+	if len(line) > math.MaxInt32 {
+		// The records' offsets would not fit: nothing nested is recorded.
+		m.err = objectFields(line, func(key, val []byte) { m.mem = append(m.mem, member{key, val}) }, nil)
+		return
+	}
 	m.err = objectFields(line, nil, m)
 }
 
@@ -494,7 +511,12 @@ func (m *Members) ObjectFields(line []byte, fn func(key, val []byte)) error {
 	}
 	if o, ok := m.nested(line); ok {
 		for e := o.first; e >= 0; e = m.sub[e].next {
-			fn(m.sub[e].key, m.sub[e].val)
+			r := &m.sub[e]
+			if r.kStart >= 0 {
+				fn(m.line[r.kStart:r.kEnd], m.line[r.vStart:r.vEnd])
+			} else {
+				fn(m.keys[-r.kStart-1], m.line[r.vStart:r.vEnd])
+			}
 		}
 		return nil
 	}
@@ -512,13 +534,13 @@ func (m *Members) nested(raw []byte) (objSpan, bool) {
 	lo, hi := 0, len(m.objs)
 	for lo < hi {
 		h := int(uint(lo+hi) >> 1)
-		if m.objs[h].start < off {
+		if int(m.objs[h].start) < off {
 			lo = h + 1
 		} else {
 			hi = h
 		}
 	}
-	if lo < len(m.objs) && m.objs[lo].start == off && m.objs[lo].end == off+len(raw) {
+	if lo < len(m.objs) && int(m.objs[lo].start) == off && int(m.objs[lo].end) == off+len(raw) {
 		return m.objs[lo], true
 	}
 	return objSpan{}, false
