@@ -90,10 +90,16 @@ type codexMetaPayload struct {
 // codexMembers calls fn with every top-level member of a raw JSON object; a value that
 // is no object (or absent) has none. Its lines were validated already.
 func codexMembers(obj []byte, fn func(key string, val []byte)) {
+	codexMembersOf(nil, obj, func(k, v []byte) { fn(string(k), v) })
+}
+
+// codexMembersOf is codexMembers with the members from m when obj is a part of
+// its line (Members.ObjectFields), the key as bytes.
+func codexMembersOf(m *Members, obj []byte, fn func(key, val []byte)) {
 	if len(obj) == 0 || obj[0] != '{' {
 		return
 	}
-	ObjectFields(obj, func(k, v []byte) { fn(string(k), v) })
+	m.ObjectFields(obj, fn)
 }
 
 // codexStr decodes a raw JSON string value; "" for any other value.
@@ -132,8 +138,8 @@ func (a *codexAcc) line(line []byte, m *Members) error {
 	case "event_msg":
 		var typ, kind string
 		var message []byte
-		codexMembers(l.payload, func(k string, v []byte) {
-			switch k {
+		codexMembersOf(m, l.payload, func(k, v []byte) {
+			switch string(k) {
 			case "type":
 				typ = codexStr(v)
 			case "kind":
@@ -157,8 +163,8 @@ func (a *codexAcc) line(line []byte, m *Members) error {
 		}
 	case "turn_context":
 		var model string
-		codexMembers(l.payload, func(k string, v []byte) {
-			if k == "model" {
+		codexMembersOf(m, l.payload, func(k, v []byte) {
+			if string(k) == "model" {
 				model = codexStr(v)
 			}
 		})

@@ -211,20 +211,21 @@ func (a *geminiAcc) line(line []byte, m *Members) error {
 	if err != nil {
 		return err
 	}
-	a.fold(rec)
+	a.fold(rec, m)
 	return nil
 }
 
-func (a *geminiAcc) fold(rec map[string]json.RawMessage) {
+// fold folds a record; m, if not nil, is the scan of the line that holds it.
+func (a *geminiAcc) fold(rec map[string]json.RawMessage, m *Members) {
 	if id, ok := jsString(rec["$rewindTo"]); ok {
 		a.rewind(id)
 		return
 	}
 	if id, ok := jsString(rec["id"]); ok {
-		a.message(id, rec)
+		a.message(id, rec, m)
 		return
 	}
-	if set, err := jsObject(rec["$set"]); err == nil {
+	if set, err := jsObjectOf(rec["$set"], m); err == nil {
 		a.meta(set)
 		return
 	}
@@ -246,7 +247,7 @@ func (a *geminiAcc) lookup(id string) (int, bool) {
 	return i, ok
 }
 
-func (a *geminiAcc) message(id string, rec map[string]json.RawMessage) {
+func (a *geminiAcc) message(id string, rec map[string]json.RawMessage, m *Members) {
 	if ts := NormTime(jsStr(rec["timestamp"])); ts != "" {
 		if a.FirstTS == "" {
 			a.FirstTS = ts
@@ -259,7 +260,7 @@ func (a *geminiAcc) message(id string, rec map[string]json.RawMessage) {
 	}
 	p := ""
 	if typ == "user" {
-		p = geminiPrompt(rec["content"])
+		p = geminiPrompt(rec["content"], m)
 	}
 	i, ok := a.lookup(id)
 	if !ok {
@@ -267,7 +268,7 @@ func (a *geminiAcc) message(id string, rec map[string]json.RawMessage) {
 		a.IDs = append(a.IDs, id)
 		a.index[id] = i
 	}
-	if (a.Res == 0 || i+1 < a.Res) && geminiResumable(typ, rec) {
+	if (a.Res == 0 || i+1 < a.Res) && geminiResumable(typ, rec, m) {
 		a.Res = i + 1
 	}
 	if p != "" {
@@ -343,7 +344,7 @@ func (a *geminiAcc) meta(m map[string]json.RawMessage) {
 					continue
 				}
 				if id, ok := jsString(rec["id"]); ok {
-					a.message(id, rec)
+					a.message(id, rec, nil)
 				}
 			}
 		}
@@ -392,11 +393,12 @@ var geminiUserIgnored = []string{"/", "?", "<session_context>", "<hook_context>"
 // geminiResumable is Gemini's isResumableMessageRecord: a user message with
 // content it does not ignore, or a model message with content, tool calls or
 // thoughts. Content is rendered as Gemini renders it there (geminiVerboseText), so
-// an image or a function response alone is content.
-func geminiResumable(typ string, rec map[string]json.RawMessage) bool {
+// an image or a function response alone is content. m, if not nil, is the scan of
+// the line that holds rec.
+func geminiResumable(typ string, rec map[string]json.RawMessage, m *Members) bool {
 	switch typ {
 	case "user":
-		text := geminiVerboseText(rec["content"])
+		text := geminiVerboseText(rec["content"], m)
 		if text == "" {
 			return false
 		}
@@ -407,7 +409,7 @@ func geminiResumable(typ string, rec map[string]json.RawMessage) bool {
 		}
 		return true
 	case "gemini":
-		return geminiVerboseText(rec["content"]) != "" || jsNonEmptyArray(rec["toolCalls"]) || jsNonEmptyArray(rec["thoughts"])
+		return geminiVerboseText(rec["content"], m) != "" || jsNonEmptyArray(rec["toolCalls"]) || jsNonEmptyArray(rec["thoughts"])
 	}
 	return false
 }
@@ -425,7 +427,7 @@ const geminiMaxPartDepth = 8
 // whether the text is empty and how it starts matter here), any other part as its
 // text, lists joined (Gemini joins them at any depth; this stops at
 // geminiMaxPartDepth, which no chat reaches, so that a line costs O(its length)).
-func geminiVerboseText(raw json.RawMessage) string {
+func geminiVerboseText(raw json.RawMessage, m *Members) string {
 	var b strings.Builder
 	var add func(raw json.RawMessage, depth int)
 	add = func(raw json.RawMessage, depth int) {
@@ -438,7 +440,7 @@ func geminiVerboseText(raw json.RawMessage) string {
 			s, _ := jsString(raw)
 			b.WriteString(s)
 		case '{':
-			part, err := jsObject(raw)
+			part, err := jsObjectOf(raw, m)
 			if err != nil {
 				return
 			}
@@ -450,25 +452,12 @@ func geminiVerboseText(raw json.RawMessage) string {
 			}
 			b.WriteString(jsStr(part["text"]))
 		case '[':
-			var parts []json.RawMessage
-			if json.Unmarshal(raw, &parts) == nil {
-				for _, p := range parts {
-					add(p, depth+1)
-				}
-			}
+			// The elements json.Unmarshal into []json.RawMessage gives, in place.
+			arrayElems(raw, func(p []byte) { add(p, depth+1) })
 		}
 	}
 	add(raw, 0)
 	return strings.TrimSpace(b.String())
-}
-
-// jsNonEmptyArray reports whether raw is a JSON array with at least one element.
-func jsNonEmptyArray(raw json.RawMessage) bool {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) < 2 || raw[0] != '[' {
-		return false
-	}
-	return len(bytes.TrimSpace(raw[1:len(raw)-1])) > 0
 }
 
 // geminiIgnoredPrefixes mark user content that is not a person's prompt: slash
@@ -479,8 +468,8 @@ var geminiIgnoredPrefixes = []string{"/", "?", "<session_context>", "<hook_conte
 // geminiPrompt renders a user message's content as a first-prompt candidate, or ""
 // when it is not eligible. content is a string, a part {text}, or an array of both;
 // the texts are joined as Gemini joins them.
-func geminiPrompt(raw json.RawMessage) string {
-	text := geminiText(raw)
+func geminiPrompt(raw json.RawMessage, m *Members) string {
+	text := geminiText(raw, m)
 	if text == "" {
 		return ""
 	}
@@ -493,8 +482,8 @@ func geminiPrompt(raw json.RawMessage) string {
 }
 
 // geminiText joins a message's content parts as Gemini's partListUnionToString
-// does, trimmed.
-func geminiText(raw json.RawMessage) string {
+// does, trimmed; m, if not nil, is the scan of the line that holds raw.
+func geminiText(raw json.RawMessage, m *Members) string {
 	var b strings.Builder
 	var add func(raw json.RawMessage, nested bool)
 	add = func(raw json.RawMessage, nested bool) {
@@ -507,7 +496,7 @@ func geminiText(raw json.RawMessage) string {
 			s, _ := jsString(raw)
 			b.WriteString(s)
 		case '{':
-			if part, err := jsObject(raw); err == nil {
+			if part, err := jsObjectOf(raw, m); err == nil {
 				b.WriteString(jsStr(part["text"]))
 			}
 		case '[':
@@ -554,37 +543,6 @@ func parseGeminiDocument(data []byte) (*geminiAcc, bool) {
 	acc := &geminiAcc{V: geminiAccVersion}
 	acc.meta(rec)
 	return acc, true
-}
-
-// jsObject splits raw, which must be a JSON object, into its members (null and
-// other values are errors). The values alias raw: use them before raw changes.
-func jsObject(raw []byte) (map[string]json.RawMessage, error) { return jsObjectOf(raw, nil) }
-
-// jsObjectOf is jsObject with the members of raw from mem when it is raw's scan.
-func jsObjectOf(raw []byte, mem *Members) (map[string]json.RawMessage, error) {
-	m := map[string]json.RawMessage{}
-	if err := mem.ObjectFields(raw, func(k, v []byte) { m[string(k)] = v }); err != nil {
-		if t := bytes.TrimSpace(raw); len(t) > 0 && t[0] != '{' {
-			return nil, errJSNotObject
-		}
-		return nil, err
-	}
-	return m, nil
-}
-
-// jsString decodes raw if it is a JSON string.
-func jsString(raw json.RawMessage) (string, bool) {
-	return JSONString(bytes.TrimSpace(raw))
-}
-
-// jsStr is jsString without the flag: "" for anything but a string.
-func jsStr(raw json.RawMessage) string {
-	s, _ := jsString(raw)
-	return s
-}
-
-func jsNull(raw json.RawMessage) bool {
-	return string(bytes.TrimSpace(raw)) == "null"
 }
 
 // readCappedRegular reads a small regular file without following a symlink or

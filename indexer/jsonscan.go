@@ -1,10 +1,13 @@
 package indexer
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"math/bits"
 	"strconv"
 	"unicode/utf8"
 )
@@ -36,11 +39,18 @@ const (
 
 // swarSpecial reports whether any of the eight bytes in x is '"', '\\' or below
 // 0x20 (the classic has-zero-byte and has-less-than tricks).
-func swarSpecial(x uint64) bool {
-	less := (x - swarLo*0x20) &^ x
-	q := x ^ (swarLo * '"')
+func swarSpecial(x uint64) bool { return swarSpecialMask(x) != 0 }
+
+// swarSpecialMask has the high bit of each byte of x that is '"', '\\' or below
+// 0x20 set, and maybe of bytes above the first such byte (a borrow carries only
+// upwards): its lowest set bit marks the first special byte exactly.
+func swarSpecialMask(x uint64) uint64 {
+	// Flipping bit 1 turns '"' (0x22) into 0x20 and keeps the control bytes
+	// below 0x20 (and ' ', '!' above it), so one has-less-than-0x21 test finds
+	// both; the has-zero-byte test of x^'\\' finds the backslashes.
+	q := x ^ (swarLo * 0x02)
 	bs := x ^ (swarLo * '\\')
-	return (less|(q-swarLo)&^q|(bs-swarLo)&^bs)&swarHi != 0
+	return ((q-swarLo*0x21)&^q | (bs-swarLo)&^bs) & swarHi
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
@@ -58,15 +68,23 @@ func scanString(b []byte, i int) (int, bool, error) {
 	i++
 	escaped := false
 	for {
-		// Eight bytes at a time while none is a quote, a backslash or a control byte.
-		for i+8 <= len(b) && !swarSpecial(binary.LittleEndian.Uint64(b[i:])) {
-			i += 8
-		}
-		for i < len(b) && !strSpecial[b[i]] {
-			i++
-		}
-		if i >= len(b) {
-			return 0, false, errSyntax
+		// Eight bytes at a time while none is a quote, a backslash or a control
+		// byte, then straight to the first that is; byte by byte in the last
+		// few bytes of b.
+		if i+8 <= len(b) {
+			m := swarSpecialMask(binary.LittleEndian.Uint64(b[i:]))
+			if m == 0 {
+				i += 8
+				continue
+			}
+			i += bits.TrailingZeros64(m) >> 3
+		} else {
+			for i < len(b) && !strSpecial[b[i]] {
+				i++
+			}
+			if i >= len(b) {
+				return 0, false, errSyntax
+			}
 		}
 		switch c := b[i]; {
 		case c == '"':
@@ -139,7 +157,11 @@ func scanNumber(b []byte, i int) (int, error) {
 }
 
 // scanValue returns the index just past the value starting at b[i] (no leading space).
-func scanValue(b []byte, i, depth int) (int, error) {
+func scanValue(b []byte, i, depth int) (int, error) { return scanValueRec(b, i, depth, nil) }
+
+// scanValueRec is scanValue recording the objects nested in the value in rec
+// (nil: none).
+func scanValueRec(b []byte, i, depth int, rec *Members) (int, error) {
 	if i >= len(b) {
 		return 0, errSyntax
 	}
@@ -148,7 +170,7 @@ func scanValue(b []byte, i, depth int) (int, error) {
 		j, _, err := scanString(b, i)
 		return j, err
 	case c == '{':
-		return scanObject(b, i, depth+1, nil)
+		return scanObject(b, i, depth+1, nil, rec)
 	case c == '[':
 		if depth+1 > maxDepth {
 			return 0, errSyntax
@@ -158,7 +180,7 @@ func scanValue(b []byte, i, depth int) (int, error) {
 			return i + 1, nil
 		}
 		for {
-			j, err := scanValue(b, i, depth+1)
+			j, err := scanValueRec(b, i, depth+1, rec)
 			if err != nil {
 				return 0, err
 			}
@@ -194,12 +216,22 @@ func scanLiteral(b []byte, i int, lit string) (int, error) {
 }
 
 // scanObject scans the object at b[i] == '{'; fn, if set, gets every member.
-func scanObject(b []byte, i, depth int, fn func(key, val []byte)) (int, error) {
+// With rec set, the object's members go to rec.mem if it is the line's (depth
+// 1), and the objects nested in it are recorded in rec with their members.
+func scanObject(b []byte, i, depth int, fn func(key, val []byte), rec *Members) (int, error) {
 	if depth > maxDepth {
 		return 0, errSyntax
 	}
+	o, last := -1, -1 // the object's place in rec.objs, its last member's in rec.sub
+	if rec != nil && depth > 1 {
+		o = len(rec.objs)
+		rec.objs = append(rec.objs, objSpan{start: int32(i), end: -1, first: -1})
+	}
 	i = skipSpace(b, i+1)
 	if i < len(b) && b[i] == '}' {
+		if o >= 0 {
+			rec.objs[o].end = int32(i + 1)
+		}
 		return i + 1, nil
 	}
 	for {
@@ -211,30 +243,54 @@ func scanObject(b []byte, i, depth int, fn func(key, val []byte)) (int, error) {
 			return 0, err
 		}
 		key := b[i+1 : kEnd-1]
-		if kEsc || !isASCII(key) {
+		// A key no one is given needs no decoding: scanString has validated it.
+		decoded := (fn != nil || rec != nil) && (kEsc || !isASCII(key))
+		if decoded {
 			var k string
 			if json.Unmarshal(b[i:kEnd], &k) != nil {
 				return 0, errSyntax
 			}
 			key = []byte(k)
 		}
+		kStart := i + 1
 		i = skipSpace(b, kEnd)
 		if i >= len(b) || b[i] != ':' {
 			return 0, errSyntax
 		}
 		i = skipSpace(b, i+1)
-		vEnd, err := scanValue(b, i, depth)
+		vEnd, err := scanValueRec(b, i, depth, rec)
 		if err != nil {
 			return 0, err
 		}
 		if fn != nil {
 			fn(key, b[i:vEnd])
 		}
+		if rec != nil && depth == 1 {
+			rec.mem = append(rec.mem, member{key, b[i:vEnd]})
+		}
+		if o >= 0 {
+			e := subMember{kStart: int32(kStart), kEnd: int32(kEnd - 1), vStart: int32(i), vEnd: int32(vEnd), next: -1}
+			if decoded {
+				rec.keys = append(rec.keys, key) // unescaped into a copy
+				e.kStart, e.kEnd = -int32(len(rec.keys)), 0
+			}
+			n := int32(len(rec.sub))
+			rec.sub = append(rec.sub, e)
+			if last < 0 {
+				rec.objs[o].first = n
+			} else {
+				rec.sub[last].next = n
+			}
+			last = int(n)
+		}
 		i = skipSpace(b, vEnd)
 		if i >= len(b) {
 			return 0, errSyntax
 		}
 		if b[i] == '}' {
+			if o >= 0 {
+				rec.objs[o].end = int32(i + 1)
+			}
 			return i + 1, nil
 		}
 		if b[i] != ',' {
@@ -250,11 +306,17 @@ func scanObject(b []byte, i, depth int, fn func(key, val []byte)) (int, error) {
 // not commit what it gathered unless ObjectFields returns nil. Neither slice may be
 // kept after fn returns.
 func ObjectFields(line []byte, fn func(key, val []byte)) error {
+	return objectFields(line, fn, nil)
+}
+
+// objectFields is ObjectFields recording the objects nested in the line in rec
+// (nil: none).
+func objectFields(line []byte, fn func(key, val []byte), rec *Members) error {
 	i := skipSpace(line, 0)
 	if i >= len(line) || line[i] != '{' {
 		return fmt.Errorf("not a JSON object")
 	}
-	end, err := scanObject(line, i, 1, fn)
+	end, err := scanObject(line, i, 1, fn, rec)
 	if err != nil {
 		return err
 	}
@@ -280,14 +342,18 @@ func JSONString(raw []byte) (string, bool) {
 		return "", false
 	}
 	inner := raw[1 : len(raw)-1]
-	plain := true
-	for _, c := range inner {
-		if c == '\\' {
-			plain = false
+	// Eight bytes at a time while all are ASCII and none is a backslash: most
+	// strings are, and are then copied as they are without another pass.
+	i := 0
+	for ; i+8 <= len(inner); i += 8 {
+		x := binary.LittleEndian.Uint64(inner[i:])
+		bs := x ^ (swarLo * '\\')
+		if (x|(bs-swarLo)&^bs)&swarHi != 0 {
 			break
 		}
 	}
-	if plain && utf8.Valid(inner) {
+	plain := bytes.IndexByte(inner[i:], '\\') < 0
+	if plain && utf8.Valid(inner[i:]) {
 		return string(inner), true
 	}
 	return DecodeJSONString(raw) // what json.Unmarshal gives (FuzzJSONString)
@@ -376,23 +442,46 @@ func TrimJSONSpace(b []byte) []byte {
 // readers of the line: on a cold pass's read workers (prefetch.go) each line is
 // scanned once for the layout's fold and every consumer's Prepared, not once by
 // each (see MembersLiner, MembersPrepared).
+//
+// The scan also records every object nested in the line (in members, in arrays,
+// at any depth) that it crossed whole, with its members: a reader that looks into
+// a member (a message, its usage, a payload) with ObjectFields is handed those
+// too, rather than validating the bytes again.
 type Members struct {
 	line []byte
 	mem  []member
 	err  error
-	add  func(key, val []byte) // bound once
+	objs []objSpan   // the nested objects scanned whole, by start
+	sub  []subMember // their members
+	keys [][]byte    // their keys that were unescaped into copies
 }
 
 type member struct{ key, val []byte }
 
+// objSpan is a nested object of the line: line[start:end], its first member
+// sub[first] (-1: none), the others linked by next. end is -1 until the object
+// is scanned whole. (Offsets, not slices: the records hold no pointers, which
+// the collector would have to look at.)
+type objSpan struct{ start, end, first int32 }
+
+// subMember is a member of a nested object: its key line[kStart:kEnd] (or
+// keys[-kStart-1] if kStart < 0) and its value line[vStart:vEnd].
+type subMember struct {
+	kStart, kEnd, vStart, vEnd int32
+	next                       int32 // the next member of the object in sub; -1: none
+}
+
 // Scan validates line as ObjectFields does and records the members it gives fn.
 func (m *Members) Scan(line []byte) {
-	if m.add == nil {
-		m.add = func(key, val []byte) { m.mem = append(m.mem, member{key, val}) }
-	}
 	clear(m.mem)
-	m.line, m.mem = line, m.mem[:0]
-	m.err = ObjectFields(line, m.add)
+	clear(m.keys)
+	m.line, m.mem, m.objs, m.sub, m.keys = line, m.mem[:0], m.objs[:0], m.sub[:0], m.keys[:0]
+	if len(line) > math.MaxInt32 {
+		// The records' offsets would not fit: nothing nested is recorded.
+		m.err = objectFields(line, func(key, val []byte) { m.mem = append(m.mem, member{key, val}) }, nil)
+		return
+	}
+	m.err = objectFields(line, nil, m)
 }
 
 // Line is the line last scanned.
@@ -405,14 +494,56 @@ func (m *Members) Line() []byte { return m.line }
 // (m nil, another line) the line is scanned. "This very line" is told by its
 // place and length alone: a caller that reads new bytes into the buffer it
 // scanned must Scan again before handing m over.
+//
+// So is an object nested in the line that the scan crossed whole, when line is
+// exactly its bytes in place (as a member's value is handed out): its members are
+// those ObjectFields would give, and the error nil (the object is valid, whatever
+// follows it in the line).
 func (m *Members) ObjectFields(line []byte, fn func(key, val []byte)) error {
-	if m == nil || len(line) != len(m.line) || len(line) == 0 || &line[0] != &m.line[0] {
+	if m == nil || len(line) == 0 || len(m.line) == 0 {
 		return ObjectFields(line, fn)
 	}
-	for _, e := range m.mem {
-		fn(e.key, e.val)
+	if len(line) == len(m.line) && &line[0] == &m.line[0] {
+		for _, e := range m.mem {
+			fn(e.key, e.val)
+		}
+		return m.err
 	}
-	return m.err
+	if o, ok := m.nested(line); ok {
+		for e := o.first; e >= 0; e = m.sub[e].next {
+			r := &m.sub[e]
+			if r.kStart >= 0 {
+				fn(m.line[r.kStart:r.kEnd], m.line[r.vStart:r.vEnd])
+			} else {
+				fn(m.keys[-r.kStart-1], m.line[r.vStart:r.vEnd])
+			}
+		}
+		return nil
+	}
+	return ObjectFields(line, fn)
+}
+
+// nested finds the nested object whose bytes are exactly raw, in place.
+func (m *Members) nested(raw []byte) (objSpan, bool) {
+	// A slice inside the line ends in the same array: its capacity tells its
+	// offset, which the address of the byte there confirms.
+	off := cap(m.line) - cap(raw)
+	if off <= 0 || off >= len(m.line) || &m.line[off] != &raw[0] || len(m.objs) == 0 {
+		return objSpan{}, false
+	}
+	lo, hi := 0, len(m.objs)
+	for lo < hi {
+		h := int(uint(lo+hi) >> 1)
+		if int(m.objs[h].start) < off {
+			lo = h + 1
+		} else {
+			hi = h
+		}
+	}
+	if lo < len(m.objs) && int(m.objs[lo].start) == off && int(m.objs[lo].end) == off+len(raw) {
+		return m.objs[lo], true
+	}
+	return objSpan{}, false
 }
 
 // arrayElems calls fn with each element of the JSON array raw (JSON whitespace

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"math/bits"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -80,6 +81,32 @@ func TestSwarSpecial(t *testing.T) {
 			}
 		}
 	}
+	// The lowest bit of the mask is the first special byte, whatever follows it.
+	special := func(c int) bool { return c < 0x20 || c == '"' || c == '\\' }
+	for c1 := 0; c1 < 256; c1++ {
+		for c2 := 0; c2 < 256; c2++ {
+			for p1 := 0; p1 < 7; p1++ {
+				p2 := p1 + 1 + (c1+c2)%(7-p1)
+				b := []byte("abcdefgh")
+				b[p1], b[p2] = byte(c1), byte(c2)
+				want := -1
+				for i, c := range b {
+					if special(int(c)) {
+						want = i
+						break
+					}
+				}
+				m := swarSpecialMask(binary.LittleEndian.Uint64(b))
+				got := -1
+				if m != 0 {
+					got = bits.TrailingZeros64(m) >> 3
+				}
+				if got != want {
+					t.Fatalf("swarSpecialMask(%q): first special byte %d, want %d", b, got, want)
+				}
+			}
+		}
+	}
 }
 
 // FuzzCatalogLines: whatever the fast catalog reader accepts, encoding/json
@@ -132,7 +159,9 @@ func FuzzCatalogLines(f *testing.F) {
 // and a Members of another line (or none) scans the line itself.
 func FuzzMembers(f *testing.F) {
 	for _, s := range []string{`{"a":1,"b":[1,2,{"c":"d"}],"e":"f\"g"}`, `{}`, ` {"x":null} `, `{"a":1,"b":`, `{"a":1}{`,
-		`{"k\u00e9y":"v","k\\"2":true}`, `[1,2]`, `"s"`, ``, `{"a":"\x01"}`, `{"a":1,"a":2}`, `{"t":"user","m":{"c":[{"x":"y"}]}}`} {
+		`{"k\u00e9y":"v","k\\"2":true}`, `[1,2]`, `"s"`, ``, `{"a":"\x01"}`, `{"a":1,"a":2}`, `{"t":"user","m":{"c":[{"x":"y"}]}}`,
+		`{"a":{"b":{"c":1},"d":[{"e":{}},{"f":"\u0067"}]},"g":{"h\u00e9":2,"i":{"j":[]}}}`, `{"a":{"b":{},"c":{"d":1}},"e":{"f":x}}`,
+		`{"a":[{"b":1},{"c":{"d":2}}],"e":{"f":3`, `{"a":{ "b" : { } , "c":[ { } ] } }`, "{\"a\":{\"k\xff\":1}}"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -160,6 +189,37 @@ func FuzzMembers(f *testing.F) {
 		if got := render(&m, other); got != want {
 			t.Fatalf("a copy of %q: %s, want %s", s, got, want)
 		}
+		// Every value inside the line, at any depth, and the slices around it:
+		// handed over (a nested object scanned whole) or scanned, m gives what
+		// ObjectFields gives.
+		var walk func(v []byte, depth int)
+		walk = func(v []byte, depth int) {
+			if depth > 20 {
+				return
+			}
+			cuts := [][]byte{v, v[:len(v)-1], v[1:]}
+			if off := cap(line) - cap(v); off+len(v) < len(line) {
+				cuts = append(cuts, line[off:off+len(v)+1]) // and the byte after it
+			}
+			for _, cut := range cuts {
+				if len(cut) == 0 {
+					continue
+				}
+				if got, want := render(&m, cut), render(nil, cut); got != want {
+					t.Fatalf("members of %q in %q: %s, want %s", cut, s, got, want)
+				}
+			}
+			if got, want := render(&m, bytes.Clone(v)), render(nil, v); got != want {
+				t.Fatalf("members of a copy of %q in %q: %s, want %s", v, s, got, want)
+			}
+			switch v[0] {
+			case '{':
+				ObjectFields(v, func(_, e []byte) { walk(e, depth+1) })
+			case '[':
+				arrayElems(v, func(e []byte) { walk(e, depth+1) })
+			}
+		}
+		ObjectFields(line, func(_, v []byte) { walk(v, 0) })
 	})
 }
 
@@ -222,7 +282,11 @@ func refJSONString(raw []byte) (string, bool) {
 func FuzzJSONString(f *testing.F) {
 	for _, s := range []string{`"plain"`, `"a\nb\tc\"d\\e\/f\b\f\r"`, `"caf\u00e9 \u6771\u4eac"`, `"\ud83d\ude00 emoji"`,
 		`"lone \ud83d surrogate"`, `"reversed \ude00\ud83d"`, "\"bad \xff byte\"", `"\u0000"`, `"x\q"`, `"unterminated`,
-		"\"ctl\x01\"", `""`, `"\u12"`, `"\ud83d\u0041"`, `"a\n" `, `"a" "b"`, `"\"`, `"\\"`, `"a\u00e9\n` + "\xe6\x9d\xb1" + `"`} {
+		"\"ctl\x01\"", `""`, `"\u12"`, `"\ud83d\u0041"`, `"a\n" `, `"a" "b"`, `"\"`, `"\\"`, `"a\u00e9\n` + "\xe6\x9d\xb1" + `"`,
+		// Longer than a word (the eight-byte scans), specials at every offset.
+		`"the quick brown fox jumps over the lazy dog"`, `"the quick brown \"fox\" jumps\nover the lazy dog\\"`,
+		"\"the quick brown fox jumps \xc3\xa9 over the lazy dog \xff\xfe and \xe6\x9d\xb1 more\"",
+		"\"0123456\x1f89abcdef\"", "\"01234567\"9abcdef\"", "\"0123456789abcde\x80\"", " \"0123456789abcdef\\u00e9xyz\"\t"} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
@@ -230,6 +294,18 @@ func FuzzJSONString(f *testing.F) {
 		want, wantOK := refJSONString(raw)
 		if got != want || gotOK != wantOK {
 			t.Fatalf("JSONString(%q) = %q, %v; want %q, %v", raw, got, gotOK, want, wantOK)
+		}
+		// DecodeJSONString is encoding/json's reading of a string value.
+		if t := TrimJSONSpace(raw); len(t) == 0 || t[0] != '"' {
+			return
+		}
+		got, gotOK = DecodeJSONString(raw)
+		want = ""
+		if wantOK = json.Unmarshal(raw, &want) == nil; !wantOK {
+			want = ""
+		}
+		if got != want || gotOK != wantOK {
+			t.Fatalf("DecodeJSONString(%q) = %q, %v; want %q, %v", raw, got, gotOK, want, wantOK)
 		}
 	})
 }

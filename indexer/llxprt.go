@@ -193,7 +193,7 @@ func (a *llxprtAcc) line(line []byte, m *Members) error {
 	switch l.Type {
 	case "session_start", "content", "provider_switch", "session_named", "session_metadata":
 		var err error
-		if p, err = jsObject(l.Payload); err != nil {
+		if p, err = jsObjectOf(l.Payload, m); err != nil {
 			return fmt.Errorf("%s payload: %w", l.Type, err)
 		}
 	}
@@ -224,7 +224,7 @@ func (a *llxprtAcc) line(line []byte, m *Members) error {
 	case "content":
 		a.Contents++
 		if a.Prompt == "" {
-			a.Prompt = llxprtHumanText(p["content"])
+			a.Prompt = llxprtHumanText(p["content"], m)
 		}
 	case "provider_switch":
 		if s, ok := jsString(p["provider"]); ok {
@@ -252,23 +252,24 @@ func (a *llxprtAcc) setTitle(raw json.RawMessage) {
 
 // llxprtHumanText is the prompt of an IContent spoken by "human": its text blocks
 // joined (as llxprt joins them), rendered by Prompt; "" for any other speaker or
-// content without text, so the next human message is tried.
-func llxprtHumanText(raw json.RawMessage) string {
-	c, err := jsObject(raw)
+// content without text, so the next human message is tried. m, if not nil, is
+// the scan of the line that holds raw.
+func llxprtHumanText(raw json.RawMessage, m *Members) string {
+	c, err := jsObjectOf(raw, m)
 	if err != nil || jsStr(c["speaker"]) != "human" {
 		return ""
 	}
-	var blocks []json.RawMessage
-	if json.Unmarshal(c["blocks"], &blocks) != nil {
-		return ""
-	}
+	// The elements json.Unmarshal into []json.RawMessage gives, in place; not
+	// an array (null included: no text) is no prompt.
 	var b strings.Builder
-	for _, br := range blocks {
-		blk, err := jsObject(br)
+	if !arrayElems(c["blocks"], func(br []byte) {
+		blk, err := jsObjectOf(br, m)
 		if err != nil || jsStr(blk["type"]) != "text" {
-			continue
+			return
 		}
 		b.WriteString(jsStr(blk["text"]))
+	}) {
+		return ""
 	}
 	return Prompt(b.String())
 }

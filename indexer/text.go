@@ -23,6 +23,9 @@ func NormTime(s string) string {
 	if s == "" {
 		return ""
 	}
+	if _, ok := timeLayoutDate(s); ok {
+		return s // in TimeLayout already: it renders as itself
+	}
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
 		return ""
@@ -32,11 +35,60 @@ func NormTime(s string) string {
 
 // ParseTime parses a TimeLayout (or any RFC 3339) string; the zero time if it does not.
 func ParseTime(s string) time.Time {
+	t, _ := ParseRFC3339(s)
+	return t
+}
+
+// ParseRFC3339 is time.Parse(time.RFC3339Nano, s), ok for a nil error (the zero
+// time otherwise); a string in TimeLayout, as most are, is read without it.
+func ParseRFC3339(s string) (time.Time, bool) {
+	if d, ok := timeLayoutDate(s); ok {
+		return time.Date(d[0], time.Month(d[1]), d[2], d[3], d[4], d[5], d[6]*1e6, time.UTC), true
+	}
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
-		return time.Time{}
+		return time.Time{}, false
 	}
-	return t
+	return t, true
+}
+
+// timeLayoutDate reads s if it is written in TimeLayout and is a time
+// time.Parse accepts (month, day of that month, hour, minute and second in
+// range): year, month, day, hour, minute, second, millisecond.
+func timeLayoutDate(s string) (d [7]int, ok bool) {
+	// 2006-01-02T15:04:05.000Z
+	if len(s) != len(TimeLayout) || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' ||
+		s[19] != '.' || s[23] != 'Z' {
+		return d, false
+	}
+	for i, f := range [7][2]int{{0, 4}, {5, 7}, {8, 10}, {11, 13}, {14, 16}, {17, 19}, {20, 23}} {
+		n := 0
+		for _, c := range []byte(s[f[0]:f[1]]) {
+			if c < '0' || c > '9' {
+				return d, false
+			}
+			n = n*10 + int(c-'0')
+		}
+		d[i] = n
+	}
+	if d[1] < 1 || d[1] > 12 || d[2] < 1 || d[2] > daysIn(d[1], d[0]) || d[3] > 23 || d[4] > 59 || d[5] > 59 {
+		return d, false
+	}
+	return d, true
+}
+
+// daysIn is the number of days in the month of the (proleptic Gregorian) year.
+func daysIn(month, year int) int {
+	switch month {
+	case 2:
+		if year%4 == 0 && (year%100 != 0 || year%400 == 0) {
+			return 29
+		}
+		return 28
+	case 4, 6, 9, 11:
+		return 30
+	}
+	return 31
 }
 
 // Prompt collapses every run of whitespace to one space, trims, and cuts the text to

@@ -1,6 +1,9 @@
 package indexer
 
 import (
+	"encoding/binary"
+	"math/bits"
+	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -17,19 +20,14 @@ func DecodeJSONString(raw []byte) (string, bool) {
 		return "", false
 	}
 	in := raw[1 : len(raw)-1]
-	i := 0
-	for i < len(in) {
-		c := in[i]
-		if c == '\\' || c == '"' || c < 0x20 || c >= utf8.RuneSelf {
-			break
-		}
-		i++
-	}
+	i := plainRun(in, 0)
 	if i == len(in) {
 		return string(in), true
 	}
-	out := make([]byte, 0, len(in)+8)
-	out = append(out, in[:i]...)
+	// A Builder hands its bytes over as the string, without a copy.
+	var out strings.Builder
+	out.Grow(len(in))
+	out.Write(in[:i])
 	for i < len(in) {
 		c := in[i]
 		switch {
@@ -39,17 +37,17 @@ func DecodeJSONString(raw []byte) (string, bool) {
 			}
 			switch e := in[i+1]; e {
 			case '"', '\\', '/':
-				out = append(out, e)
+				out.WriteByte(e)
 			case 'b':
-				out = append(out, '\b')
+				out.WriteByte('\b')
 			case 'f':
-				out = append(out, '\f')
+				out.WriteByte('\f')
 			case 'n':
-				out = append(out, '\n')
+				out.WriteByte('\n')
 			case 'r':
-				out = append(out, '\r')
+				out.WriteByte('\r')
 			case 't':
-				out = append(out, '\t')
+				out.WriteByte('\t')
 			case 'u':
 				r, ok := hex4(in[i+2:]) // i+1 < len(in): in[i+2:] is at most empty
 				if !ok {
@@ -60,7 +58,7 @@ func DecodeJSONString(raw []byte) (string, bool) {
 					if i+1 < len(in) && in[i] == '\\' && in[i+1] == 'u' {
 						if r2, ok := hex4(in[i+2:]); ok {
 							if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
-								out = utf8.AppendRune(out, d)
+								out.WriteRune(d)
 								i += 6
 								continue
 							}
@@ -68,7 +66,7 @@ func DecodeJSONString(raw []byte) (string, bool) {
 					}
 					r = utf8.RuneError
 				}
-				out = utf8.AppendRune(out, r)
+				out.WriteRune(r)
 				continue
 			default:
 				return "", false
@@ -77,23 +75,20 @@ func DecodeJSONString(raw []byte) (string, bool) {
 		case c == '"' || c < 0x20:
 			return "", false
 		case c < utf8.RuneSelf:
-			j := i + 1 // a run of plain ASCII at once
-			for j < len(in) && plainASCII[in[j]] {
-				j++
-			}
-			out = append(out, in[i:j]...)
+			j := plainRun(in, i+1) // a run of plain ASCII at once
+			out.Write(in[i:j])
 			i = j
 		default:
 			r, n := utf8.DecodeRune(in[i:])
 			if r == utf8.RuneError && n == 1 {
-				out = utf8.AppendRune(out, utf8.RuneError)
+				out.WriteRune(utf8.RuneError)
 			} else {
-				out = append(out, in[i:i+n]...)
+				out.Write(in[i : i+n])
 			}
 			i += n
 		}
 	}
-	return string(out), true
+	return out.String(), true
 }
 
 // plainASCII marks the bytes unquote copies as they are: ASCII but for the quote,
@@ -104,6 +99,21 @@ var plainASCII = func() (t [256]bool) {
 	}
 	return t
 }()
+
+// plainRun returns the index of the first byte of b at or after i that is not
+// plain ASCII (plainASCII), or len(b).
+func plainRun(b []byte, i int) int {
+	for ; i+8 <= len(b); i += 8 {
+		x := binary.LittleEndian.Uint64(b[i:])
+		if m := swarSpecialMask(x) | x&swarHi; m != 0 {
+			return i + bits.TrailingZeros64(m)>>3
+		}
+	}
+	for i < len(b) && plainASCII[b[i]] {
+		i++
+	}
+	return i
+}
 
 // hex4 decodes the four hex digits at the start of b.
 func hex4(b []byte) (rune, bool) {

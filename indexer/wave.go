@@ -128,7 +128,7 @@ func (a *waveAcc) line(line []byte, m *Members) error {
 	if len(l.usage) > 0 && l.usage[0] == '{' {
 		// Already validated: only pick the two members.
 		a.Tokens = 0
-		ObjectFields(l.usage, func(k, v []byte) {
+		m.ObjectFields(l.usage, func(k, v []byte) {
 			switch string(k) {
 			case "total_tokens":
 				a.Tokens = JSONInt(v)

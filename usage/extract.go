@@ -289,30 +289,42 @@ func hasNullField(line []byte) bool {
 // parseCodex reads token_count events: the turn's last_token_usage, else the
 // increase of total_token_usage over the previous event; the model is the event's
 // own, else the last turn_context's. An event of all zeros counts nothing.
+//
+// Only a line that holds the text "turn_context" or "token_count" (quotes
+// included) is read. With the line's members at hand (sc.mem), that test comes
+// last and is mostly answered by the members: a line whose type or payload type
+// is spelled so holds the text.
 func parseCodex(sc *scanner, st *ParseState, line []byte) (Event, bool) {
-	if !bytes.Contains(line, []byte(`"turn_context"`)) && !bytes.Contains(line, []byte(`"token_count"`)) {
-		return Event{}, false
+	if sc.mem == nil && !codexMarked(line) {
+		return Event{}, false // most lines: no scan
 	}
 	top := sc.fields(line)
 	if top == nil {
 		return Event{}, false
 	}
-	typ, _ := str(top.get("type"))
+	rawTyp := top.get("type")
+	typ, _ := str(rawTyp)
+	if typ != "turn_context" && typ != "event_msg" {
+		return Event{}, false
+	}
 	p := sc.fields(top.get("payload"))
 	if p == nil {
 		return Event{}, false
 	}
-	switch typ {
-	case "turn_context":
+	if typ == "turn_context" {
+		if sc.mem != nil && string(rawTyp) != `"turn_context"` && !codexMarked(line) {
+			return Event{}, false
+		}
 		if m := codexModel(sc, p); m != "" {
 			st.Model = m
 		}
 		return Event{}, false
-	case "event_msg":
-	default:
+	}
+	rawPT := p.get("type")
+	if pt, _ := str(rawPT); pt != "token_count" {
 		return Event{}, false
 	}
-	if pt, _ := str(p.get("type")); pt != "token_count" {
+	if sc.mem != nil && string(rawPT) != `"token_count"` && !codexMarked(line) {
 		return Event{}, false
 	}
 	at, ok := parseTime(top.get("timestamp"))
@@ -353,6 +365,12 @@ func parseCodex(sc *scanner, st *ParseState, line []byte) (Event, bool) {
 	}
 	cached := min(raw[1], raw[0])
 	return Event{At: at, Model: model, T: Tokens{Input: raw[0] - cached, Output: raw[2], CacheRead: cached}}, true
+}
+
+// codexMarked reports whether line holds the text "turn_context" or
+// "token_count", quotes included (ccusage's test before it parses a line).
+func codexMarked(line []byte) bool {
+	return bytes.Contains(line, []byte(`"turn_context"`)) || bytes.Contains(line, []byte(`"token_count"`))
 }
 
 // codexModel is the model a Codex payload names, looked for where ccusage looks:
@@ -407,15 +425,38 @@ func codexUsage(sc *scanner, raw []byte) ([5]int64, bool) {
 // parseGemini reads a message's tokens {input, output, cached, thoughts, tool}:
 // input counts what was not cached plus tool-use prompt tokens, output includes
 // the thoughts (billed as output). A repeated message id replaces the message.
+//
+// Only a line that holds the text "tokens" (quotes included) is read; with the
+// line's members at hand, a tokens member spelled so answers that.
 func parseGemini(sc *scanner, line []byte) (Event, bool) {
-	if !bytes.Contains(line, []byte(`"tokens"`)) {
-		return Event{}, false
+	if sc.mem == nil && !bytes.Contains(line, geminiMarker) {
+		return Event{}, false // most lines: no scan
 	}
 	top := sc.fields(line)
-	if top == nil {
+	if top == nil || top.get("tokens") == nil || !marked(sc, line, top, "tokens", geminiMarker) {
 		return Event{}, false
 	}
 	return geminiMessage(sc, top)
+}
+
+var geminiMarker, waveMarker = []byte(`"tokens"`), []byte(`"usage"`)
+
+// marked reports whether line, whose members top are, holds text, which is key
+// in quotes: a member key that is that text in the line itself (not unescaped
+// into a copy) answers without a search. Without the line's scan (sc.mem), it
+// was searched before the line was scanned.
+func marked(sc *scanner, line []byte, top object, key string, text []byte) bool {
+	if sc.mem == nil {
+		return true
+	}
+	for _, f := range top {
+		if string(f.k) == key && len(f.k) > 0 {
+			if off := cap(line) - cap(f.k); off > 0 && off < len(line) && &line[off] == &f.k[0] {
+				return true
+			}
+		}
+	}
+	return bytes.Contains(line, text)
 }
 
 func geminiMessage(sc *scanner, top object) (Event, bool) {
@@ -510,11 +551,11 @@ func promptTokens(u object, promptKey, outKey, readKey, writeKey string) Tokens 
 // the cached part, OpenAI style), completion_tokens, cache_read_input_tokens,
 // cache_creation_input_tokens and the usage's model.
 func parseWave(sc *scanner, line []byte) (Event, bool) {
-	if !bytes.Contains(line, []byte(`"usage"`)) {
+	if sc.mem == nil && !bytes.Contains(line, waveMarker) {
 		return Event{}, false
 	}
 	top := sc.fields(line)
-	if top == nil {
+	if top == nil || top.get("usage") == nil || !marked(sc, line, top, "usage", waveMarker) {
 		return Event{}, false
 	}
 	if role, _ := str(top.get("role")); role != "assistant" {

@@ -1,16 +1,32 @@
 package usage
 
-import "testing"
+import (
+	"reflect"
+	"testing"
+
+	"github.com/sessionwatch/sessionwatch/indexer"
+)
 
 // fuzzLine checks what must hold for any line of a layout: no panic, no negative
-// count, and a line counted twice in a row changes nothing when it carries an id.
+// count, a line counted twice in a row changes nothing when it carries an id,
+// and the line read from its scan (ParseLineMembers, as a cold pass reads it)
+// gives what ParseLine gives.
 func fuzzLine(f *testing.F, layout string, seeds ...string) {
 	for _, s := range seeds {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, line []byte) {
-		var st ParseState
+		prev := [5]int64{1, 2, 3, 4, 5}
+		st := ParseState{Model: "before", Prev: &prev}
 		ev, ok := ParseLine(layout, &st, line)
+		var m indexer.Members
+		m.Scan(line)
+		prev2 := prev
+		st2 := ParseState{Model: "before", Prev: &prev2}
+		ev2, ok2 := ParseLineMembers(layout, &st2, &m)
+		if ok2 != ok || !reflect.DeepEqual(ev2, ev) || !reflect.DeepEqual(st2, st) {
+			t.Fatalf("ParseLineMembers(%s, %q) = %+v, %v, state %+v; ParseLine %+v, %v, state %+v", layout, line, ev2, ok2, st2, ev, ok, st)
+		}
 		if !ok {
 			return
 		}
@@ -45,13 +61,23 @@ func FuzzCodexLine(f *testing.F) {
 	fuzzLine(f, "codex",
 		`{"timestamp":"2026-03-01T10:00:00.000Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":100,"cached_input_tokens":40,"output_tokens":7,"total_tokens":107},"last_token_usage":{"input_tokens":100,"cached_input_tokens":400,"output_tokens":7}}}}`,
 		`{"timestamp":"2026-03-01T10:00:00Z","type":"turn_context","payload":{"model":"gpt-5"}}`,
-		`{"timestamp":"2026-03-01T10:00:00Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":-5}}}}`)
+		`{"timestamp":"2026-03-01T10:00:00Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":-5}}}}`,
+		// The type spelled with an escape: read only when the text is elsewhere.
+		`{"timestamp":"2026-03-01T10:00:00Z","type":"turn\u005fcontext","payload":{"model":"gpt-5"}}`,
+		`{"timestamp":"2026-03-01T10:00:00Z","type":"turn\u005fcontext","payload":{"model":"gpt-5","x":"turn_context"}}`,
+		`{"timestamp":"2026-03-01T10:00:00Z","type":"turn\u005fcontext","payload":{"model":"gpt-5","x":["turn_context"]}}`,
+		`{"timestamp":"2026-03-01T10:00:00Z","type":"event_msg","payload":{"type":"token\u005fcount","info":{"last_token_usage":{"input_tokens":5}}}}`,
+		`{"timestamp":"2026-03-01T10:00:00Z","type":"event_msg","payload":{"type":"token\u005fcount","info":{"last_token_usage":{"input_tokens":5}},"k":"token_count"}}`)
 }
 
 func FuzzGeminiLine(f *testing.F) {
 	fuzzLine(f, "gemini",
 		`{"id":"g1","timestamp":"2026-03-01T10:00:00Z","type":"gemini","content":"x","tokens":{"input":100,"output":10,"cached":300,"thoughts":5,"tool":2},"model":"gemini-2.5-pro"}`,
-		`{"$set":{"lastUpdated":"2026-03-01T10:00:00Z"}}`)
+		`{"$set":{"lastUpdated":"2026-03-01T10:00:00Z"}}`,
+		// The key spelled with an escape: read only when the text is elsewhere.
+		`{"id":"g1","timestamp":"2026-03-01T10:00:00Z","type":"gemini","t\u006fkens":{"input":100,"output":10}}`,
+		`{"id":"g1","timestamp":"2026-03-01T10:00:00Z","type":"gemini","t\u006fkens":{"input":100,"output":10},"x":"tokens"}`,
+		`{"id":"g1","timestamp":"2026-03-01T10:00:00Z","type":"gemini","t\u006fkens":{"input":100,"output":10},"x":["tokens"]}`)
 }
 
 func FuzzLlxprtLine(f *testing.F) {
@@ -62,7 +88,10 @@ func FuzzLlxprtLine(f *testing.F) {
 
 func FuzzWaveLine(f *testing.F) {
 	fuzzLine(f, "wave",
-		`{"timestamp":"2026-03-01T10:00:00Z","id":"w1","role":"assistant","blocks":[],"usage":{"prompt_tokens":100,"completion_tokens":8,"model":"glm-5","cache_read_input_tokens":500,"cache_creation_input_tokens":10}}`)
+		`{"timestamp":"2026-03-01T10:00:00Z","id":"w1","role":"assistant","blocks":[],"usage":{"prompt_tokens":100,"completion_tokens":8,"model":"glm-5","cache_read_input_tokens":500,"cache_creation_input_tokens":10}}`,
+		`{"timestamp":"2026-03-01T10:00:00Z","id":"w1","role":"assistant","us\u0061ge":{"prompt_tokens":100,"completion_tokens":8}}`,
+		`{"timestamp":"2026-03-01T10:00:00Z","id":"w1","role":"assistant","us\u0061ge":{"prompt_tokens":100,"completion_tokens":8},"b":["usage"]}`,
+		`{"timestamp":"2026-03-01T10:00:00Z","id":"w1","role":"assistant","usage":{"prompt_tokens":1,"completion_tokens":2},"us\u0061ge":{"prompt_tokens":100,"completion_tokens":8}}`)
 }
 
 func FuzzMogziDocument(f *testing.F) {

@@ -3,7 +3,6 @@ package usage
 import (
 	"strconv"
 	"sync"
-	"time"
 
 	"github.com/sessionwatch/sessionwatch/indexer"
 )
@@ -110,8 +109,8 @@ func parseTime(raw []byte) (int64, bool) {
 	if !ok {
 		return 0, false
 	}
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
+	t, ok := indexer.ParseRFC3339(s)
+	if !ok {
 		return 0, false
 	}
 	return t.UnixMilli(), true
