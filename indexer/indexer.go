@@ -108,6 +108,8 @@ type Indexer struct {
 	fetch         *prefetcher // the current full pass's read-ahead workers (prefetch.go)
 	prefetched    int         // units installed from read-ahead workers since start
 	prefetchPeak  int64       // most bytes of lines the workers held at once (under fetch.mu)
+	aheadRead     int         // units read ahead by the last prefetch (tests)
+	aheadSkipped  int         // units it skipped as cached (tests)
 	statePeak     int         // VerifyOutputs: most units holding a state at one flush (for tests)
 	sessionPeak   int         // with trackSessionPeak: most units holding sessions at one flush
 	lastParked    parkedRead  // sessionsOfLocked's last catalog read, until a flush or write begins

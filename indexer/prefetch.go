@@ -81,6 +81,7 @@ type prefetcher struct {
 	window int
 	held   int64 // bytes of buffered lines in results not yet taken
 	stop   bool
+	ahead  ahead // the readahead's state (readahead.go)
 	wg     sync.WaitGroup
 }
 
@@ -149,6 +150,9 @@ func (ix *Indexer) startPrefetchLocked() {
 		pf.wg.Add(1)
 		go pf.work()
 	}
+	if readaheadWorkers > 0 {
+		pf.startReadahead(readaheadWorkers)
+	}
 	ix.fetch = pf
 }
 
@@ -161,8 +165,12 @@ func (ix *Indexer) stopPrefetchLocked() {
 	pf.mu.Lock()
 	pf.stop = true
 	pf.cond.Broadcast()
+	if pf.ahead.cond != nil {
+		pf.ahead.cond.Broadcast()
+	}
 	pf.mu.Unlock()
 	pf.wg.Wait()
+	ix.aheadRead, ix.aheadSkipped = pf.ahead.read, pf.ahead.skipped
 	ix.fetch = nil
 }
 
@@ -182,6 +190,7 @@ func (pf *prefetcher) work() {
 		}
 		i := pf.next
 		pf.next++
+		pf.nextMoved()
 		r := pf.results[i]
 		pf.mu.Unlock()
 		pf.read(pf.items[i], r)
@@ -217,6 +226,7 @@ func (pf *prefetcher) take(urel string) *fetched {
 	pf.taken = i + 1
 	pf.next = max(pf.next, pf.taken) // no worker starts what the walk is past
 	pf.cond.Broadcast()
+	pf.nextMoved()
 	pf.mu.Unlock()
 	for _, p := range passed {
 		<-p.done
