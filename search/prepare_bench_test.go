@@ -2,6 +2,7 @@ package search
 
 import (
 	"encoding/json"
+	"math"
 	"path/filepath"
 	"testing"
 
@@ -114,7 +115,7 @@ func BenchmarkAppendTermsJSON(b *testing.B) {
 // the buffer's posting lists.
 func BenchmarkLinesPrepared(b *testing.B) {
 	units := genUnits(b)
-	x, err := Open(Options{Dir: filepath.Join(b.TempDir(), DirName), SpillBytes: 1 << 40})
+	x, err := Open(Options{Dir: filepath.Join(b.TempDir(), DirName), SpillBytes: math.MaxInt})
 	if err != nil {
 		b.Fatal(err)
 	}
