@@ -1,0 +1,124 @@
+package usage
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/sessionwatch/sessionwatch/indexer"
+)
+
+// A cold build's Sync whose write fails (a file that cannot be opened: too
+// many open files), the two files written side by side or one after the
+// other, loses nothing and counts nothing twice: a crash then leaves a ledger
+// an open reads as the sources synced before it, and the build that goes on
+// leaves what a build without the failure leaves. Before, a summary that could
+// not be opened for its append lost the batch: the sets of what changed were
+// let go, the file not marked for a rewrite, and the next Sync's stamp named
+// the summary without that source's rows.
+func TestColdBuildSyncFailureLosesNothing(t *testing.T) {
+	units := genLineUnits(t)
+	bySource := map[string][]unitLines{}
+	var sources []string
+	for _, u := range units {
+		if bySource[u.Ref.Source] == nil {
+			sources = append(sources, u.Ref.Source)
+		}
+		bySource[u.Ref.Source] = append(bySource[u.Ref.Source], u)
+	}
+	if len(sources) < 3 {
+		t.Fatalf("the corpus has %d sources, want 3", len(sources))
+	}
+	feed := func(l *Ledger, us []unitLines) []indexer.SessionRef {
+		var refs []indexer.SessionRef
+		for _, u := range us {
+			l.Reset(u.Ref)
+			for j, line := range u.Lines {
+				l.Line(u.Ref, u.Offs[j], line)
+			}
+			l.Done(u.Ref, int64(len(u.Lines)), "fp")
+			refs = append(refs, indexer.SessionRef{UnitRef: u.Ref, ID: u.Ref.Unit, Type: "main", Project: "/p/" + u.Ref.Source})
+		}
+		return refs
+	}
+	// build feeds the first n sources; at source failAt the file named fails
+	// (a directory in its place): the crash copy is taken right after.
+	build := func(n, failAt int, failName string) (state, crashed string) {
+		state = t.TempDir()
+		l, err := Open(state)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(l.resetReader)
+		l.ColdBuild()
+		for i, src := range sources[:n] {
+			refs := feed(l, bySource[src])
+			if i != failAt {
+				if err := l.Sync(refs); err != nil {
+					t.Fatal(err)
+				}
+				continue
+			}
+			l.mu.Lock()
+			side := l.sideBySide()
+			l.mu.Unlock()
+			if side != sideBySideWrites {
+				t.Fatalf("the Sync to fail is side by side: %v, want %v", side, sideBySideWrites)
+			}
+			p := filepath.Join(state, DirName, failName)
+			if err := os.Rename(p, p+".aside"); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Mkdir(p, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := l.Sync(refs); err == nil {
+				t.Fatalf("Sync with %s a directory succeeded", failName)
+			}
+			os.Remove(p)
+			if err := os.Rename(p+".aside", p); err != nil {
+				t.Fatal(err)
+			}
+			crashed = copyLedger(t, state)
+		}
+		if err := l.EndColdBuild(); err != nil {
+			t.Fatal(err)
+		}
+		return state, crashed
+	}
+	opened := func(state string) *Summary {
+		t.Helper()
+		l, err := Open(state) // repairs what a crash left
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.resetReader()
+		return readSummary(t, state)
+	}
+	whole, _ := build(len(sources), -1, "")
+	want := opened(whole)
+	upTo1, _ := build(1, -1, "")
+	upTo2, _ := build(2, -1, "")
+	wantCrash := map[string]*Summary{UnitsName: opened(upTo1), SummaryName: opened(upTo2)}
+	for _, mode := range []struct {
+		name string
+		side bool
+	}{{"side-by-side", true}, {"serial", false}} {
+		for _, name := range []string{UnitsName, SummaryName} {
+			t.Run(mode.name+"/"+name, func(t *testing.T) {
+				defer func(v bool) { sideBySideWrites = v }(sideBySideWrites)
+				sideBySideWrites = mode.side
+				state, crashed := build(len(sources), 1, name)
+				if got := opened(state); !reflect.DeepEqual(got, want) {
+					t.Errorf("after a failed side-by-side Sync and the rest of the build the summary differs from a build without the failure:\n got %+v\nwant %+v", got.Rows, want.Rows)
+				}
+				// The units file's batch fails before it is written, or is
+				// durable before the summary's fails.
+				if got := opened(crashed); !reflect.DeepEqual(got, wantCrash[name]) {
+					t.Errorf("a crash after the failed Sync: the summary differs from the sources synced before:\n got %+v\nwant %+v", got.Rows, wantCrash[name].Rows)
+				}
+			})
+		}
+	}
+}
