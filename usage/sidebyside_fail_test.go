@@ -1,6 +1,7 @@
 package usage
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -120,5 +121,95 @@ func TestColdBuildSyncFailureLosesNothing(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// EndColdBuild's two compactions side by side, their renames not made
+// durable (the directory's fsync fails): it fails, and so does every Sync
+// until a rewrite is durable; a crash meanwhile (either file's old or new
+// version) leaves a ledger an open reads as the whole build, and so does the
+// ledger once a Sync succeeds.
+func TestEndColdBuildTogetherNotDurable(t *testing.T) {
+	defer func(a, b int64) { unitsMin, summaryMin = a, b }(unitsMin, summaryMin)
+	unitsMin, summaryMin = 0, 0
+	units := genLineUnits(t)
+	bySource := map[string][]unitLines{}
+	var sources []string
+	for _, u := range units {
+		if bySource[u.Ref.Source] == nil {
+			sources = append(sources, u.Ref.Source)
+		}
+		bySource[u.Ref.Source] = append(bySource[u.Ref.Source], u)
+	}
+	build := func() (string, *Ledger) {
+		state := t.TempDir()
+		l, err := Open(state)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(l.resetReader)
+		l.ColdBuild()
+		for _, src := range sources {
+			var refs []indexer.SessionRef
+			for _, u := range bySource[src] {
+				l.Reset(u.Ref)
+				for j, line := range u.Lines {
+					l.Line(u.Ref, u.Offs[j], line)
+				}
+				l.Done(u.Ref, int64(len(u.Lines)), "fp")
+				refs = append(refs, indexer.SessionRef{UnitRef: u.Ref, ID: u.Ref.Unit, Type: "main", Project: "/p/" + u.Ref.Source})
+			}
+			if err := l.Sync(refs); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return state, l
+	}
+	opened := func(state string) *Summary {
+		t.Helper()
+		l, err := Open(state)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.resetReader()
+		return readSummary(t, state)
+	}
+	whole, wl := build()
+	if err := wl.EndColdBuild(); err != nil {
+		t.Fatal(err)
+	}
+	want := opened(whole)
+
+	state, l := build()
+	before := copyLedger(t, state) // a crash that brings both old files back
+	l.mu.Lock()
+	l.bulk = false
+	due := l.bothCompactionsDue()
+	l.bulk = true
+	l.mu.Unlock()
+	if !due {
+		t.Fatal("both compactions must be due")
+	}
+	fail := errors.New("injected: fsync of the directory failed")
+	syncDir = func(string) error { return fail }
+	t.Cleanup(func() { syncDir = indexer.SyncDir })
+	if err := l.EndColdBuild(); !errors.Is(err, fail) {
+		t.Fatalf("EndColdBuild with its renames not durable: %v, want the fsync's error", err)
+	}
+	after := copyLedger(t, state) // a crash that keeps both new files
+	if err := l.Sync(nil); !errors.Is(err, fail) {
+		t.Fatalf("a Sync after it, the directory still failing: %v, want the fsync's error", err)
+	}
+	syncDir = indexer.SyncDir
+	if err := l.Sync(nil); err != nil {
+		t.Fatal(err)
+	}
+	for name, s := range map[string]string{"old files": before, "new files": after, "after a durable Sync": state} {
+		if got := opened(s); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: the summary differs from the whole build's:\n got %+v\nwant %+v", name, got.Rows, want.Rows)
+		}
+	}
+	if !Stamped(state) {
+		t.Error("after the durable Sync the ledger is not settled (Stamped)")
 	}
 }
