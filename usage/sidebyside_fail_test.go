@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"sync"
 	"testing"
 
 	"github.com/sessionwatch/sessionwatch/indexer"
@@ -211,5 +212,103 @@ func TestEndColdBuildTogetherNotDurable(t *testing.T) {
 	}
 	if !Stamped(state) {
 		t.Error("after the durable Sync the ledger is not settled (Stamped)")
+	}
+}
+
+// TestEndColdBuildTogetherCrashes: a crash at each rename of EndColdBuild's
+// side-by-side compactions (the files as they are when either directory
+// fsync runs: the other file's rename before or after it) leaves a ledger
+// that opens as the whole build.
+func TestEndColdBuildTogetherCrashes(t *testing.T) {
+	defer func(a, b int64) { unitsMin, summaryMin = a, b }(unitsMin, summaryMin)
+	unitsMin, summaryMin = 0, 0
+	units := genLineUnits(t)
+	state := t.TempDir()
+	l, err := Open(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(l.resetReader)
+	l.ColdBuild()
+	bySource := map[string][]indexer.SessionRef{}
+	var sources []string
+	for _, u := range units {
+		if bySource[u.Ref.Source] == nil {
+			sources = append(sources, u.Ref.Source)
+		}
+		l.Reset(u.Ref)
+		for j, line := range u.Lines {
+			l.Line(u.Ref, u.Offs[j], line)
+		}
+		l.Done(u.Ref, int64(len(u.Lines)), "fp")
+		bySource[u.Ref.Source] = append(bySource[u.Ref.Source], indexer.SessionRef{UnitRef: u.Ref, ID: u.Ref.Unit, Type: "main", Project: "/p/" + u.Ref.Source})
+	}
+	// One Sync per source, as a reindex makes (the units were all fed first:
+	// each Sync files and writes its source's).
+	for _, src := range sources {
+		if err := l.Sync(bySource[src]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l.mu.Lock()
+	l.bulk = false
+	due := l.bothCompactionsDue()
+	l.bulk = true
+	l.mu.Unlock()
+	if !due {
+		t.Fatal("both compactions must be due")
+	}
+	// The files as they are at each directory fsync (from either goroutine).
+	var mu sync.Mutex
+	var snaps []map[string][]byte
+	syncDir = func(dir string) error {
+		snap := map[string][]byte{}
+		for _, name := range []string{UnitsName, SummaryName, UnitsIndexName} {
+			if data, err := os.ReadFile(filepath.Join(dir, name)); err == nil {
+				snap[name] = data
+			}
+		}
+		mu.Lock()
+		snaps = append(snaps, snap)
+		mu.Unlock()
+		return indexer.SyncDir(dir)
+	}
+	t.Cleanup(func() { syncDir = indexer.SyncDir })
+	if err := l.EndColdBuild(); err != nil {
+		t.Fatal(err)
+	}
+	syncDir = indexer.SyncDir
+	if len(snaps) < 2 {
+		t.Fatalf("%d directory fsyncs, want one a compaction at least", len(snaps))
+	}
+	want := readSummary(t, copyLedger(t, state))
+	wantUnits := longWay(t, state)
+	for i, snap := range snaps {
+		s := t.TempDir()
+		if err := os.MkdirAll(filepath.Join(s, DirName), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		for name, data := range snap {
+			if err := os.WriteFile(filepath.Join(s, DirName, name), data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		o, err := Open(s)
+		if err != nil {
+			t.Fatalf("crash %d: %v", i, err)
+		}
+		o.resetReader()
+		if got := readSummary(t, s); !reflect.DeepEqual(got, want) {
+			t.Errorf("crash %d: the summary differs from the whole build's:\n got %+v\nwant %+v", i, got.Rows, want.Rows)
+		}
+		re := longWay(t, s)
+		for _, src := range sources {
+			for _, r := range bySource[src] {
+				wo, wfp, wok := wantUnits.Resume(r.UnitRef)
+				if go_, gfp, gok := re.Resume(r.UnitRef); go_ != wo || gfp != wfp || gok != wok {
+					t.Errorf("crash %d: Resume(%s) = %d %q %v, the build holds %d %q %v", i, r.Unit, go_, gfp, gok, wo, wfp, wok)
+				}
+			}
+		}
 	}
 }
