@@ -66,6 +66,10 @@ var batchWriters = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 6
 func (f *logFile) appendBatchWith(fill func(w *bufio.Writer) error, durable bool) (int64, error) {
 	h, err := os.OpenFile(f.path, os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
+		// Nothing written, but the caller may have let go of what the batch
+		// held (the summary's sets of what changed): the next Sync rewrites
+		// the file whole.
+		f.compact = true
 		return 0, fmt.Errorf("append to %s: %w", f.path, err)
 	}
 	cw := &countWriter{w: h, crc: f.crc}
