@@ -21,11 +21,12 @@ import (
 func (l *Ledger) EndColdBuild() error {
 	l.mu.Lock()
 	l.bulk = false
-	both := l.bothCompactionsDue()
-	l.mu.Unlock()
-	if both {
-		return l.endColdBuildTogether()
+	if l.bothCompactionsDue() {
+		// Under the same lock as the check: nothing changes in between.
+		defer l.mu.Unlock()
+		return l.endColdBuildTogetherLocked()
 	}
+	l.mu.Unlock()
 	return l.endColdBuildSerial()
 }
 
@@ -48,7 +49,7 @@ func (l *Ledger) endColdBuildSerial() error {
 
 // bothCompactionsDue reports whether a Sync now would compact the units file
 // and write nothing else, after which the summary's compaction is due: what
-// endColdBuildTogether does.
+// endColdBuildTogetherLocked does.
 func (l *Ledger) bothCompactionsDue() bool {
 	return l.dir != "" && l.err == nil && len(l.dirtyUnits) == 0 && len(l.dirtyRows) == 0 && len(l.dirtyDays) == 0 &&
 		len(l.dirtyGroups) == 0 && l.reading == 0 && len(l.v1) == 0 &&
@@ -56,14 +57,13 @@ func (l *Ledger) bothCompactionsDue() bool {
 		l.summaryFile.base > 0 && !l.summaryFile.compact && l.compactionDue(&l.summaryFile, summaryRatio, summaryMin)
 }
 
-// endColdBuildTogether is EndColdBuild's Sync (which compacts the units file
+// endColdBuildTogetherLocked is EndColdBuild's Sync (which compacts the units file
 // and appends nothing to the summary), its stamp, and the summary's compaction
 // and its stamp, with the summary read and rewritten on a goroutine of its own
 // meanwhile: that reads the totals (rows, columns, days), which the units
 // file's compaction does not change, and writes only the summary's state.
-func (l *Ledger) endColdBuildTogether() error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+// l.mu is held.
+func (l *Ledger) endColdBuildTogetherLocked() error {
 	before := l.summaryStamp() // what the Sync's stamp names
 	h, err := os.Open(l.summaryFile.path)
 	if err != nil {
