@@ -17,29 +17,8 @@ import (
 // Built the ordinary way the same feed compacts the files along the way.
 func TestColdBuildAppendsWithoutCompaction(t *testing.T) {
 	// Compactions as often as a store of real size has them.
-	defer func(a, b int64) { unitsMin, summaryMin = a, b }(unitsMin, summaryMin)
-	unitsMin, summaryMin = 0, 0
-	units := genLineUnits(t)
-	bySource := map[string][]unitLines{}
-	var sources []string
-	for _, u := range units {
-		if bySource[u.Ref.Source] == nil {
-			sources = append(sources, u.Ref.Source)
-		}
-		bySource[u.Ref.Source] = append(bySource[u.Ref.Source], u)
-	}
-	feed := func(l *Ledger, us []unitLines) []indexer.SessionRef {
-		var refs []indexer.SessionRef
-		for _, u := range us {
-			l.Reset(u.Ref)
-			for j, line := range u.Lines {
-				l.Line(u.Ref, u.Offs[j], line)
-			}
-			l.Done(u.Ref, int64(len(u.Lines)), "fp")
-			refs = append(refs, indexer.SessionRef{UnitRef: u.Ref, ID: u.Ref.Unit, Type: "main", Project: "/p/" + u.Ref.Source})
-		}
-		return refs
-	}
+	compactAlways(t)
+	units, bySource, sources := coldCorpus(t)
 	build := func(cold bool) (state string, rewrites int, sum *Summary) {
 		state = t.TempDir()
 		l, err := Open(state)
@@ -51,7 +30,7 @@ func TestColdBuildAppendsWithoutCompaction(t *testing.T) {
 		}
 		var prev [2][]byte
 		for _, src := range sources {
-			if err := l.Sync(feed(l, bySource[src])); err != nil {
+			if err := l.Sync(feedUnits(l, bySource[src])); err != nil {
 				t.Fatal(err)
 			}
 			for i, name := range []string{UnitsName, SummaryName} {
@@ -86,7 +65,7 @@ func TestColdBuildAppendsWithoutCompaction(t *testing.T) {
 	set := map[string]bool{}
 	for _, src := range sources {
 		set[src] = true
-		if err := rebuilt.Sync(feed(rebuilt, bySource[src])); err != nil {
+		if err := rebuilt.Sync(feedUnits(rebuilt, bySource[src])); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -152,4 +131,41 @@ func readSummary(t *testing.T, state string) *Summary {
 		t.Fatalf("summary: err %v: the corpus must carry usage", err)
 	}
 	return sortedSummary(sum)
+}
+
+// coldCorpus is genLineUnits' units, and by source, the sources in the order
+// met.
+func coldCorpus(t *testing.T) (units []unitLines, bySource map[string][]unitLines, sources []string) {
+	units = genLineUnits(t)
+	bySource = map[string][]unitLines{}
+	for _, u := range units {
+		if bySource[u.Ref.Source] == nil {
+			sources = append(sources, u.Ref.Source)
+		}
+		bySource[u.Ref.Source] = append(bySource[u.Ref.Source], u)
+	}
+	return units, bySource, sources
+}
+
+// feedUnits hands each unit to l whole, read from offset 0 as a cold build
+// reads it, and returns their sessions (one a unit, a project a source).
+func feedUnits(l *Ledger, us []unitLines) []indexer.SessionRef {
+	var refs []indexer.SessionRef
+	for _, u := range us {
+		l.Reset(u.Ref)
+		for j, line := range u.Lines {
+			l.Line(u.Ref, u.Offs[j], line)
+		}
+		l.Done(u.Ref, int64(len(u.Lines)), "fp")
+		refs = append(refs, indexer.SessionRef{UnitRef: u.Ref, ID: u.Ref.Unit, Type: "main", Project: "/p/" + u.Ref.Source})
+	}
+	return refs
+}
+
+// compactAlways makes the files' compactions due as in a store of real size
+// (the test's corpus is small), until the test ends.
+func compactAlways(t *testing.T) {
+	a, b := unitsMin, summaryMin
+	t.Cleanup(func() { unitsMin, summaryMin = a, b })
+	unitsMin, summaryMin = 0, 0
 }

@@ -14,17 +14,8 @@ import (
 // compacted, its stamp; the index alike.
 func TestEndColdBuildTogetherWritesWhatSerialWrites(t *testing.T) {
 	// Compactions due as in a store of real size.
-	defer func(a, b int64) { unitsMin, summaryMin = a, b }(unitsMin, summaryMin)
-	unitsMin, summaryMin = 0, 0
-	units := genLineUnits(t)
-	bySource := map[string][]unitLines{}
-	var sources []string
-	for _, u := range units {
-		if bySource[u.Ref.Source] == nil {
-			sources = append(sources, u.Ref.Source)
-		}
-		bySource[u.Ref.Source] = append(bySource[u.Ref.Source], u)
-	}
+	compactAlways(t)
+	_, bySource, sources := coldCorpus(t)
 	if len(sources) < 2 {
 		t.Fatalf("the corpus has %d sources: a cold build of one appends nothing to compact", len(sources))
 	}

@@ -15,17 +15,8 @@ import (
 // meanwhile), and the files end as the serial order leaves them (the race
 // detector watches the two goroutines).
 func TestColdBuildSideBySideOverIndexedLedger(t *testing.T) {
-	defer func(a, b int64) { unitsMin, summaryMin = a, b }(unitsMin, summaryMin)
-	unitsMin, summaryMin = 0, 0
-	units := genLineUnits(t)
-	bySource := map[string][]unitLines{}
-	var sources []string
-	for _, u := range units {
-		if bySource[u.Ref.Source] == nil {
-			sources = append(sources, u.Ref.Source)
-		}
-		bySource[u.Ref.Source] = append(bySource[u.Ref.Source], u)
-	}
+	compactAlways(t)
+	_, bySource, sources := coldCorpus(t)
 	// Sessions of several units each, so that a session's other units stay
 	// in the index while one is read again.
 	ref := func(i int, u unitLines) indexer.SessionRef {

@@ -20,29 +20,9 @@ import (
 // let go, the file not marked for a rewrite, and the next Sync's stamp named
 // the summary without that source's rows.
 func TestColdBuildSyncFailureLosesNothing(t *testing.T) {
-	units := genLineUnits(t)
-	bySource := map[string][]unitLines{}
-	var sources []string
-	for _, u := range units {
-		if bySource[u.Ref.Source] == nil {
-			sources = append(sources, u.Ref.Source)
-		}
-		bySource[u.Ref.Source] = append(bySource[u.Ref.Source], u)
-	}
+	_, bySource, sources := coldCorpus(t)
 	if len(sources) < 3 {
 		t.Fatalf("the corpus has %d sources, want 3", len(sources))
-	}
-	feed := func(l *Ledger, us []unitLines) []indexer.SessionRef {
-		var refs []indexer.SessionRef
-		for _, u := range us {
-			l.Reset(u.Ref)
-			for j, line := range u.Lines {
-				l.Line(u.Ref, u.Offs[j], line)
-			}
-			l.Done(u.Ref, int64(len(u.Lines)), "fp")
-			refs = append(refs, indexer.SessionRef{UnitRef: u.Ref, ID: u.Ref.Unit, Type: "main", Project: "/p/" + u.Ref.Source})
-		}
-		return refs
 	}
 	// build feeds the first n sources; at source failAt the file named fails
 	// (a directory in its place): the crash copy is taken right after.
@@ -55,7 +35,7 @@ func TestColdBuildSyncFailureLosesNothing(t *testing.T) {
 		t.Cleanup(l.resetReader)
 		l.ColdBuild()
 		for i, src := range sources[:n] {
-			refs := feed(l, bySource[src])
+			refs := feedUnits(l, bySource[src])
 			if i != failAt {
 				if err := l.Sync(refs); err != nil {
 					t.Fatal(err)
@@ -131,17 +111,8 @@ func TestColdBuildSyncFailureLosesNothing(t *testing.T) {
 // version) leaves a ledger an open reads as the whole build, and so does the
 // ledger once a Sync succeeds.
 func TestEndColdBuildTogetherNotDurable(t *testing.T) {
-	defer func(a, b int64) { unitsMin, summaryMin = a, b }(unitsMin, summaryMin)
-	unitsMin, summaryMin = 0, 0
-	units := genLineUnits(t)
-	bySource := map[string][]unitLines{}
-	var sources []string
-	for _, u := range units {
-		if bySource[u.Ref.Source] == nil {
-			sources = append(sources, u.Ref.Source)
-		}
-		bySource[u.Ref.Source] = append(bySource[u.Ref.Source], u)
-	}
+	compactAlways(t)
+	_, bySource, sources := coldCorpus(t)
 	build := func() (string, *Ledger) {
 		state := t.TempDir()
 		l, err := Open(state)
@@ -220,8 +191,7 @@ func TestEndColdBuildTogetherNotDurable(t *testing.T) {
 // fsync runs: the other file's rename before or after it) leaves a ledger
 // that opens as the whole build.
 func TestEndColdBuildTogetherCrashes(t *testing.T) {
-	defer func(a, b int64) { unitsMin, summaryMin = a, b }(unitsMin, summaryMin)
-	unitsMin, summaryMin = 0, 0
+	compactAlways(t)
 	units := genLineUnits(t)
 	state := t.TempDir()
 	l, err := Open(state)
