@@ -122,16 +122,7 @@ func TestEndColdBuildTogetherNotDurable(t *testing.T) {
 		t.Cleanup(l.resetReader)
 		l.ColdBuild()
 		for _, src := range sources {
-			var refs []indexer.SessionRef
-			for _, u := range bySource[src] {
-				l.Reset(u.Ref)
-				for j, line := range u.Lines {
-					l.Line(u.Ref, u.Offs[j], line)
-				}
-				l.Done(u.Ref, int64(len(u.Lines)), "fp")
-				refs = append(refs, indexer.SessionRef{UnitRef: u.Ref, ID: u.Ref.Unit, Type: "main", Project: "/p/" + u.Ref.Source})
-			}
-			if err := l.Sync(refs); err != nil {
+			if err := l.Sync(feedUnits(l, bySource[src])); err != nil {
 				t.Fatal(err)
 			}
 		}
