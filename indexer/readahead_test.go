@@ -121,3 +121,49 @@ func TestReadaheadStopsWithThePass(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestReadaheadStopsAWalkCutShort: a pass whose walk ends before it takes the
+// units (an error part way) stops the readahead goroutines waiting for the
+// workers to move on, who never will: the stop does not hang.
+func TestReadaheadStopsAWalkCutShort(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "store")
+	manyWaveSessions(t, root, 120)
+	setReadahead(t, 4, 3, 1000, 1, false)
+	ix := newLayoutIndexer(t, "wave", root, t.TempDir(), false)
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	ix.startPrefetchLocked()
+	pf := ix.fetch
+	if pf == nil {
+		t.Fatal("no prefetch started")
+	}
+	// Nothing is taken: the workers stop a window ahead, the readahead
+	// goroutines a window ahead of them, all four waiting.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		pf.mu.Lock()
+		waiting := pf.ahead.waiting
+		pf.mu.Unlock()
+		if waiting == readaheadWorkers {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d readahead goroutines waiting, want %d", waiting, readaheadWorkers)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	stopped := make(chan struct{})
+	go func() {
+		ix.stopPrefetchLocked()
+		close(stopped)
+	}()
+	select {
+	case <-stopped:
+	case <-time.After(10 * time.Second):
+		buf := make([]byte, 1<<20)
+		t.Fatalf("the prefetch did not stop:\n%s", buf[:runtime.Stack(buf, true)])
+	}
+	if ix.aheadRead == 0 || ix.aheadRead > len(pf.items) {
+		t.Errorf("%d units read ahead of %d", ix.aheadRead, len(pf.items))
+	}
+}

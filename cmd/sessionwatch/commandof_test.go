@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"runtime/debug"
 	"testing"
 )
@@ -59,4 +60,47 @@ func TestSetGCPercentLeavesTheEnvironmentsGOGC(t *testing.T) {
 		t.Errorf("GOMEMLIMIT in the environment: GOGC %d, want 100 (the collector left to the environment)", got)
 	}
 	restore()
+}
+
+// TestListGCKeepsABound: a listing never runs with its collector off and no
+// memory limit. GOGC=off alone in the environment keeps the listing's own
+// limit (and roomForSessions raises it, to a bound still); GOMEMLIMIT=off
+// alone leaves the collector on.
+func TestListGCKeepsABound(t *testing.T) {
+	pct := debug.SetGCPercent(100)
+	lim := debug.SetMemoryLimit(math.MaxInt64)
+	defer func() { debug.SetGCPercent(pct); debug.SetMemoryLimit(lim) }()
+	reset := func() { debug.SetGCPercent(100); debug.SetMemoryLimit(math.MaxInt64) }
+
+	t.Setenv("GOMEMLIMIT", "")
+	t.Setenv("GOGC", "off")
+	reset()
+	debug.SetGCPercent(-1) // as the runtime read GOGC=off at start
+	tuneListGC()
+	if got := debug.SetMemoryLimit(-1); got != listMemLimit {
+		t.Errorf("GOGC=off: list's memory limit %d, want its own %d (the collector is off)", got, listMemLimit)
+	}
+	roomForSessions()
+	if got := debug.SetMemoryLimit(-1); got == math.MaxInt64 || got < listMemLimit {
+		t.Errorf("GOGC=off: limit %d after roomForSessions, want a bound above %d", got, listMemLimit)
+	}
+
+	t.Setenv("GOGC", "")
+	t.Setenv("GOMEMLIMIT", "off")
+	reset()
+	tuneListGC()
+	roomForSessions()
+	if got := debug.SetGCPercent(100); got < 0 {
+		t.Errorf("GOMEMLIMIT=off: list's collector off (GOGC %d) with no limit", got)
+	}
+	if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 {
+		t.Errorf("GOMEMLIMIT=off: limit %d, want the environment's (none)", got)
+	}
+
+	t.Setenv("GOMEMLIMIT", "")
+	reset()
+	tuneListGC()
+	if p, l := debug.SetGCPercent(100), debug.SetMemoryLimit(-1); p != -1 || l != listMemLimit {
+		t.Errorf("no GOGC nor GOMEMLIMIT: GOGC %d limit %d, want off under %d", p, l, listMemLimit)
+	}
 }

@@ -16,11 +16,7 @@ func main() {
 		// saves. The soft limit bounds what it streams (a proof of the store,
 		// the catalogs it prints); what holds every session in memory at
 		// once raises it first (roomForSessions).
-		// A GOGC or GOMEMLIMIT in the environment leaves the collector to it.
-		if !envTunesGC() {
-			debug.SetGCPercent(-1)
-			debug.SetMemoryLimit(listMemLimit)
-		}
+		tuneListGC()
 	}
 	if cmd == "reindex" {
 		// A rebuild is a batch job whose live heap grows to the end of each
@@ -39,6 +35,21 @@ func main() {
 // choice then wins over a command's own.
 func envTunesGC() bool {
 	return os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != ""
+}
+
+// tuneListGC sets a listing's collector: off, under listMemLimit. A GOGC in the
+// environment replaces the off, not the limit (GOGC=off alone would otherwise
+// leave the listing with no bound at all); a GOMEMLIMIT replaces the limit and
+// leaves the collector on (as GOGC, or Go's default, says), since the user's
+// limit may be off.
+func tuneListGC() {
+	if os.Getenv("GOMEMLIMIT") != "" {
+		return
+	}
+	debug.SetMemoryLimit(listMemLimit)
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(-1)
+	}
 }
 
 // setGCPercent sets GOGC for this command, as debug.SetGCPercent does, unless the

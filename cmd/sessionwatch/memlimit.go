@@ -5,6 +5,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -88,6 +89,7 @@ type memGovernor struct {
 	// debug.FreeOSMemory, read runtime.ReadMemStats. Tests replace them.
 	set       func(int64) int64
 	percent   func(int) int
+	gcOff     bool // GOGC=off in the environment: the limit is the only pacer
 	free      func()
 	read      func(*runtime.MemStats)
 	idleAfter time.Duration // idleRelease; tests shorten it
@@ -131,8 +133,9 @@ func periodic(ms *runtime.MemStats) bool {
 // loadMargin of its growth would only slow it down.
 func setupDaemonMemory() *memGovernor {
 	g := newMemGovernor(daemonMemLimit, debug.SetMemoryLimit, debug.SetGCPercent, debug.FreeOSMemory)
-	if os.Getenv("GOGC") != "" {
+	if v := os.Getenv("GOGC"); v != "" {
 		g.percent = nil
+		g.gcOff = envGCOff(v)
 	} else {
 		debug.SetGCPercent(daemonGCPercent)
 	}
@@ -144,6 +147,13 @@ func setupDaemonMemory() *memGovernor {
 	g.adjust(&ms)
 	g.arm()
 	return g
+}
+
+// envGCOff says whether GOGC's value v turns the collector off, as the runtime
+// reads it ("off" or a negative number).
+func envGCOff(v string) bool {
+	n, err := strconv.Atoi(v)
+	return v == "off" || (err == nil && n < 0)
 }
 
 // settle ends start-up: from now on GOGC follows the live heap (the caller
@@ -222,7 +232,13 @@ func (g *memGovernor) adjust(ms *runtime.MemStats) {
 		}
 	}
 	if g.set != nil {
-		g.set(softLimit(g.limit, ms.HeapAlloc, g.over))
+		lim := softLimit(g.limit, ms.HeapAlloc, g.over)
+		if lim == math.MaxInt64 && g.gcOff {
+			// No GOGC paces the collector once the limit steps aside: it
+			// steps to where the step above the live heap would put the goal.
+			lim = int64(ms.HeapAlloc + ms.HeapAlloc*uint64(gcPercent(ms.HeapAlloc))/100)
+		}
+		g.set(lim)
 	}
 	forced := ms.NumForcedGC != g.forced
 	g.forced = ms.NumForcedGC

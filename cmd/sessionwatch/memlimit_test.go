@@ -271,3 +271,27 @@ func TestMemGovernorUnsettleOnReload(t *testing.T) {
 		t.Errorf("a stopped governor set GOGC: %v", pcts)
 	}
 }
+
+// TestMemGovernorKeepsABoundUnderGOGCOff: with GOGC=off from the environment no
+// GOGC paces the collector, so a large heap does not make the limit step aside
+// to none (the daemon would then never collect again): it steps to the goal the
+// step above the live heap would set, which follows the heap down again too.
+func TestMemGovernorKeepsABoundUnderGOGCOff(t *testing.T) {
+	for v, want := range map[string]bool{"off": true, "-1": true, "100": false, "50": false, "0": false} {
+		if got := envGCOff(v); got != want {
+			t.Errorf("envGCOff(%q) = %v, want %v", v, got, want)
+		}
+	}
+	var limits []int64
+	g := newMemGovernor(52<<20, func(v int64) int64 { limits = append(limits, v); return 0 }, nil, nil)
+	g.gcOff = true
+	g.settle()
+	for _, live := range []uint64{64 << 20, 64 << 20, 64 << 20, 80 << 20, 20 << 20} {
+		g.adjust(&runtime.MemStats{HeapAlloc: live})
+	}
+	defer g.stop()
+	step := func(live int64) int64 { return live + live*int64(gcPercent(uint64(live)))/100 }
+	if want := []int64{52 << 20, 52 << 20, step(64 << 20), step(80 << 20), 52 << 20}; !slices.Equal(limits, want) {
+		t.Errorf("limits %v, want %v", limits, want)
+	}
+}

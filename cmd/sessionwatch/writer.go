@@ -237,8 +237,8 @@ const listMemLimit = 40 << 20
 // 100k sessions more than listMemLimit, which would make the collector run
 // without pause.
 func roomForSessions() {
-	if envTunesGC() {
-		return // the collector is the environment's (main)
+	if os.Getenv("GOMEMLIMIT") != "" {
+		return // the limit is the environment's (tuneListGC)
 	}
 	debug.SetMemoryLimit(max(debug.SetMemoryLimit(-1), 256<<20))
 }
