@@ -33,11 +33,6 @@ type stamp struct {
 
 var castagnoli = sync.OnceValue(func() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) })
 
-// stamped reports whether the units file ends with a stamp of the summary as it is.
-func (l *Ledger) stamped() bool {
-	return l.stampAt.units == l.unitsFile.base+l.unitsFile.tail && l.stampAt.sum == l.summaryStamp()
-}
-
 // summaryStamp is the summary's stamp as the writer last wrote it.
 func (l *Ledger) summaryStamp() stamp {
 	return stamp{l.summaryFile.base + l.summaryFile.tail, l.summaryFile.crc}
