@@ -231,14 +231,14 @@ func oldDecodeJSONString(raw []byte) (string, bool) {
 			case 't':
 				out = append(out, '\t')
 			case 'u':
-				r, ok := hex4(in[i+2:]) // i+1 < len(in): in[i+2:] is at most empty
+				r, ok := Hex4(in[i+2:]) // i+1 < len(in): in[i+2:] is at most empty
 				if !ok {
 					return "", false
 				}
 				i += 6
 				if utf16.IsSurrogate(r) {
 					if i+1 < len(in) && in[i] == '\\' && in[i+1] == 'u' {
-						if r2, ok := hex4(in[i+2:]); ok {
+						if r2, ok := Hex4(in[i+2:]); ok {
 							if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
 								out = utf8.AppendRune(out, d)
 								i += 6

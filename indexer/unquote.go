@@ -49,14 +49,14 @@ func DecodeJSONString(raw []byte) (string, bool) {
 			case 't':
 				out.WriteByte('\t')
 			case 'u':
-				r, ok := hex4(in[i+2:]) // i+1 < len(in): in[i+2:] is at most empty
+				r, ok := Hex4(in[i+2:]) // i+1 < len(in): in[i+2:] is at most empty
 				if !ok {
 					return "", false
 				}
 				i += 6
 				if utf16.IsSurrogate(r) {
 					if i+1 < len(in) && in[i] == '\\' && in[i+1] == 'u' {
-						if r2, ok := hex4(in[i+2:]); ok {
+						if r2, ok := Hex4(in[i+2:]); ok {
 							if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
 								out.WriteRune(d)
 								i += 6
@@ -115,8 +115,8 @@ func plainRun(b []byte, i int) int {
 	return i
 }
 
-// hex4 decodes the four hex digits at the start of b.
-func hex4(b []byte) (rune, bool) {
+// Hex4 decodes the four hex digits at the start of b (false if they are not).
+func Hex4(b []byte) (rune, bool) {
 	if len(b) < 4 {
 		return 0, false
 	}

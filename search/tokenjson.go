@@ -90,14 +90,14 @@ func appendTermsEscaped(dst []byte, in []byte) ([]byte, int, bool) {
 			i += size
 		case c == '\\' && i+1 < len(in) && in[i+1] == 'u':
 			var ok bool
-			if r, ok = hex4(in[i+2:]); !ok {
+			if r, ok = indexer.Hex4(in[i+2:]); !ok {
 				return dst, n, false
 			}
 			i += 6
 			if utf16.IsSurrogate(r) {
 				r2, ok := rune(0), false
 				if i+1 < len(in) && in[i] == '\\' && in[i+1] == 'u' {
-					r2, ok = hex4(in[i+2:])
+					r2, ok = indexer.Hex4(in[i+2:])
 				}
 				if d := utf16.DecodeRune(r, r2); ok && d != utf8.RuneError {
 					r, i = d, i+6
@@ -243,26 +243,4 @@ func nonWord(v uint64) uint64 {
 	letter := (l + (0x80-'a')*each) &^ (l + (0x7f-'z')*each)
 	digit := (x + (0x80-'0')*each) &^ (x + (0x7f-'9')*each)
 	return ^((letter | digit) &^ v) & hi
-}
-
-// hex4 decodes the 4 hex digits b begins with (false if it does not).
-func hex4(b []byte) (rune, bool) {
-	if len(b) < 4 {
-		return 0, false
-	}
-	var r rune
-	for _, c := range b[:4] {
-		switch {
-		case '0' <= c && c <= '9':
-			c -= '0'
-		case 'a' <= c && c <= 'f':
-			c -= 'a' - 10
-		case 'A' <= c && c <= 'F':
-			c -= 'A' - 10
-		default:
-			return 0, false
-		}
-		r = r<<4 | rune(c)
-	}
-	return r, true
 }
