@@ -1,7 +1,6 @@
 package indexer
 
 import (
-	"io"
 	"os"
 	"sync"
 	"syscall"
@@ -130,7 +129,7 @@ func readAhead(path string, buf []byte) (fast bool) {
 	for n < readaheadMax {
 		m, err := f.Read(buf)
 		n += int64(m)
-		if err == io.EOF || err != nil || m == 0 {
+		if err != nil || m == 0 { // io.EOF among them
 			break
 		}
 	}
