@@ -1,7 +1,6 @@
 package usage
 
 import (
-	"bytes"
 	"testing"
 
 	"github.com/sessionwatch/sessionwatch/indexer"
@@ -39,23 +38,6 @@ func FuzzAppendKeyFast(f *testing.F) {
 		if retire {
 			l.Remove(ref) // a retired record
 		}
-		k := keyOf(ref)
-		var want bytes.Buffer
-		if err := l.appendKeyJSON(&want, k); err != nil {
-			t.Fatal(err)
-		}
-		got, ok, err := l.appendKeyFast([]byte("prefix"), k)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !ok {
-			if string(got) != "prefix" {
-				t.Fatalf("not written, yet the buffer became %q", got)
-			}
-			return
-		}
-		if !bytes.Equal(got, append([]byte("prefix"), want.Bytes()...)) {
-			t.Fatalf("\n got %s\nwant %s", got[len("prefix"):], want.Bytes())
-		}
+		checkAppendKeyFast(t, l, keyOf(ref))
 	})
 }
