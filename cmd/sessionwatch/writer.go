@@ -265,7 +265,8 @@ func refreshSources(e *env, cfg *config.Config, sources []string, fresh *refresh
 		if len(sources) > 0 && !slices.Contains(sources, ix.Options().Source) {
 			continue
 		}
-		if err := ix.Load(); err == nil {
+		err := ix.Load()
+		if err == nil {
 			err = ix.Refresh()
 		}
 		if err != nil {
