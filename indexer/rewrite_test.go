@@ -117,7 +117,6 @@ func TestVerifyCatchesRewriteWithSameStat(t *testing.T) {
 	if got := firstPromptOf(t, state); got != "alpha" {
 		t.Fatalf("stat-only reconcile re-read an unchanged-looking file: %q", got)
 	}
-	before := ix.Stats().BytesRead
 	if err := ix.Verify(); err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +124,7 @@ func TestVerifyCatchesRewriteWithSameStat(t *testing.T) {
 		t.Errorf("first prompt after Verify = %q, want %q", got, "omega")
 	}
 	// Verifying an unchanged file costs its two fingerprint windows, no more.
-	before = ix.Stats().BytesRead
+	before := ix.Stats().BytesRead
 	if err := ix.Verify(); err != nil {
 		t.Fatal(err)
 	}

@@ -95,7 +95,7 @@ func TestHostileTextIsEscaped(t *testing.T) {
 			t.Errorf("show %s = %d:\n%s%s", ref, code, out, errs)
 		}
 	}
-	out, errs, code = e.cli("show", "--type", "all", "x"+evil[:3])
+	out, errs, _ = e.cli("show", "--type", "all", "x"+evil[:3])
 	noControl(t, "show by a prefix holding ESC", out+errs)
 	out, errs, code = e.cli("show", "nope"+evil)
 	noControl(t, "not found error", out+errs)
