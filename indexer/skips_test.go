@@ -195,6 +195,7 @@ func TestSkippedLinesAllocateNothing(t *testing.T) {
 // walks before, it must not pass for seen) and keeps the live ones, whether
 // the listing was made early (Prove) or by Start itself.
 func TestProbeGenWrapAtStart(t *testing.T) {
+	requireRawListing(t)
 	for _, early := range []bool{false, true} {
 		t.Run(fmt.Sprint("early=", early), func(t *testing.T) {
 			root, state := t.TempDir(), t.TempDir()
