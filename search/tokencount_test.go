@@ -77,6 +77,24 @@ func FuzzCountTermsJSON(f *testing.F) {
 		`"abc\u00e9 abcdefg\u0041 abcdefg\u0301 abcdefg\u6771"`, `"word"`, `"a"`} {
 		f.Add([]byte(s))
 	}
+	// Long strings: words of every length (up to past MaxTermBytes), runs of
+	// separators, and a byte that is not plain ASCII (an escape, a quote, a
+	// control byte, UTF-8, CJK) at many places.
+	var words strings.Builder
+	for k := 1; k <= 70; k++ {
+		words.WriteString(strings.Repeat(string(rune('a'+k%26)), k/2) + strings.Repeat(string(rune('A'+k%26)), k-k/2))
+		words.WriteString([]string{" ", ", ", "  -- ", ".", "(", ")\t"[:1]}[k%6])
+	}
+	long := words.String()
+	f.Add([]byte(`"` + long + `"`))
+	for _, special := range []string{`\n`, `\u0041`, `\u00e9`, `\"`, `\\`, "\x01", "é", "東京", "\xff", `\ud83d\ude00`, "\u0301"} {
+		for _, at := range []int{0, 1, 7, 8, 9, 63, 64, 65, 100, 130} {
+			at = min(at, len(long))
+			f.Add([]byte(`"` + long[:at] + special + long[at:] + `"`))
+		}
+	}
+	f.Add([]byte(`"` + strings.Repeat("x", 64) + " " + strings.Repeat("y", 130) + " end " + strings.Repeat("ab ", 40) + `"`))
+	f.Add([]byte(`"` + strings.Repeat("the quick brown fox ", 12) + `\n` + strings.Repeat("JUMPS over 12345678 lazy dogs ", 5) + `"`))
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		words := []byte(`"the quick brown fox the lazy dog \u6771\u4eac 12345678901"`)
 		checkCountTerms(t, [][][]byte{{raw}})
