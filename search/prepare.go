@@ -158,7 +158,9 @@ func (t *termList) countTF(doc, tf uint32) int {
 		return 0
 	}
 	before := len(t.buf)
-	t.flush()
+	if t.curTF > 0 {
+		t.add(t.cur, t.curTF) // flush, inline
+	}
 	t.cur, t.curTF = doc, tf
 	return len(t.buf) - before + 2 // + the pending entry, about
 }
