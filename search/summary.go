@@ -129,13 +129,20 @@ func (w *sumWriter) summarize(post []byte, df uint32) ([]byte, error) {
 	off := 0
 	for off < len(post) {
 		at := off
-		v, n := uvarint(post[off:])
-		if n <= 0 {
-			return nil, errCorrupt
+		// A one-byte gap of tf 1 (most postings) without a call.
+		v := uint64(post[off])
+		if v < 0x80 {
+			off++
+		} else {
+			var n int
+			if v, n = uvarint(post[off:]); n <= 0 {
+				return nil, errCorrupt
+			}
+			off += n
 		}
-		off += n
 		tf := uint64(1)
 		if v&1 == 0 {
+			var n int
 			if tf, n = uvarint(post[off:]); n <= 0 {
 				return nil, errCorrupt
 			}
