@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"testing"
+	"time"
 )
 
 // TestTermListAdd: the postings add writes (one- and two-byte cases apart) are
@@ -42,5 +43,23 @@ func TestTermListAdd(t *testing.T) {
 		i++
 	}); err != nil || i != len(docs) {
 		t.Fatalf("decoded %d of %d postings: %v", i, len(docs), err)
+	}
+}
+
+// TestParseMillis: the milliseconds a read worker takes of a message's time are
+// time.Parse's (RFC 3339), 0 for what does not parse, in indexer.TimeLayout
+// (read without it) or not.
+func TestParseMillis(t *testing.T) {
+	for _, s := range []string{"", "2026-01-01T00:00:00.000Z", "2026-06-11T07:40:00.237Z", "2024-02-29T23:59:59.999Z",
+		"2023-02-29T00:00:00.000Z", "2026-13-01T00:00:00.000Z", "2026-04-31T00:00:00.000Z", "2026-01-01T24:00:00.000Z",
+		"2026-01-01T00:60:00.000Z", "2026-01-01T00:00:60.000Z", "2026-01-01T00:00:00Z", "2026-01-01T00:00:00.5+02:00",
+		"2026-01-01T00:00:00.123456789Z", "2026-01-01 00:00:00.000Z", "1969-12-31T23:59:59.999Z", "x026-01-01T00:00:00.000Z"} {
+		want := int64(0)
+		if tm, err := time.Parse(time.RFC3339Nano, s); err == nil {
+			want = tm.UnixMilli()
+		}
+		if got := parseMillis(s); got != want {
+			t.Errorf("parseMillis(%q) = %d, want %d", s, got, want)
+		}
 	}
 }
