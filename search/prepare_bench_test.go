@@ -142,7 +142,6 @@ func BenchmarkLinesPrepared(b *testing.B) {
 // (scratch, what it did before; now its fallback for a part that does not
 // decode).
 func BenchmarkCountTerms(b *testing.B) {
-	type msg struct{ text textParts }
 	var units [][]textParts
 	var n int64
 	for _, u := range genUnits(b) {
