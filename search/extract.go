@@ -3,7 +3,6 @@ package search
 import (
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/sessionwatch/sessionwatch/indexer"
 )
@@ -244,13 +243,14 @@ func chatRole(r string) string {
 	return ""
 }
 
-// parseMillis parses an RFC 3339 time to Unix milliseconds; 0 if it does not parse.
+// parseMillis parses an RFC 3339 time to Unix milliseconds; 0 if it does not
+// parse. A time in indexer.TimeLayout (most) is read without time.Parse.
 func parseMillis(s string) int64 {
 	if s == "" {
 		return 0
 	}
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
+	t, ok := indexer.ParseRFC3339(s)
+	if !ok {
 		return 0
 	}
 	return t.UnixMilli()

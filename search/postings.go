@@ -40,14 +40,19 @@ func (t *termList) add(doc uint32, tf uint32) {
 	if t.n == 0 {
 		d = uint64(doc) << 1
 	}
-	if tf == 1 {
+	t.last = doc
+	t.n++
+	switch {
+	case tf == 1 && d < 0x80:
+		t.buf = append(t.buf, byte(d|1)) // most postings: one byte
+	case tf == 1:
 		t.buf = binary.AppendUvarint(t.buf, d|1)
-	} else {
+	case d < 0x80 && tf < 0x80:
+		t.buf = append(t.buf, byte(d), byte(tf))
+	default:
 		t.buf = binary.AppendUvarint(t.buf, d)
 		t.buf = binary.AppendUvarint(t.buf, uint64(tf))
 	}
-	t.last = doc
-	t.n++
 }
 
 // decodePostings calls fn for each (doc, tf) of an encoded list.

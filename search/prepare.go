@@ -75,9 +75,42 @@ func (p *preparedLines) line(off int64, line []byte, m *indexer.Members) {
 }
 
 // message tokenizes one message of the line, its text's parts read where they
-// are in the line, and counts its distinct terms: what addLocked does but for
-// the buffer's lists. A message of no terms is no doc.
+// are in the line, and counts its distinct terms as they are cut
+// (countTermsJSON): what addLocked does but for the buffer's lists. A message of
+// no terms is no doc.
 func (p *preparedLines) message(off int64, part uint8, role string, ms int64, text *textParts) {
+	doc := uint32(len(p.docs)) + 1
+	start := len(p.pairs)
+	var n int
+	for _, raw := range text.raw {
+		k, ok := p.countTermsJSON(raw, doc)
+		if !ok {
+			n = p.recount(start, doc, text)
+			break
+		}
+		n += k
+	}
+	if n == 0 {
+		return
+	}
+	p.addDoc(off, part, role, ms, n)
+}
+
+// recount counts the message of doc again the way that decodes a part that
+// does not decode where it is (appendTermsJSON), its pairs from start on undone
+// first. The terms the undone count added to the dict stay there, in no pair.
+func (p *preparedLines) recount(start int, doc uint32, text *textParts) int {
+	for _, e := range p.pairs[start:] {
+		p.dict.find(p.dict.name(e.id)).mark = 0
+	}
+	p.pairs = p.pairs[:start]
+	return p.countScratch(doc, text)
+}
+
+// countScratch counts the message of doc as message did before its terms were
+// counted as they are cut: all of them tokenized into the scratch first, then
+// counted one by one. It returns how many terms it counted.
+func (p *preparedLines) countScratch(doc uint32, text *textParts) int {
 	p.scratch = p.scratch[:0]
 	var n int
 	for _, raw := range text.raw {
@@ -86,54 +119,20 @@ func (p *preparedLines) message(off int64, part uint8, role string, ms int64, te
 		n += k
 	}
 	if n == 0 {
-		return
+		return 0
 	}
-	doc := uint32(len(p.docs)) + 1
 	end := len(p.scratch)
 	p.scratch = append(p.scratch, 0, 0, 0, 0, 0, 0, 0, 0) // the dict reads 8 bytes of a term at once
 	for b := p.scratch[:end]; len(b) > 0; {
 		k := int(b[0])
-		t := b[1 : 1+k : cap(b)]
+		p.pairs = p.countTerm(p.pairs, b[1:1+k:cap(b)], doc)
 		b = b[1+k:]
-		// termKey, inline: 8 bytes of t are readable (the padding).
-		key := binary.LittleEndian.Uint64(t[:8])
-		var h uint64
-		if k < 8 {
-			key &= 1<<(8*k) - 1
-			h = key * dictMul
-		} else if k == 8 {
-			h = key * dictMul
-		} else {
-			h = maphash.Bytes(dictSeed, t)
-		}
-		lh := uint32(h>>40)<<8 | uint32(k)
-		// A term of up to 8 bytes in its first slot (most: the table is at
-		// most half full) is found without a call.
-		var e *dictSlot
-		if tb := p.dict.table; len(tb) > 0 {
-			if s := &tb[lh>>8&uint32(len(tb)-1)]; s.key == key && s.lh == lh && k <= 8 {
-				e = s
-			}
-		}
-		if e == nil {
-			e = p.dict.findKey(t, key, lh)
-		}
-		// Whether the term is new to the doc is a coin toss: without a branch,
-		// a pair is written for it either way and kept only if it is.
-		np := len(p.pairs)
-		if np == cap(p.pairs) {
-			p.pairs = append(p.pairs, termTF{})
-		}
-		p.pairs = p.pairs[:np+1]
-		p.pairs[np] = termTF{e.id - 1, 0}
-		at, keep := e.pair, 0
-		if e.mark != doc {
-			at, keep = uint32(np), 1
-		}
-		e.mark, e.pair = doc, at
-		p.pairs[at].tf++
-		p.pairs = p.pairs[:np+keep]
 	}
+	return n
+}
+
+// addDoc adds the doc of the message whose n terms were just counted.
+func (p *preparedLines) addDoc(off int64, part uint8, role string, ms int64, n int) {
 	t := ms / 1000
 	if t < 0 || t > 1<<32-1 {
 		t = 0
@@ -159,7 +158,9 @@ func (t *termList) countTF(doc, tf uint32) int {
 		return 0
 	}
 	before := len(t.buf)
-	t.flush()
+	if t.curTF > 0 {
+		t.add(t.cur, t.curTF) // flush, inline
+	}
 	t.cur, t.curTF = doc, tf
 	return len(t.buf) - before + 2 // + the pending entry, about
 }

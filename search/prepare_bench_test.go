@@ -135,3 +135,53 @@ func BenchmarkLinesPrepared(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCountTerms: a read worker's tokenizing and counting of each
+// message's terms (the extraction done beforehand, not timed): as the terms are
+// cut (fused, what message does) and through a buffer of terms read again
+// (scratch, what it did before; now its fallback for a part that does not
+// decode).
+func BenchmarkCountTerms(b *testing.B) {
+	var units [][]textParts
+	var n int64
+	for _, u := range genUnits(b) {
+		var ms []textParts
+		for j, l := range u.Lines {
+			for _, m := range ExtractLine(nil, u.Ref.Layout, u.Offs[j], l, false) {
+				raw, err := json.Marshal(m.Text)
+				if err != nil {
+					b.Fatal(err)
+				}
+				ms = append(ms, textParts{raw: [][]byte{raw}})
+				n += int64(len(raw))
+			}
+		}
+		units = append(units, ms)
+	}
+	for _, fused := range []bool{true, false} {
+		name := "scratch"
+		if fused {
+			name = "fused"
+		}
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(n)
+			p := new(preparedLines)
+			for b.Loop() {
+				for _, ms := range units {
+					for i := range ms {
+						doc := uint32(len(p.docs)) + 1
+						var k int
+						if fused {
+							k, _ = p.countTermsJSON(ms[i].raw[0], doc)
+						} else {
+							k = p.countScratch(doc, &ms[i])
+						}
+						p.addDoc(0, 0, "user", 0, k)
+					}
+					p.dict.reset()
+					p.docs, p.pairs = p.docs[:0], p.pairs[:0]
+				}
+			}
+		})
+	}
+}

@@ -2,6 +2,7 @@ package search
 
 import (
 	"encoding/binary"
+	"math"
 	"slices"
 	"sort"
 )
@@ -121,18 +122,27 @@ func (w *sumWriter) summarize(post []byte, df uint32) ([]byte, error) {
 		}
 	}()
 	run := -1
+	var runEnd uint32 // the first doc of the run after run; 0: none yet
+	var st *sumState  // run's session's
 	var doc uint64
 	first := true
 	off := 0
 	for off < len(post) {
 		at := off
-		v, n := uvarint(post[off:])
-		if n <= 0 {
-			return nil, errCorrupt
+		// A one-byte gap of tf 1 (most postings) without a call.
+		v := uint64(post[off])
+		if v < 0x80 {
+			off++
+		} else {
+			var n int
+			if v, n = uvarint(post[off:]); n <= 0 {
+				return nil, errCorrupt
+			}
+			off += n
 		}
-		off += n
 		tf := uint64(1)
 		if v&1 == 0 {
+			var n int
 			if tf, n = uvarint(post[off:]); n <= 0 {
 				return nil, errCorrupt
 			}
@@ -147,28 +157,38 @@ func (w *sumWriter) summarize(post []byte, df uint32) ([]byte, error) {
 			return nil, errCorrupt
 		}
 		d := uint32(doc)
-		// The run holding d: postings ascend, so the cursor only moves forward.
-		if run < 0 || run+1 < len(w.runs) && w.runs[run+1].first <= d {
+		// The run holding d: postings ascend, so the cursor only moves forward,
+		// and the session's state is looked up only when it moves.
+		if d >= runEnd {
 			run = w.runAfter(run, d)
-		}
-		o := w.runs[run].ord
-		i := int(w.at[o]) - 1
-		if i < 0 {
-			i = len(w.state)
-			w.at[o] = int32(i + 1)
-			if i < cap(w.state) {
-				w.state = w.state[:i+1]
-			} else {
-				w.state = append(w.state, sumState{})
+			runEnd = math.MaxUint32
+			if run+1 < len(w.runs) {
+				runEnd = w.runs[run+1].first
 			}
-			st := &w.state[i]
-			front := st.front[:0]
-			*st = sumState{ord: o, first: d, off: uint64(at), front: front}
+			o := w.runs[run].ord
+			i := int(w.at[o]) - 1
+			if i < 0 {
+				i = len(w.state)
+				w.at[o] = int32(i + 1)
+				if i < cap(w.state) {
+					w.state = w.state[:i+1]
+				} else {
+					w.state = append(w.state, sumState{})
+				}
+				st := &w.state[i]
+				front := st.front[:0]
+				*st = sumState{ord: o, first: d, off: uint64(at), front: front}
+			}
+			st = &w.state[i]
 		}
-		st := &w.state[i]
 		st.last = d
 		st.maxTime = max(st.maxTime, w.times[d])
-		st.front = addFrontier(st.front, sumPair{uint32(tf), uint32(w.lens[d])})
+		// A pair the frontier's first beats (most: a posting of tf 1) is
+		// dropped without a call.
+		p := sumPair{uint32(tf), uint32(w.lens[d])}
+		if f := st.front; len(f) == 0 || f[0].tf < p.tf || f[0].len > p.len {
+			st.front = addFrontier(f, p)
+		}
 	}
 	if len(w.state)*sumMinPerSession > int(df) {
 		// Sessions hold the term in about one message each: the summary would be
@@ -215,37 +235,36 @@ func (w *sumWriter) runAfter(run int, d uint32) int {
 // addFrontier adds p to a Pareto frontier of (higher tf, lower length) pairs kept
 // in ascending tf: p is dropped if a pair has as high a tf and as low a length,
 // and drops the pairs it beats so.
+//
+// A frontier ascends strictly in length as in tf (of two pairs, the one of lower
+// tf and no shorter length is beaten). So the pairs of as high a tf as p's are
+// those from the first such, i, on, the shortest of them first: p is beaten iff
+// f[i] is as short. Else p beats the pairs before i as long as it or longer (a
+// run ending at i) and f[i] if of p's tf, and takes their place: in place, without
+// a call per pair (this runs for every posting written).
 func addFrontier(f []sumPair, p sumPair) []sumPair {
-	// The frontier ascends in length as in tf: its first pair, if of as high a
-	// tf, is the shortest of those (a posting of tf 1 is mostly dropped here).
-	if len(f) > 0 && f[0].tf >= p.tf && f[0].len <= p.len {
+	i := 0
+	for i < len(f) && f[i].tf < p.tf {
+		i++
+	}
+	if i < len(f) && f[i].len <= p.len {
 		return f
 	}
-	for _, q := range f {
-		if q.tf >= p.tf && q.len <= p.len {
-			return f
-		}
+	j := i
+	for j > 0 && f[j-1].len >= p.len {
+		j--
 	}
-	// Drop the pairs p beats and insert p before the first of higher tf: in
-	// place, without a call per pair (this runs for every posting written).
-	j, i := 0, -1
-	for _, q := range f {
-		if p.tf >= q.tf && p.len <= q.len {
-			continue
-		}
-		if i < 0 && q.tf > p.tf {
-			i = j
-		}
-		f[j] = q
-		j++
+	e := i
+	if e < len(f) && f[e].tf == p.tf {
+		e++
 	}
-	f = f[:j]
-	if i < 0 {
-		return append(f, p)
+	if e > j {
+		f[j] = p
+		return append(f[:j+1], f[e:]...)
 	}
 	f = append(f, sumPair{})
-	copy(f[i+1:], f[i:])
-	f[i] = p
+	copy(f[j+1:], f[j:])
+	f[j] = p
 	return f
 }
 
