@@ -25,6 +25,8 @@ func FuzzAddFrontier(f *testing.F) {
 	f.Add([]byte{1, 5, 2, 4, 3, 3, 1, 1, 9, 9, 2, 2})
 	f.Add([]byte{5, 1, 4, 2, 3, 3, 2, 4, 1, 5, 6, 0})
 	f.Add([]byte{1, 1, 1, 1, 2, 2, 2, 2})
+	// A pair of higher tf and equal length beats the one before it.
+	f.Add([]byte{1, 5, 2, 5, 0, 8, 1, 8, 3, 2, 3, 1})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var got, want []sumPair
 		for i := 0; i+1 < len(b); i += 2 {
