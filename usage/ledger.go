@@ -79,6 +79,10 @@ type Ledger struct {
 	// the batches'), those replaced since cleared: what an open walks (held);
 	// nil once it is open.
 	loaded []*unitRec
+	// Records counted but not yet filed (pending.go): each Sync files them.
+	// eagerFiling files a new unit at its Reset instead (tests compare).
+	pending     []*unitRec
+	eagerFiling bool
 }
 
 // ColdBuild tells the ledger that a rebuild (reindex) is feeding it every unit
@@ -309,6 +313,9 @@ func (l *Ledger) fileAll() {
 
 // observe is the observer of a record's account: the B row of each bucket follows.
 func (l *Ledger) observe(r *unitRec) observer {
+	if r.isPending() {
+		return l.pendingObserver(r)
+	}
 	return func(q int32, model string, t Tokens, sign int) {
 		l.markGroup(r.group()) // before the account changes
 		l.addRow(rowKey{q, r.source(), r.project(), model}, t, sign)
@@ -364,7 +371,17 @@ func (l *Ledger) Reset(u indexer.UnitRef) {
 		return
 	}
 	n := l.newRec(u)
+	if r == nil && !l.eagerFiling {
+		// New to the ledger: filed by the next Sync, under its session (pending.go).
+		n.pending = true
+		l.pending = append(l.pending, n)
+		l.units.put(n)
+		l.dropRetired(k)
+		l.touch(k)
+		return
+	}
 	if r != nil {
+		l.fileNow(r) // the record replaced is taken from where it is filed
 		n.setSession(r.session())
 		l.fileAs(n, r.typ(), r.project())
 		l.endRead(r)
@@ -478,6 +495,7 @@ func (l *Ledger) Remove(u indexer.UnitRef) {
 	k := keyOf(u)
 	l.warm(k.source, k.unit)
 	if r := l.units.get(k.source, k.unit); r != nil {
+		l.fileNow(r)
 		l.retireLocked(k, r, indexer.FormatTime(l.now()))
 	}
 }
@@ -520,6 +538,16 @@ func (l *Ledger) Sync(sessions []indexer.SessionRef) error {
 		if r == nil {
 			continue
 		}
+		if r.isPending() {
+			// Filed once, under its session (pending.go).
+			if r.session() != s.ID || r.typ() != s.Type || r.project() != s.Project {
+				r.setSession(s.ID)
+				l.fileAs(r, s.Type, s.Project)
+				l.touch(k)
+			}
+			l.fileNow(r)
+			continue
+		}
 		if r.session() != s.ID || r.typ() != s.Type || r.project() != s.Project {
 			l.file(r, -1)
 			r.setSession(s.ID)
@@ -528,6 +556,7 @@ func (l *Ledger) Sync(sessions []indexer.SessionRef) error {
 			l.touch(k)
 		}
 	}
+	l.settlePending() // those of no session: under their own name
 	if l.err != nil {
 		return fmt.Errorf("%w (run 'sessionwatch reindex')", l.err)
 	}

@@ -206,6 +206,9 @@ type unitBody struct {
 	// way and is handed over again from Off counts nothing twice.
 	reading bool
 	fed     int64
+	// Counted but not yet filed: a unit new to the ledger, until the Sync
+	// that files it under its session (pending.go).
+	pending bool
 }
 
 // evicted reports whether r's body is on disk only.
