@@ -213,6 +213,14 @@ func (l *Ledger) fileAs(r *unitRec, typ, project string) {
 
 func (l *Ledger) touch(k ukey) { l.dirtyUnits[k] = true }
 
+// touchRec is touch of r's key: a pending record's was touched by its Reset,
+// and stays so until the Sync that files it (only a Sync replaces dirtyUnits).
+func (l *Ledger) touchRec(r *unitRec, u indexer.UnitRef) {
+	if !r.isPending() {
+		l.touch(keyOf(u))
+	}
+}
+
 // addRow changes a B row by t (sign 1 or -1).
 func (l *Ledger) addRow(rk rowKey, t Tokens, sign int) {
 	id := l.rowIDOf(rk)
@@ -455,12 +463,12 @@ func (l *Ledger) Line(u indexer.UnitRef, off int64, line []byte) {
 	ev, ok := ParseLine(u.Layout, &b.St, line)
 	if !ok {
 		if b.St.Model != "" || b.St.Prev != nil {
-			l.touch(keyOf(u)) // the parser's state moved on
+			l.touchRec(r, u) // the parser's state moved on
 		}
 		return
 	}
 	l.accOf(r).add(ev, l.intern, l.observe(r))
-	l.touch(keyOf(u))
+	l.touchRec(r, u)
 }
 
 // Done records how far the unit has been read (indexer.Consumer).
@@ -477,7 +485,7 @@ func (l *Ledger) Done(u indexer.UnitRef, offset int64, fp string) {
 	r.setFp(fp)
 	r.setPath(u.Path)
 	l.canonFiling(r)
-	l.touch(keyOf(u))
+	l.touchRec(r, u)
 }
 
 func (l *Ledger) endRead(r *unitRec) {
@@ -542,8 +550,7 @@ func (l *Ledger) Sync(sessions []indexer.SessionRef) error {
 			// Filed once, under its session (pending.go).
 			if r.session() != s.ID || r.typ() != s.Type || r.project() != s.Project {
 				r.setSession(s.ID)
-				l.fileAs(r, s.Type, s.Project)
-				l.touch(k)
+				l.fileAs(r, s.Type, s.Project) // touched (touchRec)
 			}
 			l.fileNow(r)
 			continue
