@@ -205,10 +205,25 @@ func (l *Ledger) canonFiling(r *unitRec) {
 	r.filed = f
 }
 
+// filingOf is the ledger's filing equal to f (made if there is none, its
+// strings shared): canonFiling without a filing made first, when the ledger
+// has it already (most of the time: a few per project).
+func (l *Ledger) filingOf(f filing) *filing {
+	if x := l.filings.get(f); x != nil {
+		return x
+	}
+	x := new(filing)
+	*x = f
+	x, _ = l.filings.canon(x)
+	*x = filing{l.intern(x.source), l.intern(x.root), l.intern(x.typ), l.intern(x.project), x.devHi}
+	return x
+}
+
 // fileAs files r's session under typ and project.
 func (l *Ledger) fileAs(r *unitRec, typ, project string) {
-	r.setFiling(typ, project)
-	l.canonFiling(r)
+	f := r.filing()
+	f.typ, f.project = typ, project
+	r.filed = l.filingOf(f)
 }
 
 func (l *Ledger) touch(k ukey) { l.dirtyUnits[k] = true }
@@ -406,11 +421,15 @@ func (l *Ledger) Reset(u indexer.UnitRef) {
 
 // newRec is a new, empty record of u (resident: it has nothing on disk yet).
 func (l *Ledger) newRec(u indexer.UnitRef) *unitRec {
-	r := &unitRec{Unit: u.Unit, Ino: u.Ino, unitBody: &unitBody{Layout: l.intern(u.Layout)}}
-	r.setSource(u.Source)
-	r.setDev(u.Dev)
-	r.setPath(u.Path)
-	l.canonFiling(r)
+	r := &unitRec{Unit: u.Unit, Ino: u.Ino, devLo: uint32(u.Dev), unitBody: &unitBody{Layout: l.intern(u.Layout)}}
+	// Its filing as setSource, setDev and setPath make it, found, not made.
+	f := filing{source: u.Source, devHi: uint32(u.Dev >> 32)}
+	if root, ok := rootOf(u.Unit, u.Path); ok {
+		f.root = root
+	} else {
+		r.pathWhole, r.odd = true, &recOdd{path: u.Path}
+	}
+	r.filed = l.filingOf(f)
 	l.hot = append(l.hot, r)
 	return r
 }
@@ -481,10 +500,13 @@ func (l *Ledger) Done(u indexer.UnitRef, offset int64, fp string) {
 		return
 	}
 	r.Off, r.Ino = offset, u.Ino // an evicted body is copied from its line when the record is written
+	was := r.filed
 	r.setDev(u.Dev)
 	r.setFp(fp)
 	r.setPath(u.Path)
-	l.canonFiling(r)
+	if r.filed != was { // the ledger's still (a filing is never changed)
+		l.canonFiling(r)
+	}
 	l.touchRec(r, u)
 }
 
