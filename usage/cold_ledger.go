@@ -238,7 +238,7 @@ func (l *Ledger) goneCold() []ukey {
 // since, or whose read is in progress. It follows a compaction (every record
 // then), and an open that read the records the long way.
 func (l *Ledger) recool(base int64, crc uint32) {
-	if !l.coldOK || l.cold != nil || l.err != nil || (base < 0 && !l.indexed) {
+	if !l.coldOK || l.resident || l.cold != nil || l.err != nil || (base < 0 && !l.indexed) {
 		return
 	}
 	keepRec := func(r *unitRec) bool {

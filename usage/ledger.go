@@ -75,6 +75,8 @@ type Ledger struct {
 	// the ledger leaves them there (a writer's, opened by Open).
 	cold   *coldSet
 	coldOK bool
+	// resident: a compaction leaves the records in memory (EndColdBuild).
+	resident bool
 	// Every record load read, in the order it read them (the index's, then
 	// the batches'), those replaced since cleared: what an open walks (held);
 	// nil once it is open.
