@@ -133,7 +133,7 @@ func (l *Ledger) coldResume(u indexer.UnitRef) (int64, string, bool) {
 // coldMembers calls fn with each record in the index filed under session g
 // (made for the call: the index keeps it).
 func (l *Ledger) coldMembers(g groupKey, fn func(r *unitRec)) {
-	if l.cold == nil {
+	if l.cold == nil || l.cold.none() {
 		return
 	}
 	var offs []int64
