@@ -156,3 +156,42 @@ func cpuTime() time.Duration {
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// BenchmarkLedgerNewUnits is the ledger's work for each unit new to it, on a
+// ledger of 10,000 units: Reset, its 30 lines, Done, and its part of a Sync of
+// 1,000 such units (each a session of its own, under one of 100 projects):
+// a cold build's per-unit work on the indexer's walk, and the daemon's for
+// new files. An op is a unit.
+func BenchmarkLedgerNewUnits(b *testing.B) {
+	l, _ := benchLedger(b, benchUnits, 30)
+	var lines [][]byte
+	for k := 0; k < 30; k++ {
+		ts := time.Date(2026, 3, 3, 9, 0, 0, 0, time.UTC).Add(time.Duration(k*11) * time.Minute).Format(time.RFC3339)
+		lines = append(lines, []byte(claudeLine(ts, fmt.Sprintf("m%d", k), fmt.Sprintf("r%d", k), []string{"opus", "sonnet"}[k%2], 100+k, 20, 300, 4000, "")))
+	}
+	state := b.TempDir()
+	var sessions []indexer.SessionRef
+	b.ResetTimer()
+	c0 := cpuTime()
+	for it := 0; it < b.N; it++ {
+		i := benchUnits + it
+		unit := fmt.Sprintf("-w-p%d/%s.jsonl", i%100, sid(i))
+		u := indexer.UnitRef{Source: "claude", Layout: "claude", Unit: unit, Path: filepath.Join(state, "store", unit), Dev: 1, Ino: uint64(i + 1)}
+		l.Reset(u)
+		off := int64(0)
+		for _, line := range lines {
+			l.Line(u, off, line)
+			off += int64(len(line)) + 1
+		}
+		l.Done(u, off, fmt.Sprintf("%016x", uint64(i)<<32|uint64(off)))
+		sessions = append(sessions, indexer.SessionRef{UnitRef: u, ID: sid(i), Type: "main", Project: fmt.Sprintf("/w/p%d", i%100)})
+		if len(sessions) == 1000 || it == b.N-1 {
+			if err := l.Sync(sessions); err != nil {
+				b.Fatal(err)
+			}
+			sessions = sessions[:0]
+		}
+	}
+	// The process's CPU time (GC included): the machine may be busy.
+	b.ReportMetric(float64((cpuTime()-c0).Microseconds())/float64(b.N), "µs-cpu/op")
+}

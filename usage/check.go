@@ -54,6 +54,7 @@ func compareOnce(dir string, rebuilt *Ledger, sources map[string]bool) ([]string
 	disk.settleGroups(false)
 	rebuilt.mu.Lock()
 	defer rebuilt.mu.Unlock()
+	rebuilt.settlePending()
 	var diffs []string
 	for want := range rebuilt.units.all() {
 		k := ukey{want.source(), want.Unit}

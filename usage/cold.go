@@ -318,6 +318,9 @@ func (c *coldSet) read(off int64, seq bool) (coldRec, int, error) {
 // find is the first record of (src, unit) in the index, its offset (0: the
 // key is not there) and its slot.
 func (c *coldSet) find(src, unit string) (coldRec, int64, *coldSlot, error) {
+	if c.none() {
+		return coldRec{}, 0, nil, nil // not even the key hashed
+	}
 	var at int64
 	var slot *coldSlot
 	var err error
@@ -334,6 +337,10 @@ func (c *coldSet) find(src, unit string) (coldRec, int64, *coldSlot, error) {
 	})
 	return r, at, slot, err
 }
+
+// none reports whether the index holds no record (a new ledger's, through
+// a cold build: every unit is looked for in it).
+func (c *coldSet) none() bool { return c.start >= c.end }
 
 // holdsKeyAt reports whether the key whose first record is at off is still in
 // the index (not made resident).

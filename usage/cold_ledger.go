@@ -133,7 +133,7 @@ func (l *Ledger) coldResume(u indexer.UnitRef) (int64, string, bool) {
 // coldMembers calls fn with each record in the index filed under session g
 // (made for the call: the index keeps it).
 func (l *Ledger) coldMembers(g groupKey, fn func(r *unitRec)) {
-	if l.cold == nil {
+	if l.cold == nil || l.cold.none() {
 		return
 	}
 	var offs []int64
@@ -238,7 +238,7 @@ func (l *Ledger) goneCold() []ukey {
 // since, or whose read is in progress. It follows a compaction (every record
 // then), and an open that read the records the long way.
 func (l *Ledger) recool(base int64, crc uint32) {
-	if !l.coldOK || l.cold != nil || l.err != nil || (base < 0 && !l.indexed) {
+	if !l.coldOK || l.resident || l.cold != nil || l.err != nil || (base < 0 && !l.indexed) {
 		return
 	}
 	keepRec := func(r *unitRec) bool {

@@ -29,12 +29,21 @@ type coldModel struct {
 	gone         []bool // its file removed (the ledger told, or not)
 	sess         []indexer.SessionRef
 	nextIno, msg int
+	// Both ledgers lazy, the eager one filing a new unit at its Reset (no
+	// pending records, pending.go); a unit read with no record is reset
+	// first, as the indexer does, and Claude messages are repeated.
+	eagerFiling bool
+	last        int // the unit of the last step
 }
 
 var coldModelNow = func() time.Time { return time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC) }
 
 func newColdModel(t *testing.T, seed int64) *coldModel {
-	m := &coldModel{t: t, rng: rand.New(rand.NewSource(seed)), store: t.TempDir(), cs: t.TempDir(), es: t.TempDir(), nextIno: 1000}
+	return newModel(t, seed, false)
+}
+
+func newModel(t *testing.T, seed int64, eagerFiling bool) *coldModel {
+	m := &coldModel{t: t, rng: rand.New(rand.NewSource(seed)), store: t.TempDir(), cs: t.TempDir(), es: t.TempDir(), nextIno: 1000, eagerFiling: eagerFiling}
 	long := strings.Repeat("é", 90) // 180 bytes a part: records longer than a peek
 	ids := []string{sid(1), sid(2), "shared", strings.Repeat("s", 700)}
 	for i := 0; i < 14; i++ {
@@ -64,17 +73,26 @@ func newColdModel(t *testing.T, seed int64) *coldModel {
 		m.sess = append(m.sess, indexer.SessionRef{UnitRef: u, ID: id, Type: "main", Project: fmt.Sprintf("/w/p%d", i%3)})
 	}
 	m.offs, m.gone = make([]int64, len(m.refs)), make([]bool, len(m.refs))
-	m.cold, m.eager = m.open(m.cs, true), m.open(m.es, false)
+	m.cold, m.eager = m.openBoth()
 	return m
+}
+
+// openBoth opens the two ledgers (cold: lazy; eager: lazy too, filing eagerly,
+// with eagerFiling).
+func (m *coldModel) openBoth() (*Ledger, *Ledger) {
+	return m.open(m.cs, true), m.open(m.es, false)
 }
 
 func (m *coldModel) open(state string, lazy bool) *Ledger {
 	m.t.Helper()
-	l, err := open(state, lazy)
+	l, err := open(state, lazy || m.eagerFiling)
 	if err != nil {
 		m.t.Fatal(err)
 	}
 	l.now = coldModelNow
+	if m.eagerFiling && !lazy {
+		l.eagerFiling = true
+	}
 	m.t.Cleanup(func() { l.resetReader(); l.cold.close() })
 	return l
 }
@@ -94,6 +112,10 @@ func (m *coldModel) sync(refs []indexer.SessionRef) {
 // step does one random thing to both ledgers.
 func (m *coldModel) step() string {
 	i := m.rng.Intn(len(m.refs))
+	if m.eagerFiling && m.rng.Intn(2) == 0 {
+		i = m.last // the same unit again: its record pending still
+	}
+	m.last = i
 	u := m.refs[i]
 	switch k := m.rng.Intn(23); {
 	case k < 7 && u.Layout == "mogzi": // its running total
@@ -120,14 +142,28 @@ func (m *coldModel) step() string {
 			m.sess[i].UnitRef = m.refs[i]
 			u = m.refs[i]
 		}
+		if m.eagerFiling {
+			if _, _, ok := m.cold.Resume(u); !ok {
+				// Nothing held of it: the indexer resets it, then reads it
+				// (a new record, pending until the next Sync).
+				m.both(func(l *Ledger) { l.Reset(u) })
+				m.offs[i] = 0
+			}
+		}
 		for n := 1 + m.rng.Intn(3); n > 0; n-- {
 			m.msg++
+			id, req := fmt.Sprintf("m%d", m.msg), fmt.Sprintf("q%d", m.msg)
+			if m.eagerFiling && m.msg > 1 && m.rng.Intn(3) == 0 {
+				// The last message again, more tokens, maybe in another
+				// quarter hour: the account takes the first copy back.
+				id, req = fmt.Sprintf("m%d", m.msg-1), fmt.Sprintf("q%d", m.msg-1)
+			}
 			ts := time.Date(2026, 3, 1, 9+m.rng.Intn(5), m.rng.Intn(60), 0, 0, time.UTC).Format(time.RFC3339)
 			var line string
 			if u.Layout == "codex" {
 				line = fmt.Sprintf(`{"timestamp":"%s","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":%d,"cached_input_tokens":1,"output_tokens":2,"total_tokens":1}}}}`, ts, 10*m.msg)
 			} else {
-				line = claudeLine(ts, fmt.Sprintf("m%d", m.msg), fmt.Sprintf("q%d", m.msg), []string{"opus", "sonnet"}[m.msg%2], m.msg, 2, 3, 4, "")
+				line = claudeLine(ts, id, req, []string{"opus", "sonnet"}[m.msg%2], m.msg, 2, 3, 4, "")
 			}
 			off := m.offs[i]
 			m.both(func(l *Ledger) { l.Line(u, off, []byte(line)) })
@@ -223,7 +259,7 @@ func (m *coldModel) reopen() {
 	m.cold.resetReader()
 	m.cold.cold.close()
 	m.eager.resetReader()
-	m.cold, m.eager = m.open(m.cs, true), m.open(m.es, false)
+	m.cold, m.eager = m.openBoth()
 }
 
 // same compares what the two ledgers answer and hold on disk.
@@ -236,10 +272,18 @@ func (m *coldModel) same(when string) {
 			m.t.Fatalf("%s: Resume(%s %.40s) = %d %q %v, eager %d %q %v", when, u.Source, u.Unit, a1, b1, c1, a2, b2, c2)
 		}
 	}
-	if !reflect.DeepEqual(totalsOf(m.cold), totalsOf(m.eager)) {
+	if !m.eagerFiling && !reflect.DeepEqual(totalsOf(m.cold), totalsOf(m.eager)) {
 		m.t.Fatalf("%s: totals differ", when)
 	}
-	m.sync(nil)
+	if m.eagerFiling {
+		// The indexer's flush: each unit's sessions (a new one's filed there).
+		m.sync(m.liveSessions())
+	} else {
+		m.sync(nil)
+	}
+	if m.eagerFiling && !reflect.DeepEqual(totalsOf(m.cold), totalsOf(m.eager)) {
+		m.t.Fatalf("%s: totals differ after a Sync", when) // a pending record's are filed by it
+	}
 	// Byte for byte, but for the time a unit found gone at an open was
 	// retired (each open's clock), and the index's checksum of the base.
 	retiredAt := regexp.MustCompile(`"retired":"[^"]*"`)
@@ -276,6 +320,46 @@ func indexHeaders(t *testing.T, data []byte) []byte {
 		fmt.Fprintf(&b, "%s %d\n", r.headerLine(), r.idx)
 	}
 	return b.Bytes()
+}
+
+// TestPendingFilingModel: the same random calls handed to a ledger that files
+// a new unit at the Sync after its read (pending.go) and to one that files it
+// at its Reset and again under its session at that Sync (as before) leave both
+// writing the same files byte for byte, after every step: the summary's
+// batches list the same rows (those under no project too), the units file and
+// its index the same records.
+func TestPendingFilingModel(t *testing.T) {
+	defer func(a, b, c, d int64) { unitsRatio, unitsMin, summaryRatio, summaryMin = a, b, c, d }(unitsRatio, unitsMin, summaryRatio, summaryMin)
+	for _, compactions := range []bool{false, true} {
+		if compactions {
+			unitsRatio, unitsMin, summaryRatio, summaryMin = 2, 0, 2, 0
+		}
+		for seed := int64(1); seed <= 4; seed++ {
+			t.Run(fmt.Sprint(compactions, seed), func(t *testing.T) {
+				m := newModel(t, seed, true)
+				var log []string
+				for n := 0; n < 300; n++ {
+					log = append(log, m.step())
+					if m.rng.Intn(3) == 0 {
+						// Not after every step: a new unit's record stays
+						// pending while others come (a Reset, a Remove, a
+						// document of it, a Sync of other sessions).
+						m.same(strings.Join(log[max(0, len(log)-8):], "; "))
+					}
+				}
+				for i, u := range m.refs { // the reads in progress end
+					if !m.gone[i] && u.Layout != "mogzi" {
+						off, fp := m.offs[i], fmt.Sprintf("%016x", m.offs[i])
+						m.both(func(l *Ledger) { l.Done(u, off, fp) })
+					}
+				}
+				m.same("the end")
+				if d := compareSelf(t, m.cs); len(d) != 0 {
+					t.Errorf("check: %v", d)
+				}
+			})
+		}
+	}
 }
 
 // TestColdLedgerModel: random lines, resets, removals, refilings, files gone,

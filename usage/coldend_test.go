@@ -65,3 +65,45 @@ func TestEndColdBuildTogetherWritesWhatSerialWrites(t *testing.T) {
 		t.Error("after EndColdBuild the ledger is not settled (Stamped)")
 	}
 }
+
+// EndColdBuild leaves the records in memory (a reindex ends there: nothing
+// reads them back from the index it wrote); a ledger used on goes on from
+// them, and its next compaction lets them go to the index as ever.
+func TestEndColdBuildLeavesRecordsResident(t *testing.T) {
+	compactAlways(t)
+	units, bySource, sources := coldCorpus(t)
+	state := t.TempDir()
+	l, err := Open(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.resetReader(); l.cold.close() })
+	l.ColdBuild()
+	for _, src := range sources {
+		if err := l.Sync(feedUnits(l, bySource[src])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.EndColdBuild(); err != nil {
+		t.Fatal(err)
+	}
+	if l.cold != nil || l.units.len() != len(units) {
+		t.Fatalf("after EndColdBuild: %d records in memory (of %d), index held: %v", l.units.len(), len(units), l.cold != nil)
+	}
+	// Used on: a source read again, then a compaction.
+	if err := l.Sync(feedUnits(l, bySource[sources[0]])); err != nil {
+		t.Fatal(err)
+	}
+	l.mu.Lock()
+	l.unitsFile.compact = true
+	l.mu.Unlock()
+	if err := l.Sync(nil); err != nil {
+		t.Fatal(err)
+	}
+	if l.cold == nil || l.units.len() != 0 {
+		t.Fatalf("after a compaction: %d records in memory, index held: %v", l.units.len(), l.cold != nil)
+	}
+	if d := compareSelf(t, state); len(d) != 0 {
+		t.Errorf("check: %v", d)
+	}
+}

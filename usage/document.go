@@ -21,6 +21,7 @@ func (l *Ledger) Document(u indexer.UnitRef, data []byte, sessions []*indexer.Se
 	k := keyOf(u)
 	r := l.recLocked(u)
 	l.bodyOf(r)
+	l.fileNow(r)
 	var seen Tokens
 	if r.Seen != nil {
 		seen = *r.Seen

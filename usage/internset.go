@@ -81,6 +81,14 @@ func (t *filingSet) canon(f *filing) (_ *filing, new bool) {
 	return t.slots[i], false
 }
 
+// get is the set's filing equal to f, or nil.
+func (t *filingSet) get(f filing) *filing {
+	if t.n == 0 {
+		return nil
+	}
+	return t.slots[t.find(f)]
+}
+
 func (t *filingSet) find(f filing) int {
 	hi, _ := bits.Mul64(maphash.Comparable(tableSeed, f), uint64(len(t.slots)))
 	for i := int(hi); ; {

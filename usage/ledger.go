@@ -75,10 +75,16 @@ type Ledger struct {
 	// the ledger leaves them there (a writer's, opened by Open).
 	cold   *coldSet
 	coldOK bool
+	// resident: a compaction leaves the records in memory (EndColdBuild).
+	resident bool
 	// Every record load read, in the order it read them (the index's, then
 	// the batches'), those replaced since cleared: what an open walks (held);
 	// nil once it is open.
 	loaded []*unitRec
+	// Records counted but not yet filed (pending.go): each Sync files them.
+	// eagerFiling files a new unit at its Reset instead (tests compare).
+	pending     []*unitRec
+	eagerFiling bool
 }
 
 // ColdBuild tells the ledger that a rebuild (reindex) is feeding it every unit
@@ -185,29 +191,15 @@ func (l *Ledger) intern(s string) string {
 	return l.strs.intern(s)
 }
 
-// canonFiling makes r's filing the ledger's one of the same source, root, type
-// and project (a record read from a file comes with its own, or its file's; a
-// record changed makes one of its own).
-func (l *Ledger) canonFiling(r *unitRec) {
-	if r.filed == nil {
-		return
-	}
-	f, added := l.filings.canon(r.filed)
-	if added {
-		// Its strings, shared too (a record's own filing may hold a part of a
-		// longer string: a path's root).
-		*f = filing{l.intern(f.source), l.intern(f.root), l.intern(f.typ), l.intern(f.project), f.devHi}
-	}
-	r.filed = f
-}
-
-// fileAs files r's session under typ and project.
-func (l *Ledger) fileAs(r *unitRec, typ, project string) {
-	r.setFiling(typ, project)
-	l.canonFiling(r)
-}
-
 func (l *Ledger) touch(k ukey) { l.dirtyUnits[k] = true }
+
+// touchRec is touch of r's key: a pending record's was touched by its Reset,
+// and stays so until the Sync that files it (only a Sync replaces dirtyUnits).
+func (l *Ledger) touchRec(r *unitRec, u indexer.UnitRef) {
+	if !r.isPending() {
+		l.touch(keyOf(u))
+	}
+}
 
 // addRow changes a B row by t (sign 1 or -1).
 func (l *Ledger) addRow(rk rowKey, t Tokens, sign int) {
@@ -240,75 +232,11 @@ func addTokens(rows map[rowID]Tokens, dirty map[rowID]bool, k rowID, t Tokens, s
 	dirty[k] = true
 }
 
-// file adds (sign 1) or takes away (sign -1) a record's part in the totals: its
-// buckets in the B rows and its place among its session's units. Every change to
-// where a record is filed (source, project, session, type) or to its being in the
-// ledger at all goes through file(-1), the change, file(1).
-func (l *Ledger) file(r *unitRec, sign int) {
-	g := r.group()
-	l.markGroup(g)
-	if sign > 0 {
-		l.addMember(r)
-	} else {
-		l.dropMember(r)
-	}
-	for _, b := range l.accOf(r).Buckets {
-		l.addRow(rowKey{b.Q, r.source(), r.project(), b.Model}, b.T, sign)
-	}
-}
-
-// addMember files r under its session id.
-func (l *Ledger) addMember(r *unitRec) {
-	r.next = l.members.push(r)
-}
-
-// dropMember takes r from under its session id.
-func (l *Ledger) dropMember(r *unitRec) {
-	sid := r.sid()
-	head := l.members.get("", sid)
-	switch {
-	case head == r && r.next != nil:
-		l.members.put(r.next)
-	case head == r:
-		l.members.del("", sid)
-	default:
-		for x := head; x != nil; x = x.next {
-			if x.next == r {
-				x.next = r.next
-				break
-			}
-		}
-	}
-	r.next = nil
-}
-
-// markGroup notes that session g is about to change, keeping its S rows as they
-// were (what the summary holds) on its first change since the last write.
-func (l *Ledger) markGroup(g groupKey) {
-	if l.dirtyGroups[g] {
-		return
-	}
-	if rows := l.groupRows(g); rows != nil {
-		l.before[g] = rows // none (a new session's) is what a missing key reads
-	}
-	l.dirtyGroups[g] = true
-}
-
-// fileAll files every record (after a load).
-func (l *Ledger) fileAll() {
-	l.warmAll()
-	for r := range l.units.all() {
-		l.file(r, 1)
-	}
-	for _, rs := range l.retired {
-		for _, r := range rs {
-			l.file(r, 1)
-		}
-	}
-}
-
 // observe is the observer of a record's account: the B row of each bucket follows.
 func (l *Ledger) observe(r *unitRec) observer {
+	if r.isPending() {
+		return l.pendingObserver(r)
+	}
 	return func(q int32, model string, t Tokens, sign int) {
 		l.markGroup(r.group()) // before the account changes
 		l.addRow(rowKey{q, r.source(), r.project(), model}, t, sign)
@@ -364,7 +292,17 @@ func (l *Ledger) Reset(u indexer.UnitRef) {
 		return
 	}
 	n := l.newRec(u)
+	if r == nil && !l.eagerFiling {
+		// New to the ledger: filed by the next Sync, under its session (pending.go).
+		n.pending = true
+		l.pending = append(l.pending, n)
+		l.units.put(n)
+		l.dropRetired(k)
+		l.touch(k)
+		return
+	}
 	if r != nil {
+		l.fileNow(r) // the record replaced is taken from where it is filed
 		n.setSession(r.session())
 		l.fileAs(n, r.typ(), r.project())
 		l.endRead(r)
@@ -381,11 +319,15 @@ func (l *Ledger) Reset(u indexer.UnitRef) {
 
 // newRec is a new, empty record of u (resident: it has nothing on disk yet).
 func (l *Ledger) newRec(u indexer.UnitRef) *unitRec {
-	r := &unitRec{Unit: u.Unit, Ino: u.Ino, unitBody: &unitBody{Layout: l.intern(u.Layout)}}
-	r.setSource(u.Source)
-	r.setDev(u.Dev)
-	r.setPath(u.Path)
-	l.canonFiling(r)
+	r := &unitRec{Unit: u.Unit, Ino: u.Ino, devLo: uint32(u.Dev), unitBody: &unitBody{Layout: l.intern(u.Layout)}}
+	// Its filing as setSource, setDev and setPath make it, found, not made.
+	f := filing{source: u.Source, devHi: uint32(u.Dev >> 32)}
+	if root, ok := rootOf(u.Unit, u.Path); ok {
+		f.root = root
+	} else {
+		r.pathWhole, r.odd = true, &recOdd{path: u.Path}
+	}
+	r.filed = l.filingOf(f)
 	l.hot = append(l.hot, r)
 	return r
 }
@@ -438,12 +380,12 @@ func (l *Ledger) Line(u indexer.UnitRef, off int64, line []byte) {
 	ev, ok := ParseLine(u.Layout, &b.St, line)
 	if !ok {
 		if b.St.Model != "" || b.St.Prev != nil {
-			l.touch(keyOf(u)) // the parser's state moved on
+			l.touchRec(r, u) // the parser's state moved on
 		}
 		return
 	}
 	l.accOf(r).add(ev, l.intern, l.observe(r))
-	l.touch(keyOf(u))
+	l.touchRec(r, u)
 }
 
 // Done records how far the unit has been read (indexer.Consumer).
@@ -456,11 +398,14 @@ func (l *Ledger) Done(u indexer.UnitRef, offset int64, fp string) {
 		return
 	}
 	r.Off, r.Ino = offset, u.Ino // an evicted body is copied from its line when the record is written
+	was := r.filed
 	r.setDev(u.Dev)
 	r.setFp(fp)
 	r.setPath(u.Path)
-	l.canonFiling(r)
-	l.touch(keyOf(u))
+	if r.filed != was { // the ledger's still (a filing is never changed)
+		l.canonFiling(r)
+	}
+	l.touchRec(r, u)
 }
 
 func (l *Ledger) endRead(r *unitRec) {
@@ -478,6 +423,7 @@ func (l *Ledger) Remove(u indexer.UnitRef) {
 	k := keyOf(u)
 	l.warm(k.source, k.unit)
 	if r := l.units.get(k.source, k.unit); r != nil {
+		l.fileNow(r)
 		l.retireLocked(k, r, indexer.FormatTime(l.now()))
 	}
 }
@@ -520,6 +466,15 @@ func (l *Ledger) Sync(sessions []indexer.SessionRef) error {
 		if r == nil {
 			continue
 		}
+		if r.isPending() {
+			// Filed once, under its session (pending.go).
+			if r.session() != s.ID || r.typ() != s.Type || r.project() != s.Project {
+				r.setSession(s.ID)
+				l.fileAs(r, s.Type, s.Project) // touched (touchRec)
+			}
+			l.fileNow(r)
+			continue
+		}
 		if r.session() != s.ID || r.typ() != s.Type || r.project() != s.Project {
 			l.file(r, -1)
 			r.setSession(s.ID)
@@ -528,6 +483,7 @@ func (l *Ledger) Sync(sessions []indexer.SessionRef) error {
 			l.touch(k)
 		}
 	}
+	l.settlePending() // those of no session: under their own name
 	if l.err != nil {
 		return fmt.Errorf("%w (run 'sessionwatch reindex')", l.err)
 	}

@@ -79,6 +79,6 @@ func (l *Ledger) LinesPrepared(u indexer.UnitRef, prep indexer.Prepared) {
 	r.fed = max(r.fed, p.last+1)
 	r.St = p.st
 	if p.touched {
-		l.touch(keyOf(u))
+		l.touchRec(r, u)
 	}
 }

@@ -8,8 +8,9 @@ import (
 
 // TestRecTableAgainstMap puts, gets and deletes records at random in tables of
 // every size the growth and reserve make (not powers of two), checking each
-// against a map: backward-shift deletion must keep every probe run whole when
-// runs wrap around the table's end.
+// against a map: backward-shift deletion must keep every probe run whole (tags
+// and records moved together) when runs wrap around the table's end, and the
+// record last put or found must answer for its key only while it is held.
 func TestRecTableAgainstMap(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, reserve := range []int{0, 5, 37, 100} {
@@ -34,6 +35,17 @@ func TestRecTableAgainstMap(t *testing.T) {
 			case 2:
 				tab.del(k.source, k.unit)
 				delete(want, k)
+			}
+			// The key just changed and another, every step: the record
+			// last put or found (recTable.last) answers only for its key.
+			other := ukey{fmt.Sprint(rng.IntN(3)), fmt.Sprint(rng.IntN(300))}
+			for _, k := range []ukey{k, other, k} {
+				if got := tab.get(k.source, k.unit); got != want[k] {
+					t.Fatalf("reserve %d, step %d: get %v is %p, want %p", reserve, i, k, got, want[k])
+				}
+			}
+			if tab.last != nil && want[ukey{tab.last.source(), tab.last.Unit}] != tab.last {
+				t.Fatalf("reserve %d, step %d: the last record found is not in the table", reserve, i)
 			}
 			if tab.len() != len(want) {
 				t.Fatalf("reserve %d, step %d: %d records, want %d", reserve, i, tab.len(), len(want))

@@ -206,6 +206,9 @@ type unitBody struct {
 	// way and is handed over again from Off counts nothing twice.
 	reading bool
 	fed     int64
+	// Counted but not yet filed: a unit new to the ledger, until the Sync
+	// that files it under its session (pending.go).
+	pending bool
 }
 
 // evicted reports whether r's body is on disk only.
@@ -299,12 +302,21 @@ func (r *unitRec) pathIs(p string) bool {
 
 // setPath makes p the unit's file; r.Unit must be set.
 func (r *unitRec) setPath(p string) {
-	rel := filepath.FromSlash(r.Unit)
-	if n := len(p) - len(rel); rel != "" && n > 0 && p[n-1] == filepath.Separator && p[n:] == rel {
-		r.setRoot(p[:n], false)
+	if root, ok := rootOf(r.Unit, p); ok {
+		r.setRoot(root, false)
 		return
 	}
 	r.setRoot(p, true)
+}
+
+// rootOf is the root path p of unit is in (p is the root followed by unit),
+// if it is.
+func rootOf(unit, p string) (string, bool) {
+	rel := filepath.FromSlash(unit)
+	if n := len(p) - len(rel); rel != "" && n > 0 && p[n-1] == filepath.Separator && p[n:] == rel {
+		return p[:n], true
+	}
+	return "", false
 }
 
 // setRoot makes dir the unit's path root (whole unset) or its whole path.
