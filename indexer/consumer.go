@@ -137,6 +137,7 @@ func (ix *Indexer) consumersBehindLocked(u *unit) bool {
 	if len(ix.consumers) == 0 {
 		return false
 	}
+	ix.drainFeedsLocked()
 	ref := ix.unitRef(u)
 	for _, c := range ix.consumers {
 		off, fp, ok := c.Resume(ref)
@@ -157,6 +158,7 @@ func (ix *Indexer) syncConsumersLocked() error {
 	if len(ix.touched) == 0 {
 		return nil
 	}
+	ix.drainFeedsLocked()
 	var refs []SessionRef
 	for urel := range ix.touched {
 		u := ix.units.get(urel)
@@ -188,6 +190,7 @@ func (ix *Indexer) catchUpConsumersLocked(f *os.File, u *unit, reset bool) (func
 	if len(ix.consumers) == 0 {
 		return func(int64, []byte) {}, nil
 	}
+	ix.drainFeedsLocked()
 	ref := ix.unitRef(u)
 	from := make([]int64, len(ix.consumers)) // the offset each consumer needs lines from
 	lowest := u.tail.Offset
@@ -257,6 +260,7 @@ func (ix *Indexer) unitRefsLocked() map[string]UnitRef {
 // runs: the daemon reloads the catalogs, in which the unit no longer is), and has
 // them make it durable.
 func (ix *Indexer) removeGoneFromConsumersLocked(before map[string]UnitRef) error {
+	ix.drainFeedsLocked()
 	gone := false
 	for urel, ref := range before {
 		if ix.units.get(urel) != nil {
