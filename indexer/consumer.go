@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"os"
+	"sync"
 )
 
 // Consumer is fed by the indexer's reads, so that what is built beside the catalog
@@ -44,6 +45,8 @@ type Consumer interface {
 	Remove(u UnitRef)
 	// Sync makes what was handed over durable. sessions are the current sessions of
 	// the units that changed since the last Sync, with their projects resolved.
+	// The consumers of a flush sync at once, each on its own goroutine; sessions
+	// is shared by them and read only.
 	Sync(sessions []SessionRef) error
 }
 
@@ -171,12 +174,39 @@ func (ix *Indexer) syncConsumersLocked() error {
 				File: s.File, Project: s.Project, Title: s.Title, Created: s.CreatedAt, Last: s.LastActiveAt})
 		}
 	}
-	for _, c := range ix.consumers {
-		if err := c.Sync(refs); err != nil {
-			return err // touched stays: the next flush hands the same sessions again
-		}
+	if err := syncEach(ix.consumers, refs); err != nil {
+		return err // touched stays: the next flush hands the same sessions again
 	}
 	clear(ix.touched)
+	return nil
+}
+
+// syncEach has every consumer make its state durable, each on a goroutine of
+// its own (they share nothing: the search index and the usage ledger write their
+// own files), and returns the error of the first one, in their order, that
+// failed. A consumer after a failed one is synced too: a consumer ahead of the
+// catalogs is one the contract allows (Resume), and the next flush hands every
+// consumer the same sessions again.
+func syncEach(cs []Consumer, refs []SessionRef) error {
+	if len(cs) == 1 {
+		return cs[0].Sync(refs)
+	}
+	errs := make([]error, len(cs))
+	var wg sync.WaitGroup
+	for i, c := range cs[1:] {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i+1] = c.Sync(refs)
+		}()
+	}
+	errs[0] = cs[0].Sync(refs)
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
