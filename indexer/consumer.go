@@ -162,19 +162,7 @@ func (ix *Indexer) syncConsumersLocked() error {
 		return nil
 	}
 	ix.drainFeedsLocked()
-	var refs []SessionRef
-	for urel := range ix.touched {
-		u := ix.units.get(urel)
-		if u == nil {
-			continue
-		}
-		ref := ix.unitRef(u)
-		for _, s := range u.sessions() {
-			refs = append(refs, SessionRef{UnitRef: ref, ID: s.ID, Type: s.Type, ParentID: s.ParentID,
-				File: s.File, Project: s.Project, Title: s.Title, Created: s.CreatedAt, Last: s.LastActiveAt})
-		}
-	}
-	if err := syncEach(ix.consumers, refs); err != nil {
+	if err := syncEach(ix.consumers, ix.touchedRefsLocked()); err != nil {
 		return err // touched stays: the next flush hands the same sessions again
 	}
 	clear(ix.touched)

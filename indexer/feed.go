@@ -114,6 +114,7 @@ func (fs *feeds) stop() {
 // drainFeedsLocked waits until the consumers' queued calls are made: called
 // before any other call to a consumer during a pass.
 func (ix *Indexer) drainFeedsLocked() {
+	ix.waitSyncLocked() // a batched flush's syncs (syncbg.go)
 	if ix.fetch != nil && ix.fetch.feeds != nil {
 		ix.fetch.feeds.drain()
 	}

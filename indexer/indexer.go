@@ -82,6 +82,8 @@ type Indexer struct {
 	byProject     map[string][]*Session // writeCatalogsLocked's scratch, empty between flushes
 	projects      map[string]bool       // writeCatalogsLocked's scratch too
 	pendingErr    error                 // errors of writes waited for early, reported by the flush
+	bgSync        *bgSync               // a batched flush's consumer syncs, running (syncbg.go)
+	syncErr       error                 // their failure, for the flush to return
 	diffs         []Difference
 	stats         Stats
 	consumers     []Consumer        // fed by every read (consumer.go)
