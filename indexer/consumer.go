@@ -12,12 +12,14 @@ import (
 // reading it again (STYLE 16: one reader, many consumers). The indexer knows no
 // consumer by name; the daemon attaches them with Group.AddConsumer.
 //
-// Every method is called with the indexer's lock held, so the calls for one source
-// come one at a time; a consumer attached to several sources must lock itself.
-// This holds when a full pass reads new units on worker goroutines (prefetch.go):
-// the workers only buffer a unit's lines, and the walk hands them over, in order,
-// under the lock, in the same sequence of calls as a pass without workers (a
-// Preparer's pure per-line work is the one part done on the workers).
+// Every method is called while the indexer's lock is held, so the calls for one
+// source come to a consumer one at a time; a consumer attached to several sources
+// must lock itself. This holds when a full pass reads new units on worker
+// goroutines (prefetch.go): the workers only buffer a unit's lines, and the walk
+// has them handed over, in order, in the same sequence of calls as a pass without
+// workers (a Preparer's pure per-line work is the one part done on the workers),
+// each consumer's on a goroutine of its own (feed.go). Two consumers may thus be
+// called at once, by the same pass (feed.go; Sync, syncEach), never one consumer.
 //
 // Crash safety: Sync is called at every flush before any catalog of that flush is
 // written, so a consumer's durable state is never behind the offsets in the catalogs.
