@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"os"
+	"sync"
 )
 
 // Consumer is fed by the indexer's reads, so that what is built beside the catalog
@@ -11,12 +12,14 @@ import (
 // reading it again (STYLE 16: one reader, many consumers). The indexer knows no
 // consumer by name; the daemon attaches them with Group.AddConsumer.
 //
-// Every method is called with the indexer's lock held, so the calls for one source
-// come one at a time; a consumer attached to several sources must lock itself.
-// This holds when a full pass reads new units on worker goroutines (prefetch.go):
-// the workers only buffer a unit's lines, and the walk hands them over, in order,
-// under the lock, in the same sequence of calls as a pass without workers (a
-// Preparer's pure per-line work is the one part done on the workers).
+// Every method is called while the indexer's lock is held, so the calls for one
+// source come to a consumer one at a time; a consumer attached to several sources
+// must lock itself. This holds when a full pass reads new units on worker
+// goroutines (prefetch.go): the workers only buffer a unit's lines, and the walk
+// has them handed over, in order, in the same sequence of calls as a pass without
+// workers (a Preparer's pure per-line work is the one part done on the workers),
+// each consumer's on a goroutine of its own (feed.go). Two consumers may thus be
+// called at once, by the same pass (feed.go; Sync, syncEach), never one consumer.
 //
 // Crash safety: Sync is called at every flush before any catalog of that flush is
 // written, so a consumer's durable state is never behind the offsets in the catalogs.
@@ -44,6 +47,8 @@ type Consumer interface {
 	Remove(u UnitRef)
 	// Sync makes what was handed over durable. sessions are the current sessions of
 	// the units that changed since the last Sync, with their projects resolved.
+	// The consumers of a flush sync at once, each on its own goroutine; sessions
+	// is shared by them and read only.
 	Sync(sessions []SessionRef) error
 }
 
@@ -137,6 +142,7 @@ func (ix *Indexer) consumersBehindLocked(u *unit) bool {
 	if len(ix.consumers) == 0 {
 		return false
 	}
+	ix.drainFeedsLocked()
 	ref := ix.unitRef(u)
 	for _, c := range ix.consumers {
 		off, fp, ok := c.Resume(ref)
@@ -157,24 +163,40 @@ func (ix *Indexer) syncConsumersLocked() error {
 	if len(ix.touched) == 0 {
 		return nil
 	}
-	var refs []SessionRef
-	for urel := range ix.touched {
-		u := ix.units.get(urel)
-		if u == nil {
-			continue
-		}
-		ref := ix.unitRef(u)
-		for _, s := range u.sessions() {
-			refs = append(refs, SessionRef{UnitRef: ref, ID: s.ID, Type: s.Type, ParentID: s.ParentID,
-				File: s.File, Project: s.Project, Title: s.Title, Created: s.CreatedAt, Last: s.LastActiveAt})
-		}
-	}
-	for _, c := range ix.consumers {
-		if err := c.Sync(refs); err != nil {
-			return err // touched stays: the next flush hands the same sessions again
-		}
+	ix.drainFeedsLocked()
+	if err := syncEach(ix.consumers, ix.touchedRefsLocked()); err != nil {
+		return err // touched stays: the next flush hands the same sessions again
 	}
 	clear(ix.touched)
+	return nil
+}
+
+// syncEach has every consumer make its state durable, each on a goroutine of
+// its own (they share nothing: the search index and the usage ledger write their
+// own files), and returns the error of the first one, in their order, that
+// failed. A consumer after a failed one is synced too: a consumer ahead of the
+// catalogs is one the contract allows (Resume), and the next flush hands every
+// consumer the same sessions again.
+func syncEach(cs []Consumer, refs []SessionRef) error {
+	if len(cs) == 1 {
+		return cs[0].Sync(refs)
+	}
+	errs := make([]error, len(cs))
+	var wg sync.WaitGroup
+	for i, c := range cs[1:] {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i+1] = c.Sync(refs)
+		}()
+	}
+	errs[0] = cs[0].Sync(refs)
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -188,6 +210,7 @@ func (ix *Indexer) catchUpConsumersLocked(f *os.File, u *unit, reset bool) (func
 	if len(ix.consumers) == 0 {
 		return func(int64, []byte) {}, nil
 	}
+	ix.drainFeedsLocked()
 	ref := ix.unitRef(u)
 	from := make([]int64, len(ix.consumers)) // the offset each consumer needs lines from
 	lowest := u.tail.Offset
@@ -257,6 +280,7 @@ func (ix *Indexer) unitRefsLocked() map[string]UnitRef {
 // runs: the daemon reloads the catalogs, in which the unit no longer is), and has
 // them make it durable.
 func (ix *Indexer) removeGoneFromConsumersLocked(before map[string]UnitRef) error {
+	ix.drainFeedsLocked()
 	gone := false
 	for urel, ref := range before {
 		if ix.units.get(urel) != nil {

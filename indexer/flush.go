@@ -20,7 +20,7 @@ import (
 
 // flushLocked resolves projects for dirty project dirs and writes the catalogs and
 // native indexes whose content changed.
-func (ix *Indexer) flushLocked() error {
+func (ix *Indexer) flushLocked() (ferr error) {
 	if len(ix.dirtyDirs) == 0 && len(ix.dirtyProjects) == 0 && len(ix.rereads) == 0 {
 		return nil
 	}
@@ -88,8 +88,18 @@ func (ix *Indexer) flushLocked() error {
 		dirSessions[dir] = ss
 	}
 	// Consumers are made durable before any index of this flush is written, so no
-	// catalog offset is ever ahead of what they hold.
-	if err := ix.syncConsumersLocked(); err != nil {
+	// catalog offset is ever ahead of what they hold. A batched flush renders its
+	// outputs meanwhile, and puts them in place once they are (syncbg.go).
+	if ix.writes.batch && !ix.opt.Check {
+		ix.startSyncLocked()
+		defer func() {
+			ix.waitSyncLocked()
+			if err := ix.syncErr; err != nil {
+				ix.syncErr = nil
+				ferr = fmt.Errorf("sync consumers: %w", err)
+			}
+		}()
+	} else if err := ix.syncConsumersLocked(); err != nil {
 		// Nothing of this flush is written: the indexes stay dirty for the next one.
 		return fmt.Errorf("sync consumers: %w", err)
 	}
@@ -109,7 +119,7 @@ func (ix *Indexer) flushLocked() error {
 		errs = append(errs, err)
 	}
 	ix.scheduleRetryLocked()
-	return errors.Join(errs...)
+	return errors.Join(errs...) // a failed background sync's error instead (deferred above)
 }
 
 // scheduleRetryLocked marks the outputs whose write failed dirty again, so they
@@ -537,6 +547,16 @@ func (ix *Indexer) commitLocked() error {
 
 // drainLocked waits for the writes in flight and records their outcome.
 func (ix *Indexer) drainLocked() error {
+	ix.waitSyncLocked()
+	if ix.syncErr != nil {
+		// The consumers could not sync: nothing staged is put in place, and the
+		// outputs are written again by a later flush.
+		for _, r := range ix.writes.discard() {
+			ix.outputs.del(r.path)
+			ix.failed = append(ix.failed, r.mark)
+		}
+		return nil // the flush returns the consumer's error
+	}
 	var errs []error
 	for _, r := range ix.writes.wait() {
 		if r.err != nil {
@@ -586,6 +606,9 @@ func (ix *Indexer) realDirLocked(dir string) bool {
 func (ix *Indexer) removeOutputLocked(path string) bool {
 	ix.dropResumeCacheLocked()
 	ix.pendingErr = errors.Join(ix.pendingErr, ix.drainLocked()) // no write of it still in flight
+	if ix.syncErr != nil {
+		return false // nothing of a flush whose consumers failed to sync is removed either
+	}
 	ix.outputs.del(path)
 	if _, err := os.Lstat(path); err != nil {
 		return false

@@ -82,6 +82,8 @@ type Indexer struct {
 	byProject     map[string][]*Session // writeCatalogsLocked's scratch, empty between flushes
 	projects      map[string]bool       // writeCatalogsLocked's scratch too
 	pendingErr    error                 // errors of writes waited for early, reported by the flush
+	bgSync        *bgSync               // a batched flush's consumer syncs, running (syncbg.go)
+	syncErr       error                 // their failure, for the flush to return
 	diffs         []Difference
 	stats         Stats
 	consumers     []Consumer        // fed by every read (consumer.go)
@@ -108,6 +110,7 @@ type Indexer struct {
 	fetch         *prefetcher // the current full pass's read-ahead workers (prefetch.go)
 	prefetched    int         // units installed from read-ahead workers since start
 	prefetchPeak  int64       // most bytes of lines the workers held at once (under fetch.mu)
+	feedPeak      int64       // most bytes the consumers' queues held at once (feed.go)
 	aheadRead     int         // units read ahead by the last prefetch (tests)
 	aheadSkipped  int         // units it skipped as cached (tests)
 	statePeak     int         // VerifyOutputs: most units holding a state at one flush (for tests)
@@ -530,6 +533,7 @@ func (ix *Indexer) removeUnitLocked(urel string) bool {
 	ix.setLazyKey(u, "")
 	ix.units.del(urel)
 	if len(ix.consumers) > 0 {
+		ix.drainFeedsLocked()
 		ref := ix.unitRef(u)
 		for _, c := range ix.consumers {
 			c.Remove(ref)

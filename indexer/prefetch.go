@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 )
 
@@ -36,8 +37,9 @@ const prefetchBufferMax = 4 << 20
 
 // prefetchHeldMax bounds the buffered lines the workers hold for the walk: past
 // it they wait, except for the unit the walk needs next. At most this plus one
-// transcript per worker is held (a daemon's first start must stay small). A var:
-// tests lower it.
+// transcript per worker is held (a daemon's first start must stay small); the
+// units the walk passed on to the consumers' queues are bounded the same way
+// (feed.go). A var: tests lower it.
 var prefetchHeldMax int64 = 16 << 20
 
 // prefetchAhead is how many units (per worker) the workers may run ahead of the
@@ -56,6 +58,9 @@ type fetched struct {
 	lines     []fetchedLine // where each line is in data
 	prepared  []Prepared    // by consumer: its Preparer's work on the lines (nil: none)
 	held      int64         // bytes of data and prepared, counted against prefetchHeldMax
+	feedsLeft atomic.Int32  // consumers' goroutines yet to take it (feed.go)
+	unit      *unit         // the unit as the walk installs it
+	session   *Session      // its session (linesSession)
 }
 
 type fetchedLine struct {
@@ -83,6 +88,8 @@ type prefetcher struct {
 	stop   bool
 	ahead  ahead // the readahead's state (readahead.go)
 	wg     sync.WaitGroup
+
+	feeds *feeds // the consumers' queues (feed.go); nil: no consumer
 }
 
 // startPrefetchLocked lists the transcripts under the root that the indexer holds
@@ -153,6 +160,9 @@ func (ix *Indexer) startPrefetchLocked() {
 	if readaheadWorkers > 0 {
 		pf.startReadahead(readaheadWorkers)
 	}
+	if len(pf.consumers) > 0 {
+		pf.feeds = pf.startFeeds()
+	}
 	ix.fetch = pf
 }
 
@@ -161,6 +171,10 @@ func (ix *Indexer) stopPrefetchLocked() {
 	pf := ix.fetch
 	if pf == nil {
 		return
+	}
+	if pf.feeds != nil {
+		pf.feeds.stop() // every queued call made: the flush may sync the consumers
+		ix.feedPeak = max(ix.feedPeak, pf.feeds.peak)
 	}
 	pf.mu.Lock()
 	pf.stop = true
@@ -382,13 +396,19 @@ func (pf *prefetcher) read(urel string, r *fetched) {
 			r.held += p.Size()
 		}
 	}
+	// The unit as fetchedLocked installs it, and its session, made here: only
+	// the filing is left to the walk.
+	u := &unit{rel: urel, kind: UnitLines, live: &unitLive{acc: r.acc}, tail: newUnitTail(dev, ino)}
+	u.tail.set(&r.tail)
+	u.setSkipped(r.skipped)
+	r.unit, r.session = u, pf.ix.linesSession(u, pf.ix.unitPath(urel))
 	r.ok = true
 }
 
 // fetchedLocked installs a worker's reading of a unit the indexer held nothing of,
 // exactly as updateLinesLocked would have read it; false means there is none and
 // the caller reads the unit itself.
-func (ix *Indexer) fetchedLocked(urel, path string) bool {
+func (ix *Indexer) fetchedLocked(urel string) bool {
 	if ix.fetch == nil || ix.units.get(urel) != nil {
 		return false
 	}
@@ -396,35 +416,16 @@ func (ix *Indexer) fetchedLocked(urel, path string) bool {
 	if r == nil {
 		return false
 	}
-	u := &unit{rel: urel, kind: UnitLines, live: &unitLive{acc: r.acc}, tail: newUnitTail(r.tail.Dev, r.tail.Ino)}
+	u := r.unit
 	ix.units.put(u)
 	if len(ix.consumers) > 0 {
 		// A unit read from the start: every consumer is reset and handed every
-		// line, as the prepared lines of a Preparer or one Line call each.
-		ref := ix.unitRef(u)
-		for _, c := range ix.consumers {
-			c.Reset(ref)
-		}
-		for i, c := range ix.consumers {
-			if i < len(r.prepared) && r.prepared[i] != nil {
-				c.(Preparer).LinesPrepared(ref, r.prepared[i])
-				continue
-			}
-			for _, l := range r.lines {
-				c.Line(ref, l.off, r.data[l.start:l.end])
-			}
-		}
+		// line, as the prepared lines of a Preparer or one Line call each, then
+		// Done, on its own goroutine (feed.go).
+		ix.fetch.feeds.queue(ix.unitRef(u), r)
 	}
-	u.tail.set(&r.tail)
-	u.setSkipped(r.skipped)
 	ix.stats.BytesRead += r.bytesRead
-	if len(ix.consumers) > 0 {
-		ref := ix.unitRef(u)
-		for _, c := range ix.consumers {
-			c.Done(ref, u.tail.Offset, r.tail.Fp)
-		}
-	}
-	ix.summarizeLinesLocked(u, path)
+	ix.setLinesSessionLocked(u, r.session)
 	ix.prefetched++
 	return true
 }

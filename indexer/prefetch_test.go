@@ -282,6 +282,11 @@ func TestPrefetchHoldsBoundedBuffers(t *testing.T) {
 	if limit := prefetchHeldMax + 3*size; ix.prefetchPeak > limit || ix.prefetchPeak == 0 {
 		t.Errorf("workers held up to %d bytes of lines, want 1..%d", ix.prefetchPeak, limit)
 	}
+	// The units passed on to the consumers' queues are bounded alike: at most
+	// prefetchHeldMax, or one unit alone.
+	if limit := prefetchHeldMax + size; ix.feedPeak > limit || ix.feedPeak == 0 {
+		t.Errorf("the consumers' queues held up to %d bytes of lines, want 1..%d", ix.feedPeak, limit)
+	}
 	if got := ix.Stats().Sessions; got != 40 {
 		t.Errorf("%d sessions indexed, want 40", got)
 	}

@@ -66,7 +66,7 @@ func (ix *Indexer) updateLinesLocked(urel, path string) (bool, error) {
 	if !ok {
 		return false, fmt.Errorf("layout %s has no line parser", ix.layout.Name())
 	}
-	if ix.fetchedLocked(urel, path) {
+	if ix.fetchedLocked(urel) {
 		return true, nil // read and folded by a worker (prefetch.go)
 	}
 	if u := ix.units.get(urel); u != nil && u.hasState() && !ix.verifying {
@@ -207,6 +207,7 @@ func (ix *Indexer) updateLinesLocked(urel, path string) (bool, error) {
 		u.tail.SetHfp(hfp)
 	}
 	if len(ix.consumers) > 0 {
+		ix.drainFeedsLocked()
 		ref := ix.unitRef(u)
 		for _, c := range ix.consumers {
 			c.Done(ref, u.tail.Offset, fp)
@@ -254,6 +255,13 @@ func (ix *Indexer) fingerprintsMatchLocked(f *os.File, offset int64, tfp, thfp s
 }
 
 func (ix *Indexer) summarizeLinesLocked(u *unit, path string) {
+	ix.setLinesSessionLocked(u, ix.linesSession(u, path))
+}
+
+// linesSession is the session a line unit's accumulator makes of it, before its
+// project is known. It reads nothing of the indexer's but its root and layout: a
+// read worker calls it for a unit not installed yet (prefetch.go).
+func (ix *Indexer) linesSession(u *unit, path string) *Session {
 	t := u.tail.get()
 	s := &Session{File: path, SizeBytes: t.Size, SkippedLines: u.skipped(), Tail: &t}
 	u.acc().Summarize(s, FileFacts{Root: ix.rootDir, Unit: u.rel, Path: path, Size: t.Size, Mtime: time.Unix(0, t.Mtime)})
@@ -263,6 +271,12 @@ func (ix *Indexer) summarizeLinesLocked(u *unit, path string) {
 		s.Tail.State = st
 	}
 	s.acc = u.acc()
+	return s
+}
+
+// setLinesSessionLocked makes s, from linesSession, the unit's session, under
+// the project its session or parked sessions had.
+func (ix *Indexer) setLinesSessionLocked(u *unit, s *Session) {
 	if len(u.sessions()) == 1 {
 		s.Project = u.sessions()[0].Project
 	} else if u.skey != 0 && u.nsess == 1 {
@@ -308,6 +322,7 @@ func (ix *Indexer) updateDocumentLocked(urel, path string) (bool, error) {
 	}
 	if unchanged {
 		// Only a consumer attached since is behind: hand it the document.
+		ix.drainFeedsLocked()
 		ref := ix.unitRef(u)
 		for _, c := range ix.consumers {
 			if off, fp, ok := c.Resume(ref); !ok || off != u.tail.Offset || !u.tail.fpIs(fp) {
@@ -353,6 +368,7 @@ func (ix *Indexer) updateDocumentLocked(urel, path string) (bool, error) {
 	}
 	ix.setSessionsLocked(u, ss)
 	if len(ix.consumers) > 0 {
+		ix.drainFeedsLocked()
 		ref := ix.unitRef(u)
 		for _, c := range ix.consumers {
 			c.Document(ref, data, ss)

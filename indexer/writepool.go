@@ -1,6 +1,9 @@
 package indexer
 
-import "sync"
+import (
+	"os"
+	"sync"
+)
 
 // commitParallel is how many writes a flush has in flight at once: concurrent
 // fsyncs share the filesystem journal's commits (8 at once: 3.4x the throughput of
@@ -101,6 +104,21 @@ func (p *writePool) putLocked(b []byte) {
 		return
 	}
 	p.free = append(p.free, b[:0])
+}
+
+// discard waits for every write started and, in a batch, removes the staged
+// temp files instead of putting them in place; it returns the writes not made.
+func (p *writePool) discard() []writeResult {
+	p.wg.Wait()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := p.done
+	for _, s := range p.staged {
+		os.Remove(s.tmp)
+		out = append(out, s.res)
+	}
+	p.done, p.staged = nil, nil
+	return out
 }
 
 // wait waits for every write started (in a batch: makes them durable and renames
