@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
@@ -91,11 +92,17 @@ func (ix *Indexer) flushLocked() (ferr error) {
 	// catalog offset is ever ahead of what they hold. A batched flush renders its
 	// outputs meanwhile, and puts them in place once they are (syncbg.go).
 	if ix.writes.batch && !ix.opt.Check {
+		// What a flush that synced first would have left dirty on a failure.
+		dirtyDirs, dirtyProjects := maps.Clone(ix.dirtyDirs), maps.Clone(ix.dirtyProjects)
 		ix.startSyncLocked()
 		defer func() {
 			ix.waitSyncLocked()
 			if err := ix.syncErr; err != nil {
 				ix.syncErr = nil
+				// Nothing of this flush was put in place or removed (a removal
+				// skipped is no failed write): all of it is written again.
+				maps.Copy(ix.dirtyDirs, dirtyDirs)
+				maps.Copy(ix.dirtyProjects, dirtyProjects)
 				ferr = fmt.Errorf("sync consumers: %w", err)
 			}
 		}()
@@ -310,7 +317,13 @@ func (ix *Indexer) writeCatalogsLocked() error {
 		}
 	}
 	if !same {
-		ix.setKeysLocked(keys)
+		// The keys say which catalogs are on disk: a batched flush whose
+		// consumers failed to sync put none in place and removed none, so the
+		// next flush compares with the old ones (and removes what they own).
+		ix.waitSyncLocked()
+		if ix.syncErr == nil {
+			ix.setKeysLocked(keys)
+		}
 	}
 	ix.countLocked()
 	return errors.Join(errs...)
