@@ -63,19 +63,7 @@ func (p *preparedLines) countEscaped(in []byte, doc uint32) (int, bool) {
 						if e == nil {
 							e = p.shortSlot(key, k, lh)
 						}
-						np := len(pairs)
-						if np == cap(pairs) {
-							pairs = append(pairs, termTF{})
-						}
-						pairs = pairs[:np+1]
-						pairs[np] = termTF{e.id - 1, 0}
-						at, keep := e.pair, 0
-						if e.mark != doc {
-							at, keep = uint32(np), 1
-						}
-						e.mark, e.pair = doc, at
-						pairs[at].tf++
-						pairs = pairs[:np+keep]
+						pairs = tally(pairs, e, doc)
 						n++
 						i = end + 1
 						continue
