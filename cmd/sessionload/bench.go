@@ -51,6 +51,7 @@ type benchOpts struct {
 	evictMax     int
 	seed         int64
 	dir          string
+	stateDir     string
 	keep         bool
 	sessionwatch string
 	usage        usageOpts
@@ -133,6 +134,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.Int64Var(&o.seed, "seed", 1, "store seed")
 	fs.StringVar(&o.dir, "dir", "", "work directory (default: a new temp dir, removed afterwards)")
 	fs.BoolVar(&o.keep, "keep", false, "keep the work directory")
+	fs.StringVar(&o.stateDir, "state-dir", "", "put each store's sessionwatch state dir under this directory (default: beside the store in the work directory); e.g. a tmpfs, to keep the state writes' filesystem out of the figures")
 	fs.StringVar(&o.sessionwatch, "sessionwatch", "", "sessionwatch binary (default: go build it)")
 	fs.IntVar(&o.usage.sessions, "usage-sessions", 20000, "usage: sessions of the Claude store reported on")
 	fs.IntVar(&o.usage.lines, "usage-lines", 75, "usage: mean lines per session")
@@ -154,7 +156,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	b := &bench{o: o, log: stderr, out: stdout, stores: map[string]*benchStore{}}
 	var effective []string
 	fs.VisitAll(func(f *flag.Flag) {
-		if f.Name != "dir" && f.Name != "keep" && f.Name != "sessionwatch" {
+		if f.Name != "dir" && f.Name != "keep" && f.Name != "sessionwatch" && f.Name != "state-dir" {
 			effective = append(effective, "--"+f.Name+" "+f.Value.String())
 		}
 	})
@@ -189,6 +191,15 @@ func (s *benchStore) env() []string {
 	return append(os.Environ(), "HOME="+s.home, "XDG_CONFIG_HOME="+filepath.Join(s.home, ".config"), "SESSIONWATCH_CONFIG="+s.config)
 }
 
+// stateDir is where the store called name keeps its sessionwatch state:
+// <work>/<name>/state, or <--state-dir>/<name> when that flag is set.
+func (b *bench) stateDir(name string) string {
+	if b.o.stateDir != "" {
+		return filepath.Join(b.o.stateDir, name)
+	}
+	return filepath.Join(b.work, name, "state")
+}
+
 func (b *bench) logf(format string, args ...any) {
 	fmt.Fprintf(b.log, "%s  "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
 }
@@ -215,6 +226,11 @@ func (b *bench) run(ctx context.Context) error {
 	if !b.o.keep {
 		defer os.RemoveAll(b.work)
 	}
+	if b.o.stateDir != "" {
+		if err := os.MkdirAll(b.o.stateDir, 0o700); err != nil {
+			return err
+		}
+	}
 	if b.self, err = os.Executable(); err != nil {
 		return err
 	}
@@ -233,6 +249,9 @@ func (b *bench) run(ctx context.Context) error {
 	started := time.Now()
 	fmt.Fprintf(b.out, "## Run of %s\n\n", started.UTC().Format("2006-01-02 15:04 MST"))
 	fmt.Fprintf(b.out, "- command: `%s`\n- every flag: `%s`\n- sessionwatch: %s\n- machine: %s\n", b.invoked, b.effective, built, machine(b.work))
+	if b.o.stateDir != "" {
+		fmt.Fprintf(b.out, "- state dirs: under %s (%s), not beside the stores\n", b.o.stateDir, fsType(b.o.stateDir))
+	}
 	fmt.Fprintf(b.out, "- stores: layout %s, %d sessions per project, %d%% subagents, lines of %d B ±50%%, %d lines per session ±50%% unless stated; seed %d\n",
 		b.o.layout, b.o.perProject, int(b.o.subagents*100), b.o.lineSize, b.o.lines, b.o.seed)
 	fmt.Fprintf(b.out, "- every time is the median of %d runs, with a warm page cache unless marked \"evicted\"; each contender is its own process, its output read through a pipe; \"CPU\" is the process's user+system time, steadier than wall time on a shared machine\n\n", b.o.runs)
@@ -272,7 +291,7 @@ func (b *bench) store(name string, specs ...gen.Spec) (*benchStore, error) {
 		return s, nil
 	}
 	home := filepath.Join(b.work, name)
-	s := &benchStore{name: name, home: home, root: gen.DefaultRoot(b.o.layout, home), state: filepath.Join(home, "state"), config: filepath.Join(home, "config.json")}
+	s := &benchStore{name: name, home: home, root: gen.DefaultRoot(b.o.layout, home), state: b.stateDir(name), config: filepath.Join(home, "config.json")}
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		return nil, err
 	}

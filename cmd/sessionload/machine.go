@@ -27,10 +27,6 @@ func machine(dir string) string {
 	}
 	kernel, _ := os.ReadFile("/proc/sys/kernel/osrelease")
 	load, _ := os.ReadFile("/proc/loadavg")
-	fsType := "?"
-	if out, err := exec.Command("stat", "-f", "-c", "%T", dir).Output(); err == nil {
-		fsType = strings.TrimSpace(string(out))
-	}
 	var sfs syscall.Statfs_t
 	free := ""
 	if syscall.Statfs(dir, &sfs) == nil {
@@ -40,8 +36,16 @@ func machine(dir string) string {
 	queued, _ := os.ReadFile("/proc/sys/fs/inotify/max_queued_events")
 	return fmt.Sprintf("%s, %d CPUs (GOMAXPROCS %d), %s RAM; Linux %s; %s on %s (%s%s); "+
 		"inotify max_user_watches %s, max_queued_events %s; load average at start %s",
-		model, runtime.NumCPU(), runtime.GOMAXPROCS(0), human(mem), trim(kernel), runtime.Version(), dir, fsType, free,
+		model, runtime.NumCPU(), runtime.GOMAXPROCS(0), human(mem), trim(kernel), runtime.Version(), dir, fsType(dir), free,
 		trim(watches), trim(queued), strings.Join(strings.Fields(string(load))[:3], " "))
+}
+
+// fsType is the type of the filesystem holding dir, as stat -f names it.
+func fsType(dir string) string {
+	if out, err := exec.Command("stat", "-f", "-c", "%T", dir).Output(); err == nil {
+		return strings.TrimSpace(string(out))
+	}
+	return "?"
 }
 
 func trim(b []byte) string { return string(bytes.TrimSpace(b)) }

@@ -140,3 +140,19 @@ func TestTrackerSeesCatalogUpdates(t *testing.T) {
 		t.Errorf("median of 1..4 = %d, want 2", q)
 	}
 }
+
+// TestBenchStateDir: --state-dir moves every store's state dir out of the work
+// directory, one directory per store; without it the state stays beside the store.
+func TestBenchStateDir(t *testing.T) {
+	work, elsewhere := t.TempDir(), t.TempDir()
+	b := &bench{work: work}
+	if got, want := b.stateDir("scale"), filepath.Join(work, "scale", "state"); got != want {
+		t.Errorf("default state dir = %s, want %s", got, want)
+	}
+	b.o.stateDir = elsewhere
+	for _, name := range []string{"scale", "search-10000"} {
+		if got, want := b.stateDir(name), filepath.Join(elsewhere, name); got != want {
+			t.Errorf("--state-dir: state dir of %s = %s, want %s", name, got, want)
+		}
+	}
+}

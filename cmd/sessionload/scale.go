@@ -75,7 +75,7 @@ func (b *bench) scaleStore() (*scaleStore, error) {
 	o := scaleOpt
 	layouts := strings.Split(o.layouts, ",")
 	home := filepath.Join(b.work, "scale")
-	s := &scaleStore{home: home, state: filepath.Join(home, "state"), config: filepath.Join(home, "config.json")}
+	s := &scaleStore{home: home, state: b.stateDir("scale"), config: filepath.Join(home, "config.json")}
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		return nil, err
 	}

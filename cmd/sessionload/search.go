@@ -36,7 +36,7 @@ func (b *bench) searchStore(n int) (*benchStore, error) {
 		return s, nil
 	}
 	home := filepath.Join(b.work, name)
-	s := &benchStore{name: name, home: home, root: gen.DefaultRoot(b.o.layout, home), state: filepath.Join(home, "state"), config: filepath.Join(home, "config.json")}
+	s := &benchStore{name: name, home: home, root: gen.DefaultRoot(b.o.layout, home), state: b.stateDir(name), config: filepath.Join(home, "config.json")}
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		return nil, err
 	}
