@@ -64,6 +64,7 @@ type lineExtractor struct {
 	text, tool textParts
 	dst        []Message
 	off        int64
+	m          *indexer.Members // the line's, as the read worker scanned it (nil: none)
 	// prep, if set, takes each message's parts instead of dst taking a decoded
 	// Message (a read worker's; see preparedLines).
 	prep *preparedLines
@@ -79,12 +80,12 @@ func (x *lineExtractor) extract(dst []Message, off int64, line []byte, m *indexe
 	if x.fn == nil {
 		return dst
 	}
-	x.dst, x.off = dst, off
+	x.dst, x.off, x.m = dst, off, m
 	x.text.reset()
 	x.tool.reset()
 	x.fn(line, m, x)
 	dst = x.dst
-	x.dst = nil
+	x.dst, x.m = nil, nil
 	return dst
 }
 
@@ -307,8 +308,8 @@ func walkStrings(v []byte, b *textParts) {
 }
 
 // textContent is the text of a content value: a string, or an array of strings and
-// {"text": …} parts joined by newlines.
-func textContent(v []byte, b *textParts) {
+// {"text": …} parts joined by newlines. m is the line's members (nil: none).
+func textContent(m *indexer.Members, v []byte, b *textParts) {
 	v = indexer.TrimJSONSpace(v)
 	if len(v) == 0 {
 		return
@@ -317,20 +318,20 @@ func textContent(v []byte, b *textParts) {
 	case '"':
 		b.addJSON(v)
 	case '[':
-		eachElem(v, func(e []byte) {
+		eachElemOf(m, v, func(e []byte) {
 			e = indexer.TrimJSONSpace(e)
 			if len(e) > 0 && e[0] == '"' {
 				b.addJSON(e)
 				return
 			}
-			fields(e, func(k, val []byte) {
+			fieldsOf(m, e, func(k, val []byte) {
 				if string(k) == "text" {
 					b.addJSON(val)
 				}
 			})
 		})
 	case '{':
-		fields(v, func(k, val []byte) {
+		fieldsOf(m, v, func(k, val []byte) {
 			if string(k) == "text" {
 				b.addJSON(val)
 			}

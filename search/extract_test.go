@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/sessionwatch/sessionwatch/indexer"
 )
 
 func show(ms []Message) string {
@@ -142,8 +144,16 @@ func fuzzLine(f *testing.F, layout string) {
 			if tools {
 				msgs = on
 			}
-			if got, want := preparedDocs(layout, line, tools), tokenizedDocs(msgs); got != want {
+			want := tokenizedDocs(msgs)
+			if got := preparedDocs(layout, line, tools); got != want {
 				t.Fatalf("%s tools=%v: prepared docs\n%s\nwant (ExtractLine, then appendTerms)\n%s", layout, tools, got, want)
+			}
+			// Handed the line's members (the nested objects taken from the
+			// scan's records), the read worker prepares the same docs.
+			var m indexer.Members
+			m.Scan(line)
+			if got := preparedDocsOf(layout, line, &m, tools); got != want {
+				t.Fatalf("%s tools=%v: prepared docs from the line's members\n%s\nwant (ExtractLine, then appendTerms)\n%s", layout, tools, got, want)
 			}
 		}
 	})
@@ -153,9 +163,14 @@ func fuzzLine(f *testing.F, layout string) {
 // tokenized where they are in the line): each doc's fields and its distinct
 // terms with their counts, in order of first occurrence.
 func preparedDocs(layout string, line []byte, tools bool) string {
+	return preparedDocsOf(layout, line, nil, tools)
+}
+
+// preparedDocsOf is preparedDocs of the line's members m (nil: none).
+func preparedDocsOf(layout string, line []byte, m *indexer.Members, tools bool) string {
 	p := &preparedLines{x: newLineExtractor(layout, tools)}
 	p.x.prep = p
-	p.line(7, line, nil)
+	p.line(7, line, m)
 	var b strings.Builder
 	at := 0
 	for _, d := range p.docs {

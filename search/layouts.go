@@ -63,7 +63,7 @@ func claudeLine(line []byte, m *indexer.Members, x *lineExtractor) error {
 		return err
 	}
 	var content []byte
-	fields(message, func(k, v []byte) {
+	fieldsOf(m, message, func(k, v []byte) {
 		if string(k) == "content" {
 			content = v
 		}
@@ -89,7 +89,7 @@ func codexLine(line []byte, m *indexer.Members, x *lineExtractor) error {
 	var ptyp string
 	var message []byte
 	var parts [][]byte
-	fields(payload, func(k, v []byte) {
+	fieldsOf(m, payload, func(k, v []byte) {
 		switch string(k) {
 		case "type":
 			ptyp = jword(v)
@@ -146,10 +146,10 @@ func geminiLine(line []byte, m *indexer.Members, x *lineExtractor) error {
 	if r == "" {
 		return nil
 	}
-	textContent(content, &x.text)
+	textContent(m, content, &x.text)
 	if x.tools {
-		eachElem(calls, func(c []byte) {
-			fields(c, func(k, v []byte) {
+		eachElemOf(m, calls, func(c []byte) {
+			fieldsOf(m, c, func(k, v []byte) {
 				switch string(k) {
 				case "name", "args", "result":
 					walkStrings(v, &x.tool)
@@ -171,9 +171,9 @@ func llxprtLine(line []byte, m *indexer.Members, x *lineExtractor) error {
 	}
 	var speaker string
 	var blocks []byte
-	fields(payload, func(k, v []byte) {
+	fieldsOf(m, payload, func(k, v []byte) {
 		if string(k) == "content" {
-			fields(v, func(k, v []byte) {
+			fieldsOf(m, v, func(k, v []byte) {
 				switch string(k) {
 				case "speaker":
 					speaker = jword(v)
@@ -187,11 +187,11 @@ func llxprtLine(line []byte, m *indexer.Members, x *lineExtractor) error {
 	if r == "" && speaker != "tool" {
 		return nil
 	}
-	eachElem(blocks, func(b []byte) {
+	eachElemOf(m, blocks, func(b []byte) {
 		var btyp string
 		var txt []byte
 		var parts [][]byte
-		fields(b, func(k, v []byte) {
+		fieldsOf(m, b, func(k, v []byte) {
 			switch string(k) {
 			case "type":
 				btyp = jword(v)
@@ -268,12 +268,12 @@ func set(keys ...string) map[string]bool {
 // collect adds the text of every block of the array blocks to x.text, and with
 // tools the strings of tool blocks to x.tool.
 func (bs blockShape) collect(blocks []byte, x *lineExtractor) {
-	tools := x.tools
-	eachElem(blocks, func(b []byte) {
+	tools, m := x.tools, x.m
+	eachElemOf(m, blocks, func(b []byte) {
 		var btyp string
 		var txt []byte
 		var parts [][]byte
-		fields(b, func(k, v []byte) {
+		fieldsOf(m, b, func(k, v []byte) {
 			switch key := string(k); {
 			case key == "type":
 				btyp = jword(v)

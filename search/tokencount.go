@@ -48,7 +48,7 @@ func (p *preparedLines) countEscaped(in []byte, doc uint32) (int, bool) {
 					n, have = n+1, false
 				}
 				if k < 8 {
-					if end := i + k; end == len(in) || plainSep[in[end]] {
+					if end := i + k; end == len(in) || plainSep[in[end]] || sepEscape(in, end) {
 						// The whole word is in v: counted from it, its key
 						// masked in a register, its slot probed and its pair
 						// tallied here (countShort and tally, inline).
@@ -66,6 +66,9 @@ func (p *preparedLines) countEscaped(in []byte, doc uint32) (int, bool) {
 						pairs = tally(pairs, e, doc)
 						n++
 						i = end + 1
+						if end < len(in) && in[end] == '\\' {
+							i++ // the escape's letter
+						}
 						continue
 					}
 				}
@@ -90,11 +93,15 @@ func (p *preparedLines) countEscaped(in []byte, doc uint32) (int, bool) {
 				v = load8(in, i)
 				k = min(bits.TrailingZeros64(nonWord(v))/8, len(in)-i)
 			}
-			if i < len(in) && plainSep[in[i]] {
-				// The word ends at a plain separator (most do): at once.
+			if i < len(in) && (plainSep[in[i]] || sepEscape(in, i)) {
+				// The word ends at a plain separator (most do) or an escaped
+				// one: at once, the separator crossed.
 				pairs = p.countTerm(pairs, dst, doc)
 				n++
 				inWord, full = false, false
+				if in[i] == '\\' {
+					i++
+				}
 				i++
 			}
 			continue
@@ -222,6 +229,21 @@ func (p *preparedLines) countEscaped(in []byte, doc uint32) (int, bool) {
 	p.scratch, p.pairs = dst, pairs
 	return n, true
 }
+
+// sepEscape reports whether an escape that decodes to a separator (\n, \",
+// \t and the like, not \u) is at in[i]: a word ends there as at a plain
+// separator, and the escape is crossed as one.
+func sepEscape(in []byte, i int) bool {
+	return i+1 < len(in) && in[i] == '\\' && escSep[in[i+1]]
+}
+
+// escSep marks the letters of the escapes that decode to a separator.
+var escSep = func() (t [256]bool) {
+	for _, c := range `"\/bfnrt` {
+		t[c] = true
+	}
+	return t
+}()
 
 // shortSlot is the slot of the term of k < 8 bytes whose key (its bytes,
 // little-endian, zero-padded) is key, added if it is new.

@@ -118,3 +118,34 @@ func TestCountTermsGrowsDict(t *testing.T) {
 	}
 	checkCountTerms(t, msgs)
 }
+
+// TestCountTermsWordThenEscape: a word of every length up to past 8 bytes (the
+// fast path's), ending at an escape of every kind (those that decode to a
+// separator, crossed at once, and \u ones, which may continue the word), a
+// control byte, a quote or a byte that is not ASCII, that escape straddling
+// every 8-byte boundary, counts what the scratch path counts.
+func TestCountTermsWordThenEscape(t *testing.T) {
+	specials := []string{`\n`, `\t`, `\"`, `\\`, `\/`, `\b`, `\f`, `\r`, `\u0041`, `\u00e9`, `\u0020`, `\ud83d\ude00`,
+		`\ud83d`, `\u6771`, `\q`, `\`, "\x01", `"`, "\xff", "é", "東", "\u0301"}
+	var msgs [][][]byte
+	for lead := range 9 {
+		for k := 1; k <= 10; k++ {
+			for _, sp := range specials {
+				for _, tail := range []string{"", "x", " y", "Zz word", `\n`} {
+					var b bytes.Buffer
+					b.WriteString(`"`)
+					b.WriteString(strings.Repeat(" ", lead))
+					b.WriteString(strings.Repeat("Ab", k)[:k])
+					b.WriteString(sp)
+					b.WriteString(tail)
+					b.WriteString(` end"`)
+					msgs = append(msgs, [][]byte{b.Bytes()})
+				}
+			}
+		}
+	}
+	checkCountTerms(t, msgs)
+	for _, m := range msgs {
+		checkCountTerms(t, [][][]byte{m})
+	}
+}

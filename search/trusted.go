@@ -167,3 +167,47 @@ func skipValue(b []byte, i int) int {
 	}
 	return j
 }
+
+// The same walkers, handed the line's members as the indexer's read worker
+// scanned them (m, nil if none): an object the scan recorded is taken from its
+// records (indexer.Members.Nested, ObjectLen) without crossing its bytes again;
+// anything else is walked as above. They call fn exactly as those do.
+
+// fieldsOf is fields(obj, fn).
+func fieldsOf(m *indexer.Members, obj []byte, fn func(key, val []byte)) {
+	if !m.Nested(obj, fn) {
+		fields(obj, fn)
+	}
+}
+
+// eachElemOf is eachElem(arr, fn).
+func eachElemOf(m *indexer.Members, arr []byte, fn func(elem []byte)) {
+	if m == nil {
+		eachElem(arr, fn)
+		return
+	}
+	arr = indexer.TrimJSONSpace(arr)
+	if len(arr) < 2 || arr[0] != '[' {
+		return
+	}
+	i := 1
+	for i < len(arr) {
+		for i < len(arr) && (arr[i] == ' ' || arr[i] == '\t' || arr[i] == '\n' || arr[i] == '\r' || arr[i] == ',') {
+			i++
+		}
+		if i >= len(arr) || arr[i] == ']' {
+			return
+		}
+		end := i
+		if n, ok := m.ObjectLen(arr[i:]); ok {
+			end = i + n
+		} else {
+			end = skipValue(arr, i)
+		}
+		if end <= i {
+			return
+		}
+		fn(arr[i:end])
+		i = end
+	}
+}
