@@ -108,6 +108,11 @@ func fuzzLine(f *testing.F, layout string) {
 			f.Add([]byte(c.line))
 		}
 	}
+	for _, c := range membersCases {
+		if c.layout == layout {
+			f.Add([]byte(c.line))
+		}
+	}
 	f.Add([]byte(`{}`))
 	f.Add([]byte(`[1,2]`))
 	// Parts that decode otherwise than they read: escapes, CJK across parts, a
@@ -155,6 +160,7 @@ func fuzzLine(f *testing.F, layout string) {
 			if got := preparedDocsOf(layout, line, &m, tools); got != want {
 				t.Fatalf("%s tools=%v: prepared docs from the line's members\n%s\nwant (ExtractLine, then appendTerms)\n%s", layout, tools, got, want)
 			}
+			checkMembersVariants(t, layout, busyLine, line, tools)
 		}
 	})
 }

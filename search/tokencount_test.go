@@ -149,3 +149,47 @@ func TestCountTermsWordThenEscape(t *testing.T) {
 		checkCountTerms(t, [][][]byte{m})
 	}
 }
+
+// TestCountTermsEscapeEdges: a word of every length the fast paths treat
+// apart (up to 7 bytes in one load, 8 and 16 bytes ending where a load does,
+// MaxTermBytes and past it, its rest ignored) ending at each escape that
+// decodes to a separator (crossed at once), at a \\ before a u (a separator,
+// then the word u0041, not the letter A), at a \u escape, at the end of the
+// string or at a backslash that ends it (which does not decode), after a CJK
+// character, an accent, an escape or nothing and before CJK, an accent or
+// letters, counts what the scratch path counts.
+func TestCountTermsEscapeEdges(t *testing.T) {
+	leads := []string{"", " ", "東", "東京", "é", "x\u0301 ", `\u6771`, `\u0041`, `\\`, `\n`}
+	ends := []string{`\n`, `\"`, `\\`, `\/`, `\b`, `\f`, `\r`, `\t`, `\\u0041`, `\\\\`, `\\\u0041`, `\u0041`, `\u0020`, ``, `\`}
+	tails := []string{"", "u0041", "東", "é", "\u0301", `\n`, " Zz", `\u6771`}
+	lengths := []int{1, 2, 6, 7, 8, 9, 15, 16, 17, 24, 32, 63, 64, 65, 66, 71, 72, 80, 130}
+	var all [][][]byte
+	fast := 0
+	for _, lead := range leads {
+		for _, k := range lengths {
+			word := strings.Repeat("aB3xYz9Q", k/8+1)[:k]
+			for _, end := range ends {
+				for _, tail := range tails {
+					s := `"` + lead + word + end + tail + `"`
+					msg := [][]byte{[]byte(s)}
+					checkCountTerms(t, [][][]byte{msg})
+					all = append(all, msg)
+					if end == `\n` && tail == "" && k < 8 {
+						fast++
+					}
+				}
+			}
+		}
+	}
+	if fast == 0 {
+		t.Fatal("no word for the short fast path")
+	}
+	// All at once: the terms already in the unit's dict, docs one after another.
+	checkCountTerms(t, all)
+	// What the \\ before a u gives: the words "ab" and "u0041", not "aba".
+	p := new(preparedLines)
+	p.message(0, 0, "user", 0, &textParts{raw: [][]byte{[]byte(`"ab\\u0041"`)}})
+	if got, want := countedTerms(p), []string{`n=2: "ab"×1 "u0041"×1`}; !slices.Equal(got, want) {
+		t.Fatalf(`"ab\\u0041" counts %q, want %q`, got, want)
+	}
+}
