@@ -3,6 +3,7 @@ package search
 import (
 	"bytes"
 	"encoding/json"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -149,5 +150,188 @@ func TestMembersVariantsDeep(t *testing.T) {
 		// bytes walked), not walked for strings level by level (walkStrings
 		// crosses each level's value again: depth times the line's bytes).
 		checkMembersVariants(t, "claude", busyLine, line, false)
+	}
+}
+
+// genLine writes a random valid line of a layout's shape (its top-level keys
+// top, its "type" one of topTypes): most keys of each object of the shape
+// present, in any order, sometimes twice, with other keys among them; values
+// mostly of the kind the extractors look for, sometimes anything; blocks in
+// arrays in objects, escaped keys, strings with escapes, CJK and brackets,
+// whitespace anywhere JSON allows it.
+func genLine(r *rand.Rand, top, topTypes []string) []byte {
+	others := []string{"id", "x", "te\\u0078t", "con\\u0074ent", "t\\u00e9xt", "images", "stage"}
+	types := []string{"text", "tool_use", "tool_result", "tool", "user_message", "agent_message", "function_call",
+		"custom_tool_call_output", "code", "tool_call", "tool_response", "compact", "bang", "thinking", "x"}
+	words := []string{"hello world", `line\nbreak`, `a\"q\" b\\c\/d`, `x\u0041y \u6771\u4eac`, "東京 abc", "é\u0301",
+		`[{\"a\":{}}]`, "}]{[", `word\\u0041`, `tab\tend\b\f\r`, "", "Ab12345 xyzzyxyzzy " + strings.Repeat("q", 70)}
+	var b []byte
+	ws := func() {
+		if r.IntN(3) == 0 {
+			b = append(b, []string{" ", "\t", "\r\n ", "  "}[r.IntN(4)]...)
+		}
+	}
+	pick := func(pool ...string) string { return pool[r.IntN(len(pool))] }
+	str := func(pool []string) { b = append(append(append(b, '"'), pick(pool...)...), '"') }
+	list := func(n int, elem func()) {
+		b = append(b, '[')
+		ws()
+		for i := range n {
+			if i > 0 {
+				b = append(b, ',')
+				ws()
+			}
+			elem()
+			ws()
+		}
+		b = append(b, ']')
+	}
+	var value func(key string, depth int)
+	// object writes an object of most of the keys must and maybe others.
+	object := func(depth int, must ...string) {
+		var ks []string
+		for _, k := range must {
+			if r.IntN(8) != 0 {
+				ks = append(ks, k)
+			}
+		}
+		for range r.IntN(3) {
+			ks = append(ks, pick(others...))
+		}
+		if len(ks) > 0 && r.IntN(6) == 0 {
+			ks = append(ks, ks[r.IntN(len(ks))]) // a key twice
+		}
+		r.Shuffle(len(ks), func(i, j int) { ks[i], ks[j] = ks[j], ks[i] })
+		b = append(b, '{')
+		ws()
+		for i, k := range ks {
+			if i > 0 {
+				b = append(b, ',')
+				ws()
+			}
+			b = append(append(append(b, '"'), k...), '"')
+			ws()
+			b = append(b, ':')
+			ws()
+			value(k, depth+1)
+			ws()
+		}
+		b = append(b, '}')
+	}
+	block := func(depth int) {
+		object(depth, "type", pick("text", "content", "code"),
+			pick("name", "input", "result", "args", "parameters", "toolName", "command", "output", "content"))
+	}
+	blocks := func(depth int) { list(r.IntN(4), func() { block(depth + 1) }) }
+	value = func(key string, depth int) {
+		if depth > 7 || r.IntN(10) == 0 { // anything
+			switch r.IntN(4) {
+			case 0:
+				b = append(b, pick("0", "-1.5e3", "true", "false", "null", "{}", "[]")...)
+			case 1:
+				str(types)
+			default:
+				str(words)
+			}
+			return
+		}
+		switch key {
+		case "type":
+			if depth == 1 {
+				str(topTypes)
+			} else {
+				str(types)
+			}
+		case "role", "speaker":
+			str([]string{"user", "assistant", "human", "ai", "user", "assistant", "human", "ai", "tool", "x"})
+		case "message":
+			if depth == 1 {
+				object(depth, "role", "content")
+			} else {
+				str(words)
+			}
+		case "payload":
+			object(depth, "type", "message", "content", "name", "arguments", "output")
+		case "content":
+			if depth == 2 && r.IntN(2) == 0 { // a payload's, as llxprt's
+				object(depth, "speaker", "blocks")
+				return
+			}
+			switch r.IntN(5) {
+			case 0:
+				str(words)
+			case 1:
+				object(depth, "speaker", "blocks")
+			case 2:
+				object(depth, "text")
+			default:
+				list(r.IntN(4), func() {
+					if r.IntN(4) == 0 {
+						str(words)
+					} else {
+						block(depth + 1)
+					}
+				})
+			}
+		case "blocks", "toolCalls":
+			blocks(depth)
+		case "input", "args", "result", "parameters", "arguments", "output":
+			switch r.IntN(3) {
+			case 0:
+				str(words)
+			case 1:
+				object(depth, pick(others...), "text", "output")
+			default:
+				blocks(depth)
+			}
+		case "id":
+			b = append(b, `"1"`...)
+		default:
+			str(words)
+		}
+	}
+	ws()
+	object(0, top...)
+	ws()
+	return b
+}
+
+// TestMembersRandomLines: random valid lines, each prepared from the Members
+// that scanned the line before it in the same buffer, laid out otherwise and
+// cut short, give ExtractLine's docs; enough of them have text for the check
+// to mean something.
+func TestMembersRandomLines(t *testing.T) {
+	r := rand.New(rand.NewPCG(14, 15))
+	n := 2000
+	if testing.Short() {
+		n = 300
+	}
+	for _, l := range []struct {
+		layout     string
+		top, types []string
+	}{{"claude", []string{"type", "message", "timestamp", "isMeta"}, []string{"user", "assistant"}},
+		{"codex", []string{"type", "payload", "timestamp"}, []string{"event_msg", "response_item"}},
+		{"gemini", []string{"id", "type", "content", "toolCalls", "timestamp"}, []string{"user", "gemini"}},
+		{"llxprt", []string{"type", "payload", "ts"}, []string{"content"}},
+		{"wave", []string{"role", "blocks", "timestamp", "type"}, []string{"x", "metadata"}}} {
+		layout := l.layout
+		prev, withText := busyLine, 0
+		for range n {
+			line := genLine(r, l.top, l.types)
+			if err := indexer.ObjectFields(line, func(_, _ []byte) {}); err != nil {
+				t.Fatalf("generated %q: %v", line, err)
+			}
+			for _, tools := range []bool{false, true} {
+				checkMembersVariants(t, layout, prev, line, tools)
+			}
+			if len(ExtractLine(nil, layout, 0, line, true)) > 0 {
+				withText++
+			}
+			prev = line
+		}
+		if withText < n/100 {
+			t.Errorf("%s: only %d of %d random lines have text", layout, withText, n)
+		}
+		t.Logf("%s: %d of %d random lines have text", layout, withText, n)
 	}
 }
