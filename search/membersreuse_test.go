@@ -302,7 +302,7 @@ func genLine(r *rand.Rand, top, topTypes []string) []byte {
 // to mean something.
 func TestMembersRandomLines(t *testing.T) {
 	r := rand.New(rand.NewPCG(14, 15))
-	n := 2000
+	n := 1000
 	if testing.Short() {
 		n = 300
 	}
