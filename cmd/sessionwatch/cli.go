@@ -385,6 +385,10 @@ func unknownFlag(cmd, flagArg string, names []string) error {
 	if s := suggest(name, names); s != "" {
 		hint = "did you mean --" + s + "? (" + hint + ")"
 	}
+	if cmd == "sessionwatch" {
+		// exitCode prefixes every message with "sessionwatch: " already.
+		return usageErr(hint, "unknown flag --%s", name)
+	}
 	return usageErr(hint, "%s: unknown flag --%s", cmd, name)
 }
 
