@@ -495,8 +495,12 @@ func newLogger(cfg *config.Config, w io.Writer) *slog.Logger {
 
 func cmdVersion(e *env, args []string) error {
 	fs := newFlags(e, "version", "sessionwatch version   (example: sessionwatch --version)")
-	if _, err := parseFlags(fs, args); err != nil {
+	pos, err := parseFlags(fs, args)
+	if err != nil {
 		return err
+	}
+	if len(pos) > 0 {
+		return usageErr("", "version: unexpected argument %q", pos[0])
 	}
 	c := commit
 	if c == "" {

@@ -47,6 +47,10 @@ func TestHelpEverywhere(t *testing.T) {
 			t.Errorf("%q = %d %q", args, code, out)
 		}
 	}
+	// A stray argument is a usage error, as for every other command.
+	if out, errs, code := e.cli("version", "extra"); code != 2 || out != "" || !strings.HasPrefix(errs, `sessionwatch: version: unexpected argument "extra"`) {
+		t.Errorf("version extra = %d %q %q, want exit 2", code, out, errs)
+	}
 }
 
 // TestMistypedCommandsAndFlags: one error line and a "did you mean" hint.
