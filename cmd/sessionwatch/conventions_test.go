@@ -264,3 +264,21 @@ func TestCommandListComplete(t *testing.T) {
 		}
 	}
 }
+
+// TestDoctorReportsArchiveTemps: a temp file an interrupted janitor left in the
+// archive is a problem (exit 1), named with ~ like every path doctor prints.
+func TestDoctorReportsArchiveTemps(t *testing.T) {
+	e := newEnv(t)
+	dir := filepath.Join(e.home, "archive", "wave")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".sessionwatch-tmp-x"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, _, code := e.cli("doctor")
+	want := "PROBLEM  archive_dir holds 1 temp file(s) left by an interrupted janitor, e.g. ~/archive/wave/.sessionwatch-tmp-x\n"
+	if code != 1 || !strings.Contains(out, want) || strings.Contains(out, e.home) {
+		t.Errorf("doctor = %d:\n%s\nwant exit 1 and %q", code, out, want)
+	}
+}
