@@ -454,13 +454,13 @@ func (p *pass) source(ix *indexer.Indexer, src config.Source, o Overrides) {
 			if !retired[a.cand] {
 				continue
 			}
-			if !p.dry {
-				if ok, err := removeStaleLock(g, &a); err != nil {
-					a.Error = err.Error()
-					p.fail("remove lock "+a.File, err)
-				} else if !ok {
-					continue
-				}
+			if p.dry {
+				dryLockSize(&a)
+			} else if ok, err := removeStaleLock(g, &a); err != nil {
+				a.Error = err.Error()
+				p.fail("remove lock "+a.File, err)
+			} else if !ok {
+				continue
 			}
 		case KindWarn:
 			p.rep.Warnings = append(p.rep.Warnings, Warning{Source: a.Source, Project: a.Project, Bytes: a.Bytes, Message: a.Reason, Hint: a.Hint})
@@ -575,6 +575,14 @@ func removeStaleLock(g *gatherer, a *Action) (ok bool, err error) {
 		return false, err
 	}
 	return true, nil
+}
+
+// dryLockSize gives a dry run's remove-lock action the size removeStaleLock
+// would report, so a preview prints what the real run does.
+func dryLockSize(a *Action) {
+	if fi, err := os.Lstat(a.File); err == nil {
+		a.Bytes = fi.Size()
+	}
 }
 
 // emptyDirs removes the project directories of a source left empty: immediate

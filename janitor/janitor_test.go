@@ -426,6 +426,10 @@ func TestDryRunChangesNothing(t *testing.T) {
 					rmdir++
 				case KindRemoveLock:
 					locks++
+					// The size the real run reports: the lock file's.
+					if fi, err := os.Lstat(a.File); err != nil || a.Bytes != fi.Size() || a.Bytes == 0 {
+						t.Errorf("dry run remove-lock %s reports %d bytes, want the file's size (%v)", a.File, a.Bytes, err)
+					}
 				}
 			}
 			if rmdir != 2 || locks != 1 {

@@ -112,7 +112,9 @@ func (j *Janitor) Delete(ctx context.Context, en indexer.Entry, o DeleteOptions)
 	// while its files disappear.
 	for _, l := range c.StaleLocks {
 		a := Action{Kind: KindRemoveLock, Source: en.Source, ID: s.ID, Project: s.Project, File: l, Reason: "stale lock of a deleted session", cand: &c}
-		if !o.DryRun {
+		if o.DryRun {
+			dryLockSize(&a)
+		} else {
 			ok, err := removeStaleLock(g, &a)
 			if err != nil {
 				return *rep, fmt.Errorf("remove stale lock %s: %w", l, err)

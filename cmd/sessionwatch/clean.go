@@ -180,17 +180,17 @@ func janitorErr(cmd string, err error) error {
 	case errors.As(err, &re):
 		return failErr("add --force to delete it anyway", "%s", tildeText(err.Error()))
 	case errors.Is(err, janitor.ErrBusy):
-		return failErr("try again when that pass is done", "%s: %v", cmd, err)
+		return failErr("try again when that pass is done", "%s: %s", cmd, tildeText(err.Error()))
 	case errors.Is(err, janitor.ErrStoreBusy):
-		return failErr("the agent is writing its store right now: try again in a few seconds", "%s: %v", cmd, err)
+		return failErr("the agent is writing its store right now: try again in a few seconds", "%s: %s", cmd, tildeText(err.Error()))
 	case errors.Is(err, janitor.ErrUnknownSource):
-		return failErr("enable the source in the config", "%s: %v", cmd, err)
+		return failErr("enable the source in the config", "%s: %s", cmd, tildeText(err.Error()))
 	case errors.Is(err, janitor.ErrExists):
-		return failErr("move it away first, then run restore again", "%s: %v", cmd, err)
+		return failErr("move it away first, then run restore again", "%s: %s", cmd, tildeText(err.Error()))
 	case errors.Is(err, indexer.ErrNotFound):
-		return failErr("run 'sessionwatch list' to see the sessions", "%s: %v", cmd, err)
+		return failErr("run 'sessionwatch list' to see the sessions", "%s: %s", cmd, tildeText(err.Error()))
 	}
-	return failErr("", "%s: %v", cmd, err)
+	return failErr("", "%s: %s", cmd, tildeText(err.Error()))
 }
 
 // reportErrors prints the actions that failed and exits 1 if there were any.

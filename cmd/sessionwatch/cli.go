@@ -34,7 +34,7 @@ commands:
   clean [--source S] [--older-than D] [--invalid-only] [--max-sessions N] [--dry-run] [--json]
                         one janitor pass now: archive or delete what is due
   restore REF           bring an archived session back to its original path
-  reindex [--check]     rebuild catalogs and native indexes from the session files
+  reindex [--check]     rebuild catalogs, native indexes, search index and usage ledger
   export [--source S]   the HyperYOLO store's records as one JSON object (a backup)
   usage [daily|weekly|monthly|session|project] [--all] [--by model] [--json] [--statusline]
                         tokens and cost per day, week, month, session or project
@@ -67,7 +67,7 @@ var summaries = map[string]string{
 	"delete":     "Retire one session of this project (--all: any project): archive it (restorable), or with --permanent remove its files. REF is read as by 'show', but a number that is also the start of an id is refused.",
 	"clean":      "Run one janitor pass now, with these overrides; print each action and a summary line.",
 	"restore":    "Bring an archived session back to its original path (never overwrites).",
-	"reindex":    "Rebuild the catalogs and native indexes from the session files.",
+	"reindex":    "Rebuild the catalogs, native indexes, search index and usage ledger from the session files.",
 	"export":     "Print the HyperYOLO store's records as one JSON object (a backup 'cp' could restore).",
 	"usage":      "Tokens the agents spent and what they cost, per day, week, month, session or project.",
 	"status":     "Whether the daemon runs (pid, uptime), per-source figures, the last janitor run and warnings.",
@@ -385,6 +385,10 @@ func unknownFlag(cmd, flagArg string, names []string) error {
 	if s := suggest(name, names); s != "" {
 		hint = "did you mean --" + s + "? (" + hint + ")"
 	}
+	if cmd == "sessionwatch" {
+		// exitCode prefixes every message with "sessionwatch: " already.
+		return usageErr(hint, "unknown flag --%s", name)
+	}
 	return usageErr(hint, "%s: unknown flag --%s", cmd, name)
 }
 
@@ -491,8 +495,12 @@ func newLogger(cfg *config.Config, w io.Writer) *slog.Logger {
 
 func cmdVersion(e *env, args []string) error {
 	fs := newFlags(e, "version", "sessionwatch version   (example: sessionwatch --version)")
-	if _, err := parseFlags(fs, args); err != nil {
+	pos, err := parseFlags(fs, args)
+	if err != nil {
 		return err
+	}
+	if len(pos) > 0 {
+		return usageErr("", "version: unexpected argument %q", pos[0])
 	}
 	c := commit
 	if c == "" {

@@ -188,8 +188,8 @@ func TestConfigCommands(t *testing.T) {
 	if code != 0 || !strings.Contains(out, tildePath(e.config)) {
 		t.Fatalf("config init = %d %s %s", code, out, errs)
 	}
-	if _, _, code := e.cli("config", "init"); code != 1 {
-		t.Errorf("config init over an existing file = %d, want 1", code)
+	if _, errs, code := e.cli("config", "init"); code != 1 || !strings.Contains(errs, tildePath(e.config)) {
+		t.Errorf("config init over an existing file = %d %q, want 1 naming %s", code, errs, tildePath(e.config))
 	}
 	out, _, code = e.cli("config", "show")
 	if code != 0 || !strings.Contains(out, `"state_dir"`) || !strings.Contains(out, filepath.Join(e.home, ".wave", "projects")) {

@@ -69,7 +69,7 @@ func cmdConfig(e *env, args []string) error {
 		return nil
 	default: // init
 		if err := config.Init(e.configPath); err != nil {
-			return failErr("edit the existing file, or pass --config PATH", "%v", err)
+			return failErr("edit the existing file, or pass --config PATH", "%s", tildeText(err.Error()))
 		}
 		fmt.Fprintf(e.stdout, "wrote %s\n", showPath(e.configPath))
 		return nil

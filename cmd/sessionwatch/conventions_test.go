@@ -47,6 +47,10 @@ func TestHelpEverywhere(t *testing.T) {
 			t.Errorf("%q = %d %q", args, code, out)
 		}
 	}
+	// A stray argument is a usage error, as for every other command.
+	if out, errs, code := e.cli("version", "extra"); code != 2 || out != "" || !strings.HasPrefix(errs, `sessionwatch: version: unexpected argument "extra"`) {
+		t.Errorf("version extra = %d %q %q, want exit 2", code, out, errs)
+	}
 }
 
 // TestMistypedCommandsAndFlags: one error line and a "did you mean" hint.
@@ -61,7 +65,8 @@ func TestMistypedCommandsAndFlags(t *testing.T) {
 		{[]string{"list", "--al"}, "sessionwatch: list: unknown flag --al", "did you mean --all?"},
 		{[]string{"show", "1", "--jsn"}, "sessionwatch: show: unknown flag --jsn", "did you mean --json?"},
 		{[]string{"clean", "--dryrun"}, "sessionwatch: clean: unknown flag --dryrun", "did you mean --dry-run?"},
-		{[]string{"--confg", "x", "list"}, "sessionwatch: sessionwatch: unknown flag --confg", "did you mean --config?"},
+		{[]string{"--confg", "x", "list"}, "sessionwatch: unknown flag --confg", "did you mean --config?"},
+		{[]string{"-all", "list"}, "sessionwatch: unknown flag --all", "sessionwatch help"},
 		{[]string{"config", "chek"}, `sessionwatch: config: unknown subcommand "chek"`, "did you mean 'sessionwatch config check'?"},
 		{[]string{"service", "pirnt"}, `sessionwatch: service: unknown subcommand "pirnt"`, "did you mean 'sessionwatch service print'?"},
 		{[]string{"completion", "zhs"}, `sessionwatch: completion: unknown shell "zhs"`, "did you mean 'zsh'?"},
@@ -257,5 +262,23 @@ func TestCommandListComplete(t *testing.T) {
 		if !listed[c] {
 			t.Errorf("commandNames has %q, the usage text does not list it", c)
 		}
+	}
+}
+
+// TestDoctorReportsArchiveTemps: a temp file an interrupted janitor left in the
+// archive is a problem (exit 1), named with ~ like every path doctor prints.
+func TestDoctorReportsArchiveTemps(t *testing.T) {
+	e := newEnv(t)
+	dir := filepath.Join(e.home, "archive", "wave")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".sessionwatch-tmp-x"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, _, code := e.cli("doctor")
+	want := "PROBLEM  archive_dir holds 1 temp file(s) left by an interrupted janitor, e.g. ~/archive/wave/.sessionwatch-tmp-x\n"
+	if code != 1 || !strings.Contains(out, want) || strings.Contains(out, e.home) {
+		t.Errorf("doctor = %d:\n%s\nwant exit 1 and %q", code, out, want)
 	}
 }

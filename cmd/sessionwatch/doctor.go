@@ -91,7 +91,7 @@ func cmdDoctor(e *env, args []string) error {
 	// start, clean, restore) finishes or undoes the action and removes them.
 	if temps := janitor.ArchiveTemps(cfg.ArchiveDir); len(temps) > 0 {
 		r.problem("start the daemon (or run a janitor command such as 'sessionwatch clean'): its recovery finishes or undoes the interrupted action and removes them",
-			"archive_dir holds %d temp file(s) left by an interrupted janitor, e.g. %s", len(temps), quoteIfOdd(temps[0]))
+			"archive_dir holds %d temp file(s) left by an interrupted janitor, e.g. %s", len(temps), showPath(temps[0]))
 	}
 	dirs, present := 0, 0
 	var looked []string

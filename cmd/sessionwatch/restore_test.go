@@ -35,7 +35,7 @@ func TestRestoreCommand(t *testing.T) {
 	// Something in the way: refused, the archive kept.
 	os.MkdirAll(filepath.Dir(old), 0o700)
 	os.WriteFile(old, []byte("new"), 0o600)
-	if _, errs, code := e.cli("restore", idOld[:6]); code != 1 || !strings.Contains(errs, "already exists") {
+	if _, errs, code := e.cli("restore", idOld[:6]); code != 1 || !strings.Contains(errs, "already exists") || !strings.Contains(errs, tildePath(old)) {
 		t.Errorf("restore over a file = %d, %q", code, errs)
 	}
 	os.Remove(old)

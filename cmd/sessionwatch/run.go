@@ -438,7 +438,7 @@ func lockDaemon(stateDir string) (*os.File, error) {
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, failErr("stop it first, or use another state_dir", "another sessionwatch daemon is running for %s (pid %s)", stateDir, daemonPID(stateDir))
+			return nil, failErr("stop it first, or use another state_dir", "another sessionwatch daemon is running for %s (pid %s)", showPath(stateDir), daemonPID(stateDir))
 		}
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}

@@ -44,7 +44,7 @@ func cmdSearch(e *env, args []string) error {
 	source := fs.String("source", "", "only this source")
 	since := fs.String("since", "", "only messages since D (a duration such as 7d, or a date 2026-01-31)")
 	until := fs.String("until", "", "only messages until D")
-	role := fs.String("role", "", "only messages of this role: user or assistant")
+	role := fs.String("role", "", "only messages of this role: user or assistant (tool: with search.tool_output on)")
 	archived := fs.Bool("archived", false, "also archived sessions (marked archived)")
 	limit := fs.Int("limit", 20, "at most N sessions (0: all)")
 	asJSON := fs.Bool("json", false, "print JSON")
@@ -69,7 +69,7 @@ func cmdSearch(e *env, args []string) error {
 	case "", search.RoleUser, search.RoleAssistant, search.RoleTool:
 		f.Role = *role
 	default:
-		return usageErr("use --role user or --role assistant", "search: invalid --role %q", *role)
+		return usageErr("use --role user, assistant or tool", "search: invalid --role %q", *role)
 	}
 	if *limit < 0 {
 		return usageErr("", "search: --limit must not be negative (got %d)", *limit)

@@ -71,6 +71,17 @@ func TestSearchCommand(t *testing.T) {
 	if _, _, code := e.cli("show", "--all", searchID1, "--messages", "--grep", "absent"); code != 1 {
 		t.Errorf("show --grep with no match exit %d, want 1", code)
 	}
+	// --grep alone implies --messages; --json and --archived, which the
+	// conversation cannot honour, are usage errors rather than ignored.
+	if out, _, code := e.cli("show", "--all", searchID1, "--grep", "flaky"); code != 0 || !strings.Contains(out, "flaky") {
+		t.Errorf("show --grep without --messages exit %d:\n%s", code, out)
+	}
+	for _, args := range [][]string{{"--messages", "--json"}, {"--grep", "flaky", "--json"}, {"--messages", "--archived"}} {
+		out, errb, code := e.cli(append([]string{"show", "--all", searchID1}, args...)...)
+		if code != 2 || out != "" || !strings.HasPrefix(errb, "sessionwatch: show: --messages ") {
+			t.Errorf("show %q = %d, stdout %q, stderr %q; want exit 2 and nothing on stdout", args, code, out, errb)
+		}
+	}
 
 	// The search index equals a rebuild.
 	out, errb, code = e.cli("reindex", "--check")

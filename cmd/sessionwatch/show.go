@@ -51,13 +51,23 @@ func existingLockFiles(en indexer.Entry) []string {
 func cmdShow(e *env, args []string) error {
 	f := scopeFlags(e, "show", "sessionwatch show REF [--all] [--source S] [--type main|subagent|all] [--archived] [--json] [--messages [--grep QUERY]]   (example: sessionwatch show 1 --messages)")
 	messages := f.fs.Bool("messages", false, "print the conversation (role, time, text; tool calls on one line)")
-	grep := f.fs.String("grep", "", "with --messages: only the messages matching QUERY, with context")
+	grep := f.fs.String("grep", "", "only the messages matching QUERY, with context (implies --messages)")
 	pos, err := parseFlags(f.fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 1 {
 		return usageErr("example: sessionwatch show 1", "show: want exactly one REF (got %d)", len(pos))
+	}
+	if *messages || *grep != "" {
+		// The conversation is text only, read from the session file: refuse
+		// what would otherwise be silently ignored.
+		if f.json {
+			return usageErr("drop --json to print the conversation, or --messages for the session's details as JSON", "show: --messages has no JSON output")
+		}
+		if f.archived {
+			return usageErr("restore it first ('sessionwatch restore REF'), then run 'sessionwatch show REF --messages'", "show: --messages cannot read an archived session")
+		}
 	}
 	cfg, err := e.loadConfig()
 	if err != nil {

@@ -38,6 +38,21 @@ func cmdUsage(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	// --statusline is its own mode: refuse the report's flags rather than
+	// silently ignore them, and --session outside it.
+	if *session != "" && !*statusline {
+		return usageErr("example: sessionwatch usage --statusline --session ID", "usage: --session needs --statusline")
+	}
+	if *statusline {
+		if len(pos) > 0 {
+			return usageErr("run 'sessionwatch usage --help'", "usage: --statusline takes no report (got %q)", pos[0])
+		}
+		for _, name := range []string{"since", "until", "source", "all", "by", "json"} {
+			if flagSet(fs, name) {
+				return usageErr("--statusline takes only --session and --utc", "usage: --statusline takes no --%s", name)
+			}
+		}
+	}
 	period := "daily"
 	if len(pos) > 1 {
 		return usageErr("", "usage: unexpected argument %q", pos[1])

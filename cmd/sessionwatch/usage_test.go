@@ -76,6 +76,14 @@ func TestUsageCommand(t *testing.T) {
 		t.Errorf("statusline from stdin JSON = %q", out)
 	}
 
+	// Flags the mode would ignore are usage errors, not silently dropped.
+	for _, args := range [][]string{{"--session", "x"}, {"session", "--session", "x"}, {"--statusline", "--json"},
+		{"--statusline", "--all"}, {"--statusline", "weekly"}, {"--statusline", "--by", "model"}} {
+		if out, errOut, code := e.cli(append([]string{"usage"}, args...)...); code != 2 || out != "" || !strings.HasPrefix(errOut, "sessionwatch: usage: --s") {
+			t.Errorf("usage %q = %d %q %q; want exit 2 and nothing on stdout", args, code, out, errOut)
+		}
+	}
+
 	if out, errOut, code := e.cli("reindex", "--check"); code != 0 {
 		t.Errorf("reindex --check = %d\n%s%s", code, out, errOut)
 	}
