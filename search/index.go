@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sessionwatch/sessionwatch/indexer"
@@ -94,6 +95,9 @@ type Index struct {
 	mergeHeld int            // segs[:mergeHeld] may be inputs of the background merge
 	mergeWG   sync.WaitGroup // the background merge
 	mergeGate chan struct{}  // tests: a background merge waits for it to close
+	busy      busyGate       // Busy: a background merge pauses while it is held
+	closing   atomic.Bool    // Close: a background merge gives up
+	stop      chan struct{}  // closed by Close: wakes a merge waiting for Busy
 }
 
 // Stats are counters of an index's work.
@@ -141,7 +145,7 @@ func Open(opt Options) (*Index, error) {
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
-	x := &Index{opt: opt, log: opt.Logger, buf: newMemBuf()}
+	x := &Index{opt: opt, log: opt.Logger, buf: newMemBuf(), stop: make(chan struct{})}
 	x.resetChanges()
 	if x.log == nil {
 		x.log = slog.New(slog.DiscardHandler)
@@ -288,6 +292,9 @@ func (x *Index) RemoveUnseen(sources []string) {
 // Close releases the segment files (uncommitted data is dropped, as after a
 // crash). A cold build's committed segments are first merged into one.
 func (x *Index) Close() error {
+	if !x.closing.Swap(true) { // a background merge stops at its next step
+		close(x.stop)
+	}
 	x.mergeWG.Wait()
 	x.mu.Lock()
 	defer x.mu.Unlock()

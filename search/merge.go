@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"cmp"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -32,8 +33,10 @@ const coldMaxSegments = 4
 // DefaultMergeBudget: a merge of at most this many input bytes runs inside the
 // Sync that calls for it; a larger one runs on its own goroutine, so that a Sync
 // (which the indexer calls with its lock held, before it writes the catalogs)
-// never waits for a large merge.
-const DefaultMergeBudget = 8 << 20
+// never waits for more than a small merge. A merge rewrites some 20-40 MB of
+// segments per second of CPU: at this budget a Sync waits ~10 ms at most (at
+// 8 MiB, a commit of an appended line could wait for half a second).
+const DefaultMergeBudget = 256 << 10
 
 // maybeMergeLocked merges the newest segments when a size tier holds mergeFanIn of
 // them (each byte is rewritten about once per tier), or everything when there are
@@ -99,17 +102,43 @@ func (x *Index) mergeInBackgroundLocked(from int) {
 			<-x.mergeGate
 		}
 		s, err := job.build()
+		if err == nil {
+			// The install takes the lock and commits a manifest: not while
+			// a batch is being handled either.
+			if err = job.yield(); err != nil {
+				s.close()
+				os.Remove(s.name)
+			}
+		}
 		x.mu.Lock()
-		defer x.mu.Unlock()
 		x.merging--
 		x.mergeHeld = 0
+		var old []*segment
 		if err == nil {
-			err = x.installMergeLocked(job, s)
+			old, err = x.installMergeLocked(job, s)
 		}
-		if err != nil {
+		x.mu.Unlock()
+		removeSegments(old) // off the lock: unlinking large files takes a while
+		if err != nil && !errors.Is(err, errMergeStopped) {
 			x.log.Warn("merge search segments", "err", err)
 		}
 	}()
+}
+
+// Settle is called once a daemon's start-up pass is done: the segments it
+// committed (a first pass over a store writes one per spill and per source, a
+// dozen on a large store) are merged into one in the background now, while the
+// daemon has just been busy anyway, rather than when the first appends after
+// start-up tip their count over MaxSegments, where the merge of the whole index
+// would compete with the commits of those appends. An index of fewer than
+// mergeFanIn segments is left as it is (a restart that read little).
+func (x *Index) Settle() {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.cold || x.merging > 0 || len(x.segs) < mergeFanIn {
+		return
+	}
+	x.mergeInBackgroundLocked(0)
 }
 
 // Compact merges every segment into one (dropping the docs of replaced and
@@ -195,6 +224,16 @@ type mergeJob struct {
 	dropped []uint32
 }
 
+// yield is called between two steps of the merge: a background merge waits
+// there while the index is Busy, and stops when it is closing. A merge under
+// the lock goes on (a commit waiting for the lock would wait for it).
+func (job *mergeJob) yield() error {
+	if !job.bg {
+		return nil
+	}
+	return job.x.yieldBg()
+}
+
 // endedID is an id whose unit's end was committed when a background merge was planned.
 type endedID struct {
 	id    uint32
@@ -251,18 +290,29 @@ func (x *Index) mergeLocked(from int) error {
 	if err != nil {
 		return err
 	}
-	return x.installMergeLocked(job, s)
+	old, err := x.installMergeLocked(job, s)
+	removeSegments(old)
+	return err
+}
+
+// removeSegments closes and deletes segments a merge replaced (no manifest
+// names them any more).
+func removeSegments(segs []*segment) {
+	for _, old := range segs {
+		old.close()
+		os.Remove(old.name)
+	}
 }
 
 // installMergeLocked puts the merged segment in the place of its inputs (which
 // are still a run of x.segs: only merges remove segments, one at a time) and
-// commits the manifest.
-func (x *Index) installMergeLocked(job *mergeJob, s *segment) error {
+// commits the manifest. It returns the inputs, for the caller to remove.
+func (x *Index) installMergeLocked(job *mergeJob, s *segment) ([]*segment, error) {
 	at := slices.Index(x.segs, job.in[0])
 	if at < 0 || at+len(job.in) > len(x.segs) || !slices.Equal(x.segs[at:at+len(job.in)], job.in) {
 		s.close()
 		os.Remove(s.name)
-		return fmt.Errorf("merge search segments: the inputs changed")
+		return nil, fmt.Errorf("merge search segments: the inputs changed")
 	}
 	segs := append(append(slices.Clone(x.segs[:at]), s), x.segs[at+len(job.in):]...)
 	if err := x.writeManifestLocked(segs); err != nil {
@@ -270,11 +320,7 @@ func (x *Index) installMergeLocked(job *mergeJob, s *segment) error {
 		// rename): s stays on disk, beside its inputs, which the index goes on
 		// using; the next open removes whichever one no manifest names.
 		s.close()
-		return err
-	}
-	for _, old := range job.in {
-		old.close()
-		os.Remove(old.name)
+		return nil, err
 	}
 	x.segs = segs
 	if job.full && at == 0 {
@@ -283,7 +329,7 @@ func (x *Index) installMergeLocked(job *mergeJob, s *segment) error {
 		}
 	}
 	x.stats.Merges++
-	return nil
+	return job.in, nil
 }
 
 // build writes the merged segment. Docs are renumbered in order, so postings
@@ -300,7 +346,13 @@ func (job *mergeJob) build() (*segment, error) {
 	w.noSum = job.noSum
 	fail := func(err error) (*segment, error) {
 		w.abort()
+		if errors.Is(err, errMergeStopped) {
+			return nil, err
+		}
 		return nil, fmt.Errorf("merge search segments: %w", err)
+	}
+	if err := job.yield(); err != nil {
+		return fail(err)
 	}
 	if err := job.copyUnits(w); err != nil {
 		return fail(err)
@@ -335,6 +387,9 @@ func (job *mergeJob) build() (*segment, error) {
 	for i, s := range in {
 		base[i] = next
 		for d := uint64(0); d < s.ft.ndocs; d += chunk {
+			if err := job.yield(); err != nil {
+				return fail(err)
+			}
 			cnt := min(chunk, s.ft.ndocs-d)
 			b := buf[:cnt*docSize]
 			if _, err := s.f.ReadAt(b, int64(s.ft.docsOff+d*docSize)); err != nil {
@@ -354,6 +409,9 @@ func (job *mergeJob) build() (*segment, error) {
 	}
 	w.endDocs(tokens)
 	if err := job.mergeTerms(w, &remapper{dropped: dropped, base: base}); err != nil {
+		return fail(err)
+	}
+	if err := job.yield(); err != nil { // before the fsync
 		return fail(err)
 	}
 	if err := w.finish(); err != nil {
@@ -400,6 +458,9 @@ func (job *mergeJob) copyUnits(w *segWriter) error {
 		}
 		if !have {
 			break
+		}
+		if err := job.yield(); err != nil {
+			return err
 		}
 		for k := range cs {
 			if c := &cs[k]; c.i < int(c.s.ft.nunits) && c.t.id(c.i) == id {

@@ -306,6 +306,9 @@ func (d *daemon) serve(ctx context.Context, cfg *config.Config, once bool, hup <
 		}
 	}
 	d.log.Info("outputs verified", "took", time.Since(start).Round(time.Millisecond))
+	// Start-up work that the first appends would otherwise trigger (the search
+	// index's merge of what the first pass wrote) starts now, in the background.
+	settleConsumers(o.cs)
 	// The first pass may have read every transcript once; hand its garbage back
 	// to the OS now rather than idle at its high-water mark for minutes.
 	debug.FreeOSMemory()
@@ -347,7 +350,10 @@ func (d *daemon) serve(ctx context.Context, cfg *config.Config, once bool, hup <
 			if len(b.Rescan) > 0 {
 				d.log.Info("rescan", "reason", b.Reason, "roots", b.Rescan)
 			}
-			if err := g.Apply(b); err != nil {
+			release := holdBusy(o.cs) // background merges wait for the batch
+			err := g.Apply(b)
+			release()
+			if err != nil {
 				d.note(err)
 			}
 			if len(b.Rescan) > 0 && g.RootsMoved() {
