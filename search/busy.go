@@ -1,7 +1,6 @@
 package search
 
 import (
-	"errors"
 	"sync"
 	"sync/atomic"
 )
@@ -16,9 +15,6 @@ import (
 // term's postings, one chunk of docs, one unit record), so a batch waits for at
 // most that much of a merge, never for a whole one; a merge under a steady
 // stream of appends still advances between batches.
-
-// errMergeStopped: a background merge gave up because the index is closing.
-var errMergeStopped = errors.New("merge search segments: index closing")
 
 // busyGate counts the holders of Busy; a background merge's steps wait while
 // there are any.
@@ -56,28 +52,24 @@ func (x *Index) Busy() (done func()) {
 }
 
 // yieldBg is called by a background merge between two steps: it waits while
-// the index is Busy, and says to stop when the index is closing.
-func (x *Index) yieldBg() error {
-	if x.closing.Load() {
-		return errMergeStopped
-	}
+// the index is Busy, unless the index is closing (Close waits for the merge,
+// which then goes on).
+func (x *Index) yieldBg() {
 	g := &x.busy
 	if g.held.Load() == 0 {
-		return nil
+		return
 	}
 	g.mu.Lock()
 	free := g.free
 	g.mu.Unlock()
 	if free == nil {
-		return nil
+		return
 	}
 	if g.parked != nil {
 		g.parked()
 	}
 	select {
 	case <-free:
-		return nil
 	case <-x.stop:
-		return errMergeStopped
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"slices"
 	"sort"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/sessionwatch/sessionwatch/indexer"
@@ -95,9 +94,10 @@ type Index struct {
 	mergeHeld int            // segs[:mergeHeld] may be inputs of the background merge
 	mergeWG   sync.WaitGroup // the background merge
 	mergeGate chan struct{}  // tests: a background merge waits for it to close
+	settled   bool           // Settle: every merge runs in the background
 	busy      busyGate       // Busy: a background merge pauses while it is held
-	closing   atomic.Bool    // Close: a background merge gives up
-	stop      chan struct{}  // closed by Close: wakes a merge waiting for Busy
+	stop      chan struct{}  // closed by Close: a merge no longer waits for Busy
+	closed    bool           // stop is closed
 }
 
 // Stats are counters of an index's work.
@@ -292,9 +292,12 @@ func (x *Index) RemoveUnseen(sources []string) {
 // Close releases the segment files (uncommitted data is dropped, as after a
 // crash). A cold build's committed segments are first merged into one.
 func (x *Index) Close() error {
-	if !x.closing.Swap(true) { // a background merge stops at its next step
-		close(x.stop)
+	x.mu.Lock()
+	if !x.closed {
+		x.closed = true
+		close(x.stop) // a merge waiting for Busy goes on: it is waited for below
 	}
+	x.mu.Unlock()
 	x.mergeWG.Wait()
 	x.mu.Lock()
 	defer x.mu.Unlock()

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"cmp"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -33,10 +32,11 @@ const coldMaxSegments = 4
 // DefaultMergeBudget: a merge of at most this many input bytes runs inside the
 // Sync that calls for it; a larger one runs on its own goroutine, so that a Sync
 // (which the indexer calls with its lock held, before it writes the catalogs)
-// never waits for more than a small merge. A merge rewrites some 20-40 MB of
-// segments per second of CPU: at this budget a Sync waits ~10 ms at most (at
-// 8 MiB, a commit of an appended line could wait for half a second).
-const DefaultMergeBudget = 256 << 10
+// never waits for a large merge. Once a daemon has settled (Settle), every merge
+// runs on its own goroutine: a merge rewrites some 20-40 MB of segments per
+// second of CPU, and even one within this budget would hold up the commit of an
+// appended line for a noticeable time.
+const DefaultMergeBudget = 8 << 20
 
 // maybeMergeLocked merges the newest segments when a size tier holds mergeFanIn of
 // them (each byte is rewritten about once per tier), or everything when there are
@@ -53,7 +53,7 @@ func (x *Index) maybeMergeLocked() error {
 		for _, s := range x.segs[from:] {
 			size += s.size
 		}
-		if size > x.opt.MergeBudget {
+		if size > x.opt.MergeBudget || x.settled {
 			if x.merging == 0 {
 				x.mergeInBackgroundLocked(from)
 			}
@@ -105,10 +105,7 @@ func (x *Index) mergeInBackgroundLocked(from int) {
 		if err == nil {
 			// The install takes the lock and commits a manifest: not while
 			// a batch is being handled either.
-			if err = job.yield(); err != nil {
-				s.close()
-				os.Remove(s.name)
-			}
+			job.yield()
 		}
 		x.mu.Lock()
 		x.merging--
@@ -119,7 +116,7 @@ func (x *Index) mergeInBackgroundLocked(from int) {
 		}
 		x.mu.Unlock()
 		removeSegments(old) // off the lock: unlinking large files takes a while
-		if err != nil && !errors.Is(err, errMergeStopped) {
+		if err != nil {
 			x.log.Warn("merge search segments", "err", err)
 		}
 	}()
@@ -132,9 +129,14 @@ func (x *Index) mergeInBackgroundLocked(from int) {
 // start-up tip their count over MaxSegments, where the merge of the whole index
 // would compete with the commits of those appends. An index of fewer than
 // mergeFanIn segments is left as it is (a restart that read little).
+//
+// From then on every merge runs in the background (the daemon's commits are
+// on the path of an appended line to the search results: none waits for a
+// merge), waiting while the daemon handles a batch (Busy).
 func (x *Index) Settle() {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	x.settled = !x.cold
 	if x.cold || x.merging > 0 || len(x.segs) < mergeFanIn {
 		return
 	}
@@ -225,13 +227,12 @@ type mergeJob struct {
 }
 
 // yield is called between two steps of the merge: a background merge waits
-// there while the index is Busy, and stops when it is closing. A merge under
-// the lock goes on (a commit waiting for the lock would wait for it).
-func (job *mergeJob) yield() error {
-	if !job.bg {
-		return nil
+// there while the index is Busy. A merge under the lock goes on (a commit
+// waiting for the lock would wait for it).
+func (job *mergeJob) yield() {
+	if job.bg {
+		job.x.yieldBg()
 	}
-	return job.x.yieldBg()
 }
 
 // endedID is an id whose unit's end was committed when a background merge was planned.
@@ -346,14 +347,9 @@ func (job *mergeJob) build() (*segment, error) {
 	w.noSum = job.noSum
 	fail := func(err error) (*segment, error) {
 		w.abort()
-		if errors.Is(err, errMergeStopped) {
-			return nil, err
-		}
 		return nil, fmt.Errorf("merge search segments: %w", err)
 	}
-	if err := job.yield(); err != nil {
-		return fail(err)
-	}
+	job.yield()
 	if err := job.copyUnits(w); err != nil {
 		return fail(err)
 	}
@@ -387,9 +383,7 @@ func (job *mergeJob) build() (*segment, error) {
 	for i, s := range in {
 		base[i] = next
 		for d := uint64(0); d < s.ft.ndocs; d += chunk {
-			if err := job.yield(); err != nil {
-				return fail(err)
-			}
+			job.yield()
 			cnt := min(chunk, s.ft.ndocs-d)
 			b := buf[:cnt*docSize]
 			if _, err := s.f.ReadAt(b, int64(s.ft.docsOff+d*docSize)); err != nil {
@@ -411,9 +405,7 @@ func (job *mergeJob) build() (*segment, error) {
 	if err := job.mergeTerms(w, &remapper{dropped: dropped, base: base}); err != nil {
 		return fail(err)
 	}
-	if err := job.yield(); err != nil { // before the fsync
-		return fail(err)
-	}
+	job.yield() // before the fsync
 	if err := w.finish(); err != nil {
 		return nil, err
 	}
@@ -459,9 +451,7 @@ func (job *mergeJob) copyUnits(w *segWriter) error {
 		if !have {
 			break
 		}
-		if err := job.yield(); err != nil {
-			return err
-		}
+		job.yield()
 		for k := range cs {
 			if c := &cs[k]; c.i < int(c.s.ft.nunits) && c.t.id(c.i) == id {
 				win = k

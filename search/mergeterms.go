@@ -105,7 +105,7 @@ type termMerger struct {
 	tl   termList
 	pbuf []byte // the postings being read, reused
 	// yield is called before each term (mergeJob.yield)
-	yield func() error
+	yield func()
 }
 
 func newTermMerger(in []*segment, rm *remapper, from, to string) (*termMerger, error) {
@@ -135,9 +135,7 @@ func (m *termMerger) run(emit func(term string, df uint32, post []byte)) error {
 			return nil
 		}
 		if m.yield != nil {
-			if err := m.yield(); err != nil {
-				return err
-			}
+			m.yield()
 		}
 		m.tl = termList{buf: m.tl.buf[:0]}
 		for i, it := range m.its {
