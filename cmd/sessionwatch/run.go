@@ -306,13 +306,14 @@ func (d *daemon) serve(ctx context.Context, cfg *config.Config, once bool, hup <
 		}
 	}
 	d.log.Info("outputs verified", "took", time.Since(start).Round(time.Millisecond))
-	// Start-up work that the first appends would otherwise trigger (the search
-	// index's merge of what the first pass wrote) starts now, in the background.
-	settleConsumers(o.cs)
 	// The first pass may have read every transcript once; hand its garbage back
 	// to the OS now rather than idle at its high-water mark for minutes.
 	debug.FreeOSMemory()
 	d.mem.settle()
+	// Start-up work that the first appends would otherwise trigger (the search
+	// index's merge of what the first pass wrote) starts now, in the background
+	// (after the collector was paced by what start-up left live).
+	settleConsumers(o.cs)
 
 	// The janitor starts after the first index pass (its start-up pass plans
 	// from a fresh catalog) and stops before the watcher (defers run in reverse).
