@@ -157,7 +157,7 @@ func TestCloseFinishesWaitingMerge(t *testing.T) {
 // TestSettleMergesStartupSegments: the segments a start-up pass committed are
 // merged into one when the daemon says start-up is done (Settle), not left for
 // the first appends to tip over MaxSegments; an index of few segments is left
-// alone. From then on no merge runs inside a commit, however small.
+// alone.
 func TestSettleMergesStartupSegments(t *testing.T) {
 	s := newStore(t)
 	dir := filepath.Join(s.state, DirName)
@@ -206,19 +206,58 @@ func TestSettleMergesStartupSegments(t *testing.T) {
 	if m := x.Stats().Merges; m != 1 {
 		t.Fatalf("merges after a second Settle = %d, want 1", m)
 	}
-	// Small commits calling for a merge: it waits for the batch to end.
-	done := x.Busy()
-	for i := range mergeFanIn + 1 {
-		p := s.write("wave", "p0/"+uuid1+".jsonl", waveMsg("2026-01-01T00:00:00Z", "user", fmt.Sprintf("late%d", i)))
+	x.Close()
+	if diffs, err := CheckAgainstRebuild(s.cfg); err != nil || len(diffs) > 0 {
+		t.Fatalf("CheckAgainstRebuild = %v, %v; want no differences", diffs, err)
+	}
+}
+
+// TestTooManySegmentsKeepsLargeLeader: when commits leave more than MaxSegments
+// segments, the small newest ones are merged, not the large segment before them
+// (the whole index after a start-up's merge), which would be rewritten whole for
+// a few appended lines.
+func TestTooManySegmentsKeepsLargeLeader(t *testing.T) {
+	s := newStore(t)
+	x, err := Open(Options{Dir: filepath.Join(s.state, DirName), MaxSegments: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := indexer.NewGroup(s.cfg, nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.AddConsumer(x)
+	if err := g.Load(); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for j := range 40000 {
+		fmt.Fprintf(&b, " t%d", j)
+	}
+	p := s.write("wave", "p/"+uuid1+".jsonl", waveMsg("2026-01-01T00:00:00Z", "user", "big"+b.String()))
+	if err := g.Apply(batch(p)); err != nil {
+		t.Fatal(err)
+	}
+	x.mu.Lock()
+	leader := x.segs[0].name
+	x.mu.Unlock()
+	for i := range 3 { // 4 segments > MaxSegments
+		p := s.write("wave", fmt.Sprintf("q%d/%s.jsonl", i, uuid2), waveMsg("2026-01-01T00:00:00Z", "user", fmt.Sprintf("small%d", i)))
 		if err := g.Apply(batch(p)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if n, m := x.Segments(), x.Stats().Merges; n != mergeFanIn+2 || m != 1 {
-		t.Fatalf("after %d small commits while busy: %d segments, %d merges; want %d, 1 (a merge ran inside a commit)", mergeFanIn+1, n, m, mergeFanIn+2)
+	x.mu.Lock()
+	n, first := len(x.segs), x.segs[0].name
+	x.mu.Unlock()
+	if m := x.Stats().Merges; m != 1 || n != 2 || first != leader {
+		t.Fatalf("after 4 commits: %d merges, %d segments, first %s; want 1, 2 and the large one (%s) kept", m, n, filepath.Base(first), filepath.Base(leader))
 	}
-	done()
-	waitMerges(t, x, 2)
+	for _, w := range []string{"big", "t39999", "small0", "small2"} {
+		if got := s.search(w, Filter{}); len(got) != 1 {
+			t.Errorf("search %s: %d hits, want 1", w, len(got))
+		}
+	}
 	x.Close()
 	if diffs, err := CheckAgainstRebuild(s.cfg); err != nil || len(diffs) > 0 {
 		t.Fatalf("CheckAgainstRebuild = %v, %v; want no differences", diffs, err)

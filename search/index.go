@@ -94,7 +94,6 @@ type Index struct {
 	mergeHeld int            // segs[:mergeHeld] may be inputs of the background merge
 	mergeWG   sync.WaitGroup // the background merge
 	mergeGate chan struct{}  // tests: a background merge waits for it to close
-	settled   bool           // Settle: every merge runs in the background
 	busy      busyGate       // Busy: a background merge pauses while it is held
 	stop      chan struct{}  // closed by Close: a merge no longer waits for Busy
 	closed    bool           // stop is closed

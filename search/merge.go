@@ -32,10 +32,7 @@ const coldMaxSegments = 4
 // DefaultMergeBudget: a merge of at most this many input bytes runs inside the
 // Sync that calls for it; a larger one runs on its own goroutine, so that a Sync
 // (which the indexer calls with its lock held, before it writes the catalogs)
-// never waits for a large merge. Once a daemon has settled (Settle), every merge
-// runs on its own goroutine: a merge rewrites some 20-40 MB of segments per
-// second of CPU, and even one within this budget would hold up the commit of an
-// appended line for a noticeable time.
+// never waits for a large merge.
 const DefaultMergeBudget = 8 << 20
 
 // maybeMergeLocked merges the newest segments when a size tier holds mergeFanIn of
@@ -53,7 +50,7 @@ func (x *Index) maybeMergeLocked() error {
 		for _, s := range x.segs[from:] {
 			size += s.size
 		}
-		if size > x.opt.MergeBudget || x.settled {
+		if size > x.opt.MergeBudget {
 			if x.merging == 0 {
 				x.mergeInBackgroundLocked(from)
 			}
@@ -76,7 +73,15 @@ func (x *Index) mergeCandidateLocked() (int, bool) {
 		return lo, n-lo > coldMaxSegments*x.opt.MaxSegments
 	}
 	if n-lo > x.opt.MaxSegments && n-lo > 1 {
-		return lo, true
+		// Too many: the newest are merged, not a leading segment at least as
+		// large as all those after it (the index a start-up pass or an
+		// earlier merge left), which would be rewritten whole for a few small
+		// ones.
+		from := lo
+		for from < n-2 && x.segs[from].size >= sizeOf(x.segs[from+1:]) {
+			from++
+		}
+		return from, true
 	}
 	if n == 0 {
 		return 0, false
@@ -87,6 +92,14 @@ func (x *Index) mergeCandidateLocked() (int, bool) {
 		k++
 	}
 	return n - k, k >= mergeFanIn
+}
+
+func sizeOf(segs []*segment) int64 {
+	var n int64
+	for _, s := range segs {
+		n += s.size
+	}
+	return n
 }
 
 // mergeInBackgroundLocked merges segs[from:] on a goroutine and installs the
@@ -129,14 +142,9 @@ func (x *Index) mergeInBackgroundLocked(from int) {
 // start-up tip their count over MaxSegments, where the merge of the whole index
 // would compete with the commits of those appends. An index of fewer than
 // mergeFanIn segments is left as it is (a restart that read little).
-//
-// From then on every merge runs in the background (the daemon's commits are
-// on the path of an appended line to the search results: none waits for a
-// merge), waiting while the daemon handles a batch (Busy).
 func (x *Index) Settle() {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	x.settled = !x.cold
 	if x.cold || x.merging > 0 || len(x.segs) < mergeFanIn {
 		return
 	}
