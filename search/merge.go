@@ -36,8 +36,8 @@ const coldMaxSegments = 4
 const DefaultMergeBudget = 8 << 20
 
 // maybeMergeLocked merges the newest segments when a size tier holds mergeFanIn of
-// them (each byte is rewritten about once per tier), or everything when there are
-// more than MaxSegments. It runs right after a commit. Small merges run here; a
+// them (each byte is rewritten about once per tier), or all but a large leader
+// when there are more than MaxSegments. It runs right after a commit. Small merges run here; a
 // large one is handed to the background (one at a time; the segments it merges
 // are left alone meanwhile).
 func (x *Index) maybeMergeLocked() error {
