@@ -94,6 +94,9 @@ type Index struct {
 	mergeHeld int            // segs[:mergeHeld] may be inputs of the background merge
 	mergeWG   sync.WaitGroup // the background merge
 	mergeGate chan struct{}  // tests: a background merge waits for it to close
+	busy      busyGate       // Busy: a background merge pauses while it is held
+	stop      chan struct{}  // closed by Close: a merge no longer waits for Busy
+	closed    bool           // stop is closed
 }
 
 // Stats are counters of an index's work.
@@ -141,7 +144,7 @@ func Open(opt Options) (*Index, error) {
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
-	x := &Index{opt: opt, log: opt.Logger, buf: newMemBuf()}
+	x := &Index{opt: opt, log: opt.Logger, buf: newMemBuf(), stop: make(chan struct{})}
 	x.resetChanges()
 	if x.log == nil {
 		x.log = slog.New(slog.DiscardHandler)
@@ -288,6 +291,12 @@ func (x *Index) RemoveUnseen(sources []string) {
 // Close releases the segment files (uncommitted data is dropped, as after a
 // crash). A cold build's committed segments are first merged into one.
 func (x *Index) Close() error {
+	x.mu.Lock()
+	if !x.closed {
+		x.closed = true
+		close(x.stop) // a merge waiting for Busy goes on: it is waited for below
+	}
+	x.mu.Unlock()
 	x.mergeWG.Wait()
 	x.mu.Lock()
 	defer x.mu.Unlock()

@@ -36,8 +36,8 @@ const coldMaxSegments = 4
 const DefaultMergeBudget = 8 << 20
 
 // maybeMergeLocked merges the newest segments when a size tier holds mergeFanIn of
-// them (each byte is rewritten about once per tier), or everything when there are
-// more than MaxSegments. It runs right after a commit. Small merges run here; a
+// them (each byte is rewritten about once per tier), or all but a large leader
+// when there are more than MaxSegments. It runs right after a commit. Small merges run here; a
 // large one is handed to the background (one at a time; the segments it merges
 // are left alone meanwhile).
 func (x *Index) maybeMergeLocked() error {
@@ -73,7 +73,15 @@ func (x *Index) mergeCandidateLocked() (int, bool) {
 		return lo, n-lo > coldMaxSegments*x.opt.MaxSegments
 	}
 	if n-lo > x.opt.MaxSegments && n-lo > 1 {
-		return lo, true
+		// Too many: the newest are merged, not a leading segment at least as
+		// large as all those after it (the index a start-up pass or an
+		// earlier merge left), which would be rewritten whole for a few small
+		// ones.
+		from := lo
+		for from < n-2 && x.segs[from].size >= sizeOf(x.segs[from+1:]) {
+			from++
+		}
+		return from, true
 	}
 	if n == 0 {
 		return 0, false
@@ -84,6 +92,14 @@ func (x *Index) mergeCandidateLocked() (int, bool) {
 		k++
 	}
 	return n - k, k >= mergeFanIn
+}
+
+func sizeOf(segs []*segment) int64 {
+	var n int64
+	for _, s := range segs {
+		n += s.size
+	}
+	return n
 }
 
 // mergeInBackgroundLocked merges segs[from:] on a goroutine and installs the
@@ -99,17 +115,40 @@ func (x *Index) mergeInBackgroundLocked(from int) {
 			<-x.mergeGate
 		}
 		s, err := job.build()
+		if err == nil {
+			// The install takes the lock and commits a manifest: not while
+			// a batch is being handled either.
+			job.yield()
+		}
 		x.mu.Lock()
-		defer x.mu.Unlock()
 		x.merging--
 		x.mergeHeld = 0
+		var old []*segment
 		if err == nil {
-			err = x.installMergeLocked(job, s)
+			old, err = x.installMergeLocked(job, s)
 		}
+		x.mu.Unlock()
+		removeSegments(old) // off the lock: unlinking large files takes a while
 		if err != nil {
 			x.log.Warn("merge search segments", "err", err)
 		}
 	}()
+}
+
+// Settle is called once a daemon's start-up pass is done: the segments it
+// committed (a first pass over a store writes one per spill and per source, a
+// dozen on a large store) are merged into one in the background now, while the
+// daemon has just been busy anyway, rather than when the first appends after
+// start-up tip their count over MaxSegments, where the merge of the whole index
+// would compete with the commits of those appends. An index of fewer than
+// mergeFanIn segments is left as it is (a restart that read little).
+func (x *Index) Settle() {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.cold || x.merging > 0 || len(x.segs) < mergeFanIn {
+		return
+	}
+	x.mergeInBackgroundLocked(0)
 }
 
 // Compact merges every segment into one (dropping the docs of replaced and
@@ -195,6 +234,15 @@ type mergeJob struct {
 	dropped []uint32
 }
 
+// yield is called between two steps of the merge: a background merge waits
+// there while the index is Busy. A merge under the lock goes on (a commit
+// waiting for the lock would wait for it).
+func (job *mergeJob) yield() {
+	if job.bg {
+		job.x.yieldBg()
+	}
+}
+
 // endedID is an id whose unit's end was committed when a background merge was planned.
 type endedID struct {
 	id    uint32
@@ -251,18 +299,29 @@ func (x *Index) mergeLocked(from int) error {
 	if err != nil {
 		return err
 	}
-	return x.installMergeLocked(job, s)
+	old, err := x.installMergeLocked(job, s)
+	removeSegments(old)
+	return err
+}
+
+// removeSegments closes and deletes segments a merge replaced (no manifest
+// names them any more).
+func removeSegments(segs []*segment) {
+	for _, old := range segs {
+		old.close()
+		os.Remove(old.name)
+	}
 }
 
 // installMergeLocked puts the merged segment in the place of its inputs (which
 // are still a run of x.segs: only merges remove segments, one at a time) and
-// commits the manifest.
-func (x *Index) installMergeLocked(job *mergeJob, s *segment) error {
+// commits the manifest. It returns the inputs, for the caller to remove.
+func (x *Index) installMergeLocked(job *mergeJob, s *segment) ([]*segment, error) {
 	at := slices.Index(x.segs, job.in[0])
 	if at < 0 || at+len(job.in) > len(x.segs) || !slices.Equal(x.segs[at:at+len(job.in)], job.in) {
 		s.close()
 		os.Remove(s.name)
-		return fmt.Errorf("merge search segments: the inputs changed")
+		return nil, fmt.Errorf("merge search segments: the inputs changed")
 	}
 	segs := append(append(slices.Clone(x.segs[:at]), s), x.segs[at+len(job.in):]...)
 	if err := x.writeManifestLocked(segs); err != nil {
@@ -270,11 +329,7 @@ func (x *Index) installMergeLocked(job *mergeJob, s *segment) error {
 		// rename): s stays on disk, beside its inputs, which the index goes on
 		// using; the next open removes whichever one no manifest names.
 		s.close()
-		return err
-	}
-	for _, old := range job.in {
-		old.close()
-		os.Remove(old.name)
+		return nil, err
 	}
 	x.segs = segs
 	if job.full && at == 0 {
@@ -283,7 +338,7 @@ func (x *Index) installMergeLocked(job *mergeJob, s *segment) error {
 		}
 	}
 	x.stats.Merges++
-	return nil
+	return job.in, nil
 }
 
 // build writes the merged segment. Docs are renumbered in order, so postings
@@ -302,6 +357,7 @@ func (job *mergeJob) build() (*segment, error) {
 		w.abort()
 		return nil, fmt.Errorf("merge search segments: %w", err)
 	}
+	job.yield()
 	if err := job.copyUnits(w); err != nil {
 		return fail(err)
 	}
@@ -335,6 +391,7 @@ func (job *mergeJob) build() (*segment, error) {
 	for i, s := range in {
 		base[i] = next
 		for d := uint64(0); d < s.ft.ndocs; d += chunk {
+			job.yield()
 			cnt := min(chunk, s.ft.ndocs-d)
 			b := buf[:cnt*docSize]
 			if _, err := s.f.ReadAt(b, int64(s.ft.docsOff+d*docSize)); err != nil {
@@ -356,6 +413,7 @@ func (job *mergeJob) build() (*segment, error) {
 	if err := job.mergeTerms(w, &remapper{dropped: dropped, base: base}); err != nil {
 		return fail(err)
 	}
+	job.yield() // before the fsync
 	if err := w.finish(); err != nil {
 		return nil, err
 	}
@@ -401,6 +459,7 @@ func (job *mergeJob) copyUnits(w *segWriter) error {
 		if !have {
 			break
 		}
+		job.yield()
 		for k := range cs {
 			if c := &cs[k]; c.i < int(c.s.ft.nunits) && c.t.id(c.i) == id {
 				win = k

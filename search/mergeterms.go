@@ -58,6 +58,7 @@ func (job *mergeJob) mergeTerms(w *segWriter, rm *remapper) error {
 		if err != nil {
 			return err
 		}
+		m.yield = job.yield
 		return m.run(w.term)
 	}
 	lo, err := newTermMerger(job.in, rm, "", pivot)
@@ -68,6 +69,7 @@ func (job *mergeJob) mergeTerms(w *segWriter, rm *remapper) error {
 	if err != nil {
 		return err
 	}
+	lo.yield, hi.yield = job.yield, job.yield
 	part, err := newMergePart(job.path+".part", w)
 	if err != nil {
 		return err
@@ -102,6 +104,8 @@ type termMerger struct {
 	to   string // "": to the end
 	tl   termList
 	pbuf []byte // the postings being read, reused
+	// yield is called before each term (mergeJob.yield)
+	yield func()
 }
 
 func newTermMerger(in []*segment, rm *remapper, from, to string) (*termMerger, error) {
@@ -129,6 +133,9 @@ func (m *termMerger) run(emit func(term string, df uint32, post []byte)) error {
 		}
 		if !have || m.to != "" && term >= m.to {
 			return nil
+		}
+		if m.yield != nil {
+			m.yield()
 		}
 		m.tl = termList{buf: m.tl.buf[:0]}
 		for i, it := range m.its {

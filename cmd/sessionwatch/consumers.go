@@ -37,3 +37,35 @@ func openConsumers(cfg *config.Config, logger *slog.Logger) ([]indexer.Consumer,
 	}
 	return []indexer.Consumer{ledger, x}, func() { x.Close() }, nil
 }
+
+// settleConsumers tells the consumers that do background work of their own that
+// the daemon's start-up pass is done (the search index merges what it wrote).
+func settleConsumers(cs []indexer.Consumer) {
+	for _, c := range cs {
+		if s, ok := c.(interface{ Settle() }); ok {
+			s.Settle()
+		}
+	}
+}
+
+// busyConsumer is a consumer with work of its own in the background (the search
+// index's merges) that can be held off the CPU while a batch is handled.
+type busyConsumer interface {
+	Busy() (done func())
+}
+
+// holdBusy holds every consumer's background work while the daemon handles a
+// batch (an appended line is searchable sooner); the returned func releases it.
+func holdBusy(cs []indexer.Consumer) (release func()) {
+	var dones []func()
+	for _, c := range cs {
+		if b, ok := c.(busyConsumer); ok {
+			dones = append(dones, b.Busy())
+		}
+	}
+	return func() {
+		for _, done := range dones {
+			done()
+		}
+	}
+}

@@ -310,6 +310,10 @@ func (d *daemon) serve(ctx context.Context, cfg *config.Config, once bool, hup <
 	// to the OS now rather than idle at its high-water mark for minutes.
 	debug.FreeOSMemory()
 	d.mem.settle()
+	// Start-up work that the first appends would otherwise trigger (the search
+	// index's merge of what the first pass wrote) starts now, in the background
+	// (after the collector was paced by what start-up left live).
+	settleConsumers(o.cs)
 
 	// The janitor starts after the first index pass (its start-up pass plans
 	// from a fresh catalog) and stops before the watcher (defers run in reverse).
@@ -347,7 +351,10 @@ func (d *daemon) serve(ctx context.Context, cfg *config.Config, once bool, hup <
 			if len(b.Rescan) > 0 {
 				d.log.Info("rescan", "reason", b.Reason, "roots", b.Rescan)
 			}
-			if err := g.Apply(b); err != nil {
+			release := holdBusy(o.cs) // background merges wait for the batch
+			err := g.Apply(b)
+			release()
+			if err != nil {
 				d.note(err)
 			}
 			if len(b.Rescan) > 0 && g.RootsMoved() {
