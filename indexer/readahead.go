@@ -16,9 +16,9 @@ import (
 // store: `cat` of them one after another 11 s, read behind such advice 2.5 s);
 // elsewhere (advise_other.go) several goroutines read the bytes into a scratch
 // buffer they throw away. The file stays open and is handed to the worker that
-// reads it, which then neither opens nor looks it up again: on a warm cache the
-// advice is all the readahead adds. A blocking readahead stops reading the
-// files that answer at once (a warm cache), looking again now and then.
+// reads it, which then neither opens nor looks it up again. Files that answer
+// at once (a warm cache: on Linux their first byte is cached) make the
+// readahead skip a stretch, looking again now and then.
 
 // readaheadWorkers is how many files are read ahead at once (0: none). A var:
 // tests change it.
@@ -160,8 +160,7 @@ var readAheadFile = readAhead
 // readAhead opens the file at path and advises the system that its head (up to
 // readaheadMax) is about to be read (advise_*.go; buf is the scratch of a
 // blocking advice). It returns the open file (nil: none; the worker opens it
-// itself), and whether the advice was fast (cached: only a blocking advice says
-// so).
+// itself), and whether the advice was fast (cached).
 func readAhead(path string, buf []byte) (f *os.File, fast bool) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0) // never blocks on a FIFO
 	if err != nil {
