@@ -113,6 +113,9 @@ type Indexer struct {
 	feedPeak      int64       // most bytes the consumers' queues held at once (feed.go)
 	aheadRead     int         // units read ahead by the last prefetch (tests)
 	aheadSkipped  int         // units it skipped as cached (tests)
+	aheadHanded   int         // files it opened that a worker or the walk read (tests)
+	aheadOpen     int         // files it left open at its end (tests: none)
+	aheadOpenPeak int         // most files it held open at once (tests)
 	statePeak     int         // VerifyOutputs: most units holding a state at one flush (for tests)
 	sessionPeak   int         // with trackSessionPeak: most units holding sessions at one flush
 	lastParked    parkedRead  // sessionsOfLocked's last catalog read, until a flush or write begins

@@ -61,6 +61,7 @@ type fetched struct {
 	feedsLeft atomic.Int32  // consumers' goroutines yet to take it (feed.go)
 	unit      *unit         // the unit as the walk installs it
 	session   *Session      // its session (linesSession)
+	file      *os.File      // opened by the readahead, not yet taken (readahead.go)
 }
 
 type fetchedLine struct {
@@ -184,7 +185,13 @@ func (ix *Indexer) stopPrefetchLocked() {
 	}
 	pf.mu.Unlock()
 	pf.wg.Wait()
-	ix.aheadRead, ix.aheadSkipped = pf.ahead.read, pf.ahead.skipped
+	pf.mu.Lock()
+	for i := pf.next; i < len(pf.items); i++ {
+		pf.dropFile(i) // opened ahead of workers that stopped first
+	}
+	ix.aheadRead, ix.aheadSkipped, ix.aheadHanded = pf.ahead.read, pf.ahead.skipped, pf.ahead.handed
+	ix.aheadOpen, ix.aheadOpenPeak = pf.ahead.open, pf.ahead.openPeak
+	pf.mu.Unlock()
 	ix.fetch = nil
 }
 
@@ -206,8 +213,9 @@ func (pf *prefetcher) work() {
 		pf.next++
 		pf.nextMoved()
 		r := pf.results[i]
+		f := pf.takeFile(i)
 		pf.mu.Unlock()
-		pf.read(pf.items[i], r)
+		pf.read(pf.items[i], r, f)
 		pf.mu.Lock()
 		pf.held += r.held
 		pf.ix.prefetchPeak = max(pf.ix.prefetchPeak, pf.held) // for tests
@@ -234,6 +242,13 @@ func (pf *prefetcher) take(urel string) *fetched {
 	}
 	started := i < pf.next
 	r := pf.results[i]
+	var f *os.File
+	if !started {
+		f = pf.takeFile(i)
+	}
+	for j := max(pf.taken, pf.next); j < i; j++ {
+		pf.dropFile(j) // opened ahead, but no worker will read it now
+	}
 	for j := pf.taken; j <= i; j++ {
 		pf.results[j] = nil // the walk is past them: let their buffers go
 	}
@@ -250,7 +265,7 @@ func (pf *prefetcher) take(urel string) *fetched {
 		// The walk caught up with the workers: it reads the unit here, as a
 		// worker would (no other goroutine has it), so that its consumers are
 		// handed the lines prepared too, without a locked call per line.
-		pf.read(urel, r)
+		pf.read(urel, r, f)
 		if !r.ok {
 			return nil
 		}
@@ -273,14 +288,26 @@ func (pf *prefetcher) release(r *fetched) {
 }
 
 // read does what updateLinesLocked does for a unit read from the start, on a
-// worker: it touches nothing of the indexer's but the layout.
-func (pf *prefetcher) read(urel string, r *fetched) {
-	f, err := os.OpenFile(pf.ix.unitPath(urel), os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0) // never blocks on a FIFO
-	if err != nil {
-		return
+// worker: it touches nothing of the indexer's but the layout. f is the file the
+// readahead opened (nil: none).
+func (pf *prefetcher) read(urel string, r *fetched, f *os.File) {
+	var fi fs.FileInfo
+	var err error
+	if f != nil {
+		// Opened a window ahead: if the name has gone since (removed, or
+		// replaced by a rename), the file is read by its name as it is now.
+		if fi, err = f.Stat(); err != nil || unlinked(fi) {
+			f.Close()
+			f = nil
+		}
+	}
+	if f == nil {
+		if f, err = os.OpenFile(pf.ix.unitPath(urel), os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0); err != nil { // never blocks on a FIFO
+			return
+		}
+		fi, err = f.Stat()
 	}
 	defer f.Close()
-	fi, err := f.Stat()
 	if err != nil || !fi.Mode().IsRegular() || (len(pf.consumers) > 0 && fi.Size() > prefetchBufferMax) {
 		return
 	}

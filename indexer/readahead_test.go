@@ -1,7 +1,9 @@
 package indexer
 
 import (
+	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"strings"
 	"sync"
@@ -28,12 +30,12 @@ func setReadahead(t *testing.T, workers, window, warmRun, skip int, fast bool) *
 	})
 	prefetchMin, prefetchWorkers = 1, 2
 	readaheadWorkers, readaheadWindow, readaheadWarmRun, readaheadSkip = workers, window, warmRun, skip
-	readAheadFile = func(path string, buf []byte) bool {
-		readAhead(path, buf) // the real read, for the race detector's sake
+	readAheadFile = func(path string, buf []byte) (*os.File, bool) {
+		f, _ := readAhead(path, buf) // the real advice, for the race detector's sake
 		s.mu.Lock()
 		s.paths[path]++
 		s.mu.Unlock()
-		return s.fast
+		return f, s.fast
 	}
 	return s
 }
@@ -69,6 +71,14 @@ func TestReadaheadReadsWhatTheWorkersWillRead(t *testing.T) {
 	}
 	if ix.aheadRead == 0 || ix.aheadRead != len(s.paths) {
 		t.Errorf("%d units read ahead, %d distinct paths", ix.aheadRead, len(s.paths))
+	}
+	// The files opened ahead were read by the workers, not opened again, and
+	// none is left open.
+	if ix.aheadHanded == 0 || ix.aheadHanded > ix.aheadRead {
+		t.Errorf("%d files opened ahead handed to the workers, %d read ahead", ix.aheadHanded, ix.aheadRead)
+	}
+	if ix.aheadOpen != 0 {
+		t.Errorf("%d files opened ahead left open", ix.aheadOpen)
 	}
 	for p, n := range s.paths {
 		if n != 1 {
@@ -165,5 +175,142 @@ func TestReadaheadStopsAWalkCutShort(t *testing.T) {
 	}
 	if ix.aheadRead == 0 || ix.aheadRead > len(pf.items) {
 		t.Errorf("%d units read ahead of %d", ix.aheadRead, len(pf.items))
+	}
+}
+
+// openFDs counts the process's open descriptors (-1: the system does not say).
+func openFDs() int {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return -1
+	}
+	return len(ents)
+}
+
+// TestReadaheadBoundsTheFilesItHolds: the files opened ahead stay open until
+// a worker takes them, so the window bounds them (plus one per readahead
+// goroutine under way); a pass that ends before the workers take them closes
+// every one.
+func TestReadaheadBoundsTheFilesItHolds(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "store")
+	manyWaveSessions(t, root, 200)
+	const window, workers = 12, 3
+	setReadahead(t, workers, window, 1000, 1, false)
+	ix := newLayoutIndexer(t, "wave", root, t.TempDir(), false)
+	before := openFDs()
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	ix.startPrefetchLocked()
+	pf := ix.fetch
+	if pf == nil {
+		t.Fatal("no prefetch started")
+	}
+	// Nothing is taken: the workers stop their window ahead, the readahead
+	// goroutines the readahead window ahead of them, holding those files open.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		pf.mu.Lock()
+		waiting, open := pf.ahead.waiting, pf.ahead.open
+		pf.mu.Unlock()
+		if waiting == workers && open == window {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d readahead goroutines waiting with %d files open, want %d with %d", waiting, open, workers, window)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if n := openFDs(); before >= 0 && n < before+window {
+		t.Errorf("%d descriptors open with %d files held ahead, %d before", n, window, before)
+	}
+	ix.stopPrefetchLocked()
+	if ix.aheadOpenPeak > window+workers {
+		t.Errorf("%d files open at once, bound %d", ix.aheadOpenPeak, window+workers)
+	}
+	if ix.aheadOpen != 0 {
+		t.Errorf("%d files opened ahead left open", ix.aheadOpen)
+	}
+	if n := openFDs(); before >= 0 && n > before {
+		t.Errorf("%d descriptors open after the pass, %d before", n, before)
+	}
+}
+
+// TestReadaheadFileChangedBeforeItsRead: a file opened ahead and then removed,
+// replaced by a rename or truncated before its worker reads it is read as its
+// name says it is at the read, as if the worker had opened it itself.
+func TestReadaheadFileChangedBeforeItsRead(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "store")
+	manyWaveSessions(t, root, 60)
+	setReadahead(t, 0, 1, 1000, 1, false)
+	ix := newLayoutIndexer(t, "wave", root, t.TempDir(), false)
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	ix.startPrefetchLocked()
+	pf := ix.fetch
+	if pf == nil {
+		t.Fatal("no prefetch started")
+	}
+	defer ix.stopPrefetchLocked()
+	// Units with three lines or more (manyWaveSessions: unit i has i%9 messages).
+	var units []string
+	for _, urel := range pf.items {
+		data, err := os.ReadFile(ix.unitPath(urel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Count(string(data), "\n") >= 4 {
+			units = append(units, urel)
+		}
+	}
+	if len(units) < 3 {
+		t.Fatalf("%d units with four lines", len(units))
+	}
+	ahead := func(urel string) *os.File {
+		f, _ := readAhead(ix.unitPath(urel), nil)
+		if f == nil {
+			t.Fatalf("%s: not opened ahead", urel)
+		}
+		return f
+	}
+	read := func(urel string, f *os.File) *fetched {
+		r := &fetched{done: make(chan struct{})}
+		pf.read(urel, r, f)
+		return r
+	}
+	removed, renamed, truncated := units[0], units[1], units[2]
+
+	f := ahead(removed)
+	if err := os.Remove(ix.unitPath(removed)); err != nil {
+		t.Fatal(err)
+	}
+	if r := read(removed, f); r.ok {
+		t.Errorf("%s removed after it was opened ahead, read as %d bytes", removed, r.tail.Size)
+	}
+
+	f = ahead(renamed)
+	p := ix.unitPath(renamed)
+	data, _ := os.ReadFile(p)
+	firstLine := data[:strings.IndexByte(string(data), '\n')+1]
+	if err := os.WriteFile(p+".new", firstLine, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(p+".new", p); err != nil {
+		t.Fatal(err)
+	}
+	got, want := read(renamed, f), read(renamed, nil)
+	if !got.ok || !want.ok || !reflect.DeepEqual(got.tail, want.tail) || got.tail.Size != int64(len(firstLine)) {
+		t.Errorf("%s replaced after it was opened ahead: read %+v, by its name %+v", renamed, got.tail, want.tail)
+	}
+
+	f = ahead(truncated)
+	p = ix.unitPath(truncated)
+	data, _ = os.ReadFile(p)
+	firstLine = data[:strings.IndexByte(string(data), '\n')+1]
+	if err := os.Truncate(p, int64(len(firstLine))); err != nil {
+		t.Fatal(err)
+	}
+	got, want = read(truncated, f), read(truncated, nil)
+	if !got.ok || !want.ok || !reflect.DeepEqual(got.tail, want.tail) || got.tail.Offset != int64(len(firstLine)) {
+		t.Errorf("%s truncated after it was opened ahead: read %+v, by its name %+v", truncated, got.tail, want.tail)
 	}
 }
