@@ -65,6 +65,8 @@ type Indexer struct {
 	rootDir string // directory units are relative to (the root, or its parent for a file root)
 	rootRel string // for a file root: the root's base name; "" otherwise
 
+	rootPlain bool // rootDir + "/" + a plain unit path is clean (unitPath)
+
 	configuredRoot string // the root as configured, before resolving symlinks
 	rootPending    bool   // the root did not exist when resolved: resolve when it appears
 
@@ -201,6 +203,7 @@ func New(opt Options) (*Indexer, error) {
 		ix.rootDir = filepath.Dir(opt.Root)
 		ix.rootRel = filepath.Base(opt.Root)
 	}
+	ix.rootPlain = filepath.Separator == '/' && ix.rootDir != "/" && ix.rootDir != "." && isClean(ix.rootDir)
 	ix.outputs.init(CatalogDir(opt.StateDir, opt.Source))
 	return ix, nil
 }
@@ -595,9 +598,31 @@ func (ix *Indexer) Differences() []Difference {
 	return out
 }
 
-// unitPath is the absolute path of a unit.
+// unitPath is the absolute path of a unit: filepath.Join's, without its Clean
+// (a pass asks it of every unit two or three times) when there is nothing to
+// clean.
 func (ix *Indexer) unitPath(urel string) string {
+	if ix.rootPlain && plainRel(urel) {
+		return ix.rootDir + "/" + urel
+	}
 	return filepath.Join(ix.rootDir, filepath.FromSlash(urel))
+}
+
+// plainRel reports whether rel is a relative slash path whose every element is
+// a name (none empty, "." or ".."): one that joining to a clean directory
+// leaves clean.
+func plainRel(rel string) bool {
+	start := 0
+	for i := 0; i <= len(rel); i++ {
+		if i < len(rel) && rel[i] != '/' {
+			continue
+		}
+		if el := rel[start:i]; el == "" || el == "." || el == ".." {
+			return false
+		}
+		start = i + 1
+	}
+	return true
 }
 
 // Root returns the source root: its real path when it is a symlink.
