@@ -422,7 +422,16 @@ func (ix *Indexer) forceLocked(urel string) {
 // updated, every known unit below rel that was not found is removed. It returns the
 // project dirs that hold a native index file.
 func (ix *Indexer) walkLocked(rel string) (map[string]bool, error) {
-	seen := map[string]bool{}
+	var seen map[string]bool
+	if rel == "." {
+		n := ix.units.len()
+		if ix.fetch != nil {
+			n = max(n, len(ix.fetch.items))
+		}
+		seen = make(map[string]bool, n)
+	} else {
+		seen = map[string]bool{} // a subtree: a few units, as a rule
+	}
 	natives := map[string]bool{}
 	var walkErr error
 	if ix.rootRel != "" {
@@ -434,7 +443,12 @@ func (ix *Indexer) walkLocked(rel string) (map[string]bool, error) {
 		}
 	} else {
 		start := filepath.Join(ix.rootDir, filepath.FromSlash(rel))
-		err := filepath.WalkDir(start, func(p string, d fs.DirEntry, err error) error {
+		plain := filepath.Separator == '/' && start != "/" && start != "." && isClean(start)
+		var lists listings
+		if ix.fetch != nil && rel == "." {
+			lists = ix.fetch.lists // the tree as the prefetcher listed it, just now
+		}
+		err := walkTree(start, plain, lists, nil, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
 				if p == start && errors.Is(err, fs.ErrNotExist) {
 					return nil
