@@ -81,6 +81,8 @@ type Indexer struct {
 	dirtyProjects map[string]bool
 	writes        writePool             // the current flush's writes, in flight
 	batchPasses   bool                  // full passes make their outputs durable in one batch (BatchFullPasses)
+	releaseAfter  bool                  // Release follows the next full pass (WillRelease)
+	skipPark      bool                  // the flush parks nothing: Release follows it
 	byProject     map[string][]*Session // writeCatalogsLocked's scratch, empty between flushes
 	projects      map[string]bool       // writeCatalogsLocked's scratch too
 	pendingErr    error                 // errors of writes waited for early, reported by the flush
@@ -307,7 +309,12 @@ func (ix *Indexer) reconcileWalkLocked() error {
 func (ix *Indexer) reconcileFlushLocked(err error) error {
 	// A rebuild's full pass writes every output: made durable in one batch.
 	ix.writes.batch = ix.batchPasses
+	// Parked sessions are brought back and rendered a batch at a time
+	// (renderAllLocked), each batch parked again; otherwise, when Release
+	// follows, nothing need be parked.
+	ix.skipPark = ix.releaseAfter && !ix.parkedPass
 	ferr := ix.flushLocked()
+	ix.skipPark = false
 	if ix.parkedPass {
 		ix.parkedPass = false
 		ferr = errors.Join(ferr, ix.renderAllLocked())

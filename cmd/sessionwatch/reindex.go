@@ -75,6 +75,7 @@ func cmdReindex(e *env, args []string) error {
 	if !*check {
 		for _, ix := range ixs {
 			ix.BatchFullPasses() // every output durable in one batch, not file by file
+			ix.WillRelease()     // released after its pass (below): nothing to park
 		}
 	}
 	if *source != "" {
