@@ -26,7 +26,11 @@ func (ix *Indexer) flushLocked() (ferr error) {
 		return nil
 	}
 	ix.lastParked = parkedRead{}
-	defer ix.parkLocked()
+	defer func() {
+		if !ix.skipPark {
+			ix.parkLocked()
+		}
+	}()
 	if ix.verifyFetched {
 		defer func() { ix.statePeak = max(ix.statePeak, ix.heldStatesLocked()) }() // before parkLocked
 	}

@@ -65,6 +65,8 @@ type Indexer struct {
 	rootDir string // directory units are relative to (the root, or its parent for a file root)
 	rootRel string // for a file root: the root's base name; "" otherwise
 
+	rootPlain bool // rootDir + "/" + a plain unit path is clean (unitPath)
+
 	configuredRoot string // the root as configured, before resolving symlinks
 	rootPending    bool   // the root did not exist when resolved: resolve when it appears
 
@@ -79,6 +81,8 @@ type Indexer struct {
 	dirtyProjects map[string]bool
 	writes        writePool             // the current flush's writes, in flight
 	batchPasses   bool                  // full passes make their outputs durable in one batch (BatchFullPasses)
+	releaseAfter  bool                  // Release follows the next full pass (WillRelease)
+	skipPark      bool                  // the flush parks nothing: Release follows it
 	byProject     map[string][]*Session // writeCatalogsLocked's scratch, empty between flushes
 	projects      map[string]bool       // writeCatalogsLocked's scratch too
 	pendingErr    error                 // errors of writes waited for early, reported by the flush
@@ -204,6 +208,7 @@ func New(opt Options) (*Indexer, error) {
 		ix.rootDir = filepath.Dir(opt.Root)
 		ix.rootRel = filepath.Base(opt.Root)
 	}
+	ix.rootPlain = filepath.Separator == '/' && ix.rootDir != "/" && ix.rootDir != "." && isClean(ix.rootDir)
 	ix.outputs.init(CatalogDir(opt.StateDir, opt.Source))
 	return ix, nil
 }
@@ -307,7 +312,12 @@ func (ix *Indexer) reconcileWalkLocked() error {
 func (ix *Indexer) reconcileFlushLocked(err error) error {
 	// A rebuild's full pass writes every output: made durable in one batch.
 	ix.writes.batch = ix.batchPasses
+	// Parked sessions are brought back and rendered a batch at a time
+	// (renderAllLocked), each batch parked again; otherwise, when Release
+	// follows, nothing need be parked.
+	ix.skipPark = ix.releaseAfter && !ix.parkedPass
 	ferr := ix.flushLocked()
+	ix.skipPark = false
 	if ix.parkedPass {
 		ix.parkedPass = false
 		ferr = errors.Join(ferr, ix.renderAllLocked())
@@ -422,7 +432,16 @@ func (ix *Indexer) forceLocked(urel string) {
 // updated, every known unit below rel that was not found is removed. It returns the
 // project dirs that hold a native index file.
 func (ix *Indexer) walkLocked(rel string) (map[string]bool, error) {
-	seen := map[string]bool{}
+	var seen map[string]bool
+	if rel == "." {
+		n := ix.units.len()
+		if ix.fetch != nil {
+			n = max(n, len(ix.fetch.items))
+		}
+		seen = make(map[string]bool, n)
+	} else {
+		seen = map[string]bool{} // a subtree: a few units, as a rule
+	}
 	natives := map[string]bool{}
 	var walkErr error
 	if ix.rootRel != "" {
@@ -434,7 +453,12 @@ func (ix *Indexer) walkLocked(rel string) (map[string]bool, error) {
 		}
 	} else {
 		start := filepath.Join(ix.rootDir, filepath.FromSlash(rel))
-		err := filepath.WalkDir(start, func(p string, d fs.DirEntry, err error) error {
+		plain := filepath.Separator == '/' && start != "/" && start != "." && isClean(start)
+		var lists listings
+		if ix.fetch != nil && rel == "." {
+			lists = ix.fetch.lists // the tree as the prefetcher listed it, just now
+		}
+		err := walkTree(start, plain, lists, nil, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
 				if p == start && errors.Is(err, fs.ErrNotExist) {
 					return nil
@@ -598,9 +622,31 @@ func (ix *Indexer) Differences() []Difference {
 	return out
 }
 
-// unitPath is the absolute path of a unit.
+// unitPath is the absolute path of a unit: filepath.Join's, without its Clean
+// (a pass asks it of every unit two or three times) when there is nothing to
+// clean.
 func (ix *Indexer) unitPath(urel string) string {
+	if ix.rootPlain && plainRel(urel) {
+		return ix.rootDir + "/" + urel
+	}
 	return filepath.Join(ix.rootDir, filepath.FromSlash(urel))
+}
+
+// plainRel reports whether rel is a relative slash path whose every element is
+// a name (none empty, "." or ".."): one that joining to a clean directory
+// leaves clean.
+func plainRel(rel string) bool {
+	start := 0
+	for i := 0; i <= len(rel); i++ {
+		if i < len(rel) && rel[i] != '/' {
+			continue
+		}
+		if el := rel[start:i]; el == "" || el == "." || el == ".." {
+			return false
+		}
+		start = i + 1
+	}
+	return true
 }
 
 // Root returns the source root: its real path when it is a symlink.

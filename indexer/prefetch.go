@@ -77,6 +77,7 @@ type prefetcher struct {
 	consumers []Consumer // the indexer's, fixed before the first pass
 	preparers []Preparer // by consumer: the ones that prepare their lines (nil: not)
 	items     []string
+	lists     listings // the tree as listed for items, for the walk (walkTree)
 	at        map[string]int
 	results   []*fetched
 
@@ -110,7 +111,8 @@ func (ix *Indexer) startPrefetchLocked() {
 	}
 	var items []string
 	seen := map[string]bool{}
-	filepath.WalkDir(ix.rootDir, func(p string, d fs.DirEntry, err error) error {
+	lists := listings{} // for the walk's own (walkLocked), which follows
+	walkTree(ix.rootDir, ix.rootPlain, nil, lists, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if d != nil && d.IsDir() && p != ix.rootDir {
 				return filepath.SkipDir
@@ -145,7 +147,7 @@ func (ix *Indexer) startPrefetchLocked() {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	pf := &prefetcher{ll: ll, ix: ix, consumers: ix.consumers, preparers: make([]Preparer, len(ix.consumers)), items: items,
-		at: make(map[string]int, len(items)), results: make([]*fetched, len(items)), window: workers * prefetchAhead}
+		at: make(map[string]int, len(items)), results: make([]*fetched, len(items)), window: workers * prefetchAhead, lists: lists}
 	for i, c := range ix.consumers {
 		pf.preparers[i], _ = c.(Preparer)
 	}

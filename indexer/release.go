@@ -25,4 +25,18 @@ func (ix *Indexer) Release() {
 	ix.rendered = map[string]string{}
 	ix.failed = nil
 	ix.genKnown = false
+	ix.releaseAfter = false
+}
+
+// WillRelease says the caller calls Release right after the indexer's next full
+// pass (reindex): that pass's flush leaves what it read as it is rather than
+// park it (parkLocked: a unit's accumulator dropped for its encoded state, its
+// state and sessions for the catalog's resume file), which Release would drop
+// a moment later anyway (an eighth of the flush's work on the pass's own
+// thread at 100k sessions). The outputs are the same. A pass that renders
+// parked sessions a batch at a time (renderAllLocked) still parks each batch.
+func (ix *Indexer) WillRelease() {
+	ix.mu.Lock()
+	ix.releaseAfter = true
+	ix.mu.Unlock()
 }

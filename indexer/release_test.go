@@ -79,3 +79,56 @@ func TestReleaseFreesOutputs(t *testing.T) {
 	}
 	runtime.KeepAlive(ix)
 }
+
+// TestWillReleaseParksNothing: a pass that Release follows (reindex) leaves
+// what it read unparked, and writes the same catalogs, byte for byte, as a pass
+// that parks; Release ends it (the next pass parks again).
+func TestWillReleaseParksNothing(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "store")
+	manyWaveSessions(t, root, 40)
+	parked := func(ix *Indexer) (n, all int) {
+		ix.mu.Lock()
+		defer ix.mu.Unlock()
+		for u := range ix.units.all() {
+			all++
+			if u.parked {
+				n++
+			}
+		}
+		return n, all
+	}
+	plainState, releaseState := t.TempDir(), t.TempDir()
+	plain := newLayoutIndexer(t, "wave", root, plainState, false)
+	if err := plain.Reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	if n, all := parked(plain); n == 0 || all == 0 {
+		t.Fatalf("a plain pass parked %d of %d units: the test proves nothing", n, all)
+	}
+	rel := newLayoutIndexer(t, "wave", root, releaseState, false)
+	rel.BatchFullPasses()
+	rel.WillRelease()
+	if err := rel.Reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	if n, all := parked(rel); n != 0 || all == 0 {
+		t.Fatalf("a pass before Release parked %d of %d units, want none", n, all)
+	}
+	want := treeFiles(t, filepath.Join(plainState, "index"), "")
+	got := treeFiles(t, filepath.Join(releaseState, "index"), "")
+	if len(got) != len(want) || len(want) == 0 {
+		t.Fatalf("%d catalog files, want %d", len(got), len(want))
+	}
+	for p, w := range want {
+		if got[p] != w {
+			t.Errorf("%s differs:\n%s", p, lineDiff(got[p], w))
+		}
+	}
+	rel.Release()
+	rel.mu.Lock()
+	after := rel.releaseAfter
+	rel.mu.Unlock()
+	if after {
+		t.Error("WillRelease outlived the Release that followed its pass")
+	}
+}

@@ -62,7 +62,7 @@ func (ix *Indexer) waitSyncLocked() {
 // touchedRefsLocked is the current sessions of the touched units, as the
 // consumers' Sync takes them.
 func (ix *Indexer) touchedRefsLocked() []SessionRef {
-	var refs []SessionRef
+	refs := make([]SessionRef, 0, len(ix.touched)) // a session per unit, as a rule
 	for urel := range ix.touched {
 		u := ix.units.get(urel)
 		if u == nil {

@@ -92,12 +92,25 @@ func daysIn(month, year int) int {
 }
 
 // Prompt collapses every run of whitespace to one space, trims, and cuts the text to
-// MaxPromptChars characters plus "…".
+// MaxPromptChars characters plus "…". A prompt that is already so (the common
+// one: ASCII, single spaces, short) is copied as it is; ASCII is written a
+// byte at a time, without decoding it as runes.
 func Prompt(s string) string {
+	if promptPlain(s) {
+		return strings.Clone(s) // never a slice of the line it was read from
+	}
 	var b strings.Builder
 	space := false
 	n := 0
-	for _, r := range s {
+	for i := 0; i < len(s); {
+		r := rune(s[i])
+		if r < utf8.RuneSelf {
+			i++
+		} else {
+			var w int
+			r, w = utf8.DecodeRuneInString(s[i:])
+			i += w
+		}
 		if unicode.IsSpace(r) {
 			space = b.Len() > 0
 			continue
@@ -118,8 +131,27 @@ func Prompt(s string) string {
 			b.WriteString("…")
 			return b.String()
 		}
-		b.WriteRune(r)
+		if r < utf8.RuneSelf {
+			b.WriteByte(byte(r))
+		} else {
+			b.WriteRune(r)
+		}
 		n++
 	}
 	return b.String()
+}
+
+// promptPlain reports whether Prompt(s) is s: at most MaxPromptChars printable
+// ASCII characters, no space first, last or next to another.
+func promptPlain(s string) bool {
+	if len(s) > MaxPromptChars || (len(s) > 0 && (s[0] == ' ' || s[len(s)-1] == ' ')) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < ' ' || c > '~' || (c == ' ' && s[i+1] == ' ') {
+			return false
+		}
+	}
+	return true
 }

@@ -75,6 +75,7 @@ func cmdReindex(e *env, args []string) error {
 	if !*check {
 		for _, ix := range ixs {
 			ix.BatchFullPasses() // every output durable in one batch, not file by file
+			ix.WillRelease()     // released after its pass (below): nothing to park
 		}
 	}
 	if *source != "" {
@@ -109,6 +110,16 @@ func cmdReindex(e *env, args []string) error {
 		// memory while the next ones are read.
 		ix.Release()
 	}
+	// The ledger's end and the search index's are independent (each writes
+	// only its own files, each atomically): they run side by side, as neither
+	// uses more than a core for most of it and the indexers are done.
+	var ledgerEnd chan error
+	if coldLedger != nil {
+		// Compacted once here, the ledger opens from its index at the daemon's
+		// first start instead of reading what each source appended.
+		ledgerEnd = make(chan error, 1)
+		go func() { ledgerEnd <- coldLedger.EndColdBuild() }()
+	}
 	if coldSearch != nil {
 		// A file that left the store while no daemon ran is in no catalog to
 		// say so: what the passes did not hand the search index is gone.
@@ -116,11 +127,12 @@ func cmdReindex(e *env, args []string) error {
 		if err := coldSearch.Sync(nil); err != nil {
 			failed = append(failed, fmt.Sprintf("search index: %v", err))
 		}
+		// Its one merge (ColdBuild), meanwhile too: the deferred
+		// closeConsumers finds nothing left to do (Close is idempotent).
+		coldSearch.Close()
 	}
-	if coldLedger != nil {
-		// Compacted once here, the ledger opens from its index at the daemon's
-		// first start instead of reading what each source appended.
-		if err := coldLedger.EndColdBuild(); err != nil {
+	if ledgerEnd != nil {
+		if err := <-ledgerEnd; err != nil {
 			failed = append(failed, fmt.Sprintf("usage ledger: %v", err))
 		}
 	}
