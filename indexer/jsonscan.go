@@ -509,15 +509,7 @@ func (m *Members) ObjectFields(line []byte, fn func(key, val []byte)) error {
 		}
 		return m.err
 	}
-	if o, ok := m.nested(line); ok {
-		for e := o.first; e >= 0; e = m.sub[e].next {
-			r := &m.sub[e]
-			if r.kStart >= 0 {
-				fn(m.line[r.kStart:r.kEnd], m.line[r.vStart:r.vEnd])
-			} else {
-				fn(m.keys[-r.kStart-1], m.line[r.vStart:r.vEnd])
-			}
-		}
+	if m.Nested(line, fn) {
 		return nil
 	}
 	return ObjectFields(line, fn)

@@ -342,24 +342,4 @@ func textContent(m *indexer.Members, v []byte, b *textParts) {
 // eachElem calls fn with each element of a JSON array. The array comes from a line
 // that was already validated as a whole; anything else (not an array, truncated)
 // stops the walk quietly.
-func eachElem(arr []byte, fn func(elem []byte)) {
-	arr = indexer.TrimJSONSpace(arr)
-	if len(arr) < 2 || arr[0] != '[' {
-		return
-	}
-	i := 1
-	for i < len(arr) {
-		for i < len(arr) && (arr[i] == ' ' || arr[i] == '\t' || arr[i] == '\n' || arr[i] == '\r' || arr[i] == ',') {
-			i++
-		}
-		if i >= len(arr) || arr[i] == ']' {
-			return
-		}
-		end := skipValue(arr, i)
-		if end <= i {
-			return
-		}
-		fn(arr[i:end])
-		i = end
-	}
-}
+func eachElem(arr []byte, fn func(elem []byte)) { eachElemOf(nil, arr, fn) }

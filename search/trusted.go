@@ -180,12 +180,9 @@ func fieldsOf(m *indexer.Members, obj []byte, fn func(key, val []byte)) {
 	}
 }
 
-// eachElemOf is eachElem(arr, fn).
+// eachElemOf is eachElem(arr, fn), crossing an element the scan m recorded (an
+// object in place in m's line) by its recorded length instead of a walk.
 func eachElemOf(m *indexer.Members, arr []byte, fn func(elem []byte)) {
-	if m == nil {
-		eachElem(arr, fn)
-		return
-	}
 	arr = indexer.TrimJSONSpace(arr)
 	if len(arr) < 2 || arr[0] != '[' {
 		return
@@ -199,7 +196,7 @@ func eachElemOf(m *indexer.Members, arr []byte, fn func(elem []byte)) {
 			return
 		}
 		end := i
-		if n, ok := m.ObjectLen(arr[i:]); ok {
+		if n, ok := m.ObjectLen(arr[i:]); ok { // false for a nil m
 			end = i + n
 		} else {
 			end = skipValue(arr, i)
