@@ -455,13 +455,19 @@ func ResolveEntries(entries []Entry, ref string, o RefOptions) (Entry, error) {
 }
 
 func resolveEntries(entries []Entry, ref string, o RefOptions) (Entry, error) {
-	rows := make([]RefRow, len(entries))
-	for i, e := range entries {
-		rows[i] = RefRow{ID: e.ID, File: e.File}
-	}
-	i, err := ResolveRows(rows, ref, o)
+	i, err := ResolveIndex(entries, ref, o)
 	if err != nil {
 		return Entry{}, err
 	}
 	return entries[i], nil
+}
+
+// ResolveIndex is ResolveEntries giving the entry's index in entries: its row
+// number, less one, when entries are the listed scope.
+func ResolveIndex(entries []Entry, ref string, o RefOptions) (int, error) {
+	rows := make([]RefRow, len(entries))
+	for i, e := range entries {
+		rows[i] = RefRow{ID: e.ID, File: e.File}
+	}
+	return ResolveRows(rows, ref, o)
 }

@@ -133,10 +133,21 @@ func TestShowResolvesRefs(t *testing.T) {
 	if code != 0 || json.Unmarshal([]byte(out), &got) != nil || got.ID != "33333333-cccc-4000-8000-000000000003" || got.File != file {
 		t.Errorf("show PATH --json = %d %s", code, out)
 	}
+	// "n" is the session's row number in `list` of the same scope.
+	if got.N != 1 {
+		t.Errorf("show PATH --json: n = %d, want 1 (the newest session's row)", got.N)
+	}
 	out, _, _ = e.cli("show", "1", "--json")
+	got = shown{}
 	json.Unmarshal([]byte(out), &got)
-	if len(got.Subagents) != 0 || got.MessageCount != 1 {
+	if len(got.Subagents) != 0 || got.MessageCount != 1 || got.N != 1 {
 		t.Errorf("show 1 --json = %+v", got)
+	}
+	out, _, _ = e.cli("show", "3", "--json")
+	got = shown{}
+	json.Unmarshal([]byte(out), &got)
+	if got.N != 3 || !strings.HasPrefix(got.ID, "11111111") {
+		t.Errorf("show 3 --json: n = %d id %s, want row 3, the oldest session", got.N, got.ID)
 	}
 }
 

@@ -34,7 +34,7 @@ func cmdDelete(ctx context.Context, e *env, args []string) error {
 	}
 	// REF is resolved within what `list` prints with the same flags; a number that
 	// is also the start of another id is refused, never guessed.
-	en, err := resolveRef(cfg, sc, pos[0], true)
+	en, _, err := resolveRef(cfg, sc, pos[0], true)
 	if err != nil {
 		return err
 	}

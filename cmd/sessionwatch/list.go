@@ -520,19 +520,23 @@ func writeJSON(w io.Writer, v any) error {
 }
 
 // resolveRef finds the session REF names within the scope `list` shows with the
-// same flags (SPEC §6), never beyond it. destructive (delete): a number that is
-// also the start of another id is refused rather than read as the row.
-func resolveRef(cfg *config.Config, sc scope, ref string, destructive bool) (indexer.Entry, error) {
+// same flags (SPEC §6), never beyond it, and its row number there.
+// destructive (delete): a number that is also the start of another id is
+// refused rather than read as the row.
+func resolveRef(cfg *config.Config, sc scope, ref string, destructive bool) (indexer.Entry, int, error) {
 	entries, err := selectSessions(cfg, sc)
 	if err != nil {
-		return indexer.Entry{}, err
+		return indexer.Entry{}, 0, err
 	}
 	o := indexer.RefOptions{Numbers: true, Destructive: destructive}
 	if sc.all {
 		o.Scope = "any project"
 	}
-	en, err := indexer.ResolveEntries(entries, ref, o)
-	return en, refErr(err, sc.all, "list")
+	i, err := indexer.ResolveIndex(entries, ref, o)
+	if err != nil {
+		return indexer.Entry{}, 0, refErr(err, sc.all, "list")
+	}
+	return entries[i], i + 1, nil
 }
 
 // refErr maps a REF resolution error to its exit code and hint; listCmd is the

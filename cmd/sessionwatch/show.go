@@ -81,14 +81,14 @@ func cmdShow(e *env, args []string) error {
 		return showArchived(e, cfg, f.archivedScope(sc), pos[0], f.json)
 	}
 	refreshForListing(e, cfg, sc, nil)
-	en, err := resolveRef(cfg, sc, pos[0], false)
+	en, n, err := resolveRef(cfg, sc, pos[0], false)
 	if err != nil {
 		return err
 	}
 	if *messages || *grep != "" {
 		return printMessages(e.stdout, en, *grep, isTerminal(e.stdout))
 	}
-	out := shown{listed: toListed(cfg, 0, en, time.Now()), ParentID: en.ParentID, GitBranch: en.GitBranch, SkippedLines: en.SkippedLines, Subagents: []string{},
+	out := shown{listed: toListed(cfg, n, en, time.Now()), ParentID: en.ParentID, GitBranch: en.GitBranch, SkippedLines: en.SkippedLines, Subagents: []string{},
 		LockFiles: existingLockFiles(en)}
 	if h := janitor.NewLiveCheckerFor(cfg, 1).InUse(en); h.Held() {
 		out.LockHolder = &lockHolder{PID: h.PID, Reason: h.Why}
