@@ -320,8 +320,9 @@ func (lp *leanSource) finish(parts int) (ok, done bool) {
 	return ok, true
 }
 
-// walkPart walks part part of the root finish listed, as Unchanged walks it,
-// beside the other parts: the indexer is ProveVisit's alone and nothing
+// walkPart walks a part of the root finish listed, as Unchanged walks it,
+// beside the other parts (each takes the root's entries no other took, so a
+// part that starts late takes fewer): the indexer is ProveVisit's alone and nothing
 // changes it until the last part ends, so each reads it without its lock,
 // and marks the units it finds in a set of its own (not unit.probed). The
 // last part to end judges the whole (done): every part found nothing
@@ -329,7 +330,7 @@ func (lp *leanSource) finish(parts int) (ok, done bool) {
 func (lp *leanSource) walkPart(part int) (ok, done bool) {
 	ix := lp.ix
 	p := prober{ix: ix, marks: make(map[*unit]struct{}, ix.units.len()/lp.parts+1)}
-	partOK := p.walkPart(lp.root, part, lp.parts)
+	partOK := p.walkPart(lp.root)
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	lp.partsOK = lp.partsOK && partOK

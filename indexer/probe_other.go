@@ -24,4 +24,4 @@ func (ix *Indexer) listRoot() (*rootListing, bool) { return nil, false }
 func (l *rootListing) close() {}
 
 // walkPart is never called here (listRoot says no).
-func (p *prober) walkPart(l *rootListing, part, parts int) bool { return false }
+func (p *prober) walkPart(l *rootListing) bool { return false }

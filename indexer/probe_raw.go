@@ -4,6 +4,7 @@ package indexer
 
 import (
 	"bytes"
+	"sync/atomic"
 	"syscall"
 )
 
@@ -118,12 +119,16 @@ func (p *prober) rawEntry(fd, depth int, name, nameZ []byte, typ byte) bool {
 }
 
 // rootListing is the source root, open and listed once, whose entries the
-// parts of a split walk share (splitWalk): each part checks every parts-th
-// entry of the same listing, so that what a part sees is what one walk
-// would, whatever changes after the listing.
+// parts of a split walk share (splitWalk): each part takes the next entry not
+// yet taken (next) until none is left, so that the parts end together however
+// late each starts, and what they see together is what one walk would of the
+// same listing, whatever changes after it. A part that finds a change stops
+// the others (failed): the walk's answer is then false whatever they find.
 type rootListing struct {
 	fd      int
 	entries []rootEntry
+	next    atomic.Int64 // the next entry to take
+	failed  atomic.Bool
 }
 
 // rootEntry is an entry of the root as getdents gave it.
@@ -162,18 +167,24 @@ func (ix *Indexer) listRoot() (l *rootListing, ok bool) {
 
 func (l *rootListing) close() { syscall.Close(l.fd) }
 
-// walkPart is part part of parts of a split walk of the root listed as l:
-// its entries i with i % parts == part, checked as rawDir checks them.
-func (p *prober) walkPart(l *rootListing, part, parts int) bool {
-	for i := part; i < len(l.entries); i += parts {
+// walkPart is a part of a split walk of the root listed as l: the entries
+// it takes (rootListing.next), checked as rawDir checks them, until none is
+// left or a part found a change.
+func (p *prober) walkPart(l *rootListing) bool {
+	for !l.failed.Load() {
+		i := int(l.next.Add(1) - 1)
+		if i >= len(l.entries) {
+			return true
+		}
 		e := &l.entries[i]
 		name := e.nameZ[:len(e.nameZ)-1]
 		p.rel = append(p.rel[:0], name...)
 		if !p.rawEntry(l.fd, 0, name, e.nameZ, e.typ) {
+			l.failed.Store(true)
 			return false
 		}
 	}
-	return true
+	return false
 }
 
 // listRaw lists the directory open at fd with getdents, into (*bufs)[depth] (a
