@@ -67,6 +67,14 @@ func skipSpace(b []byte, i int) int {
 func scanString(b []byte, i int) (int, bool, error) {
 	i++
 	escaped := false
+	if i+8 <= len(b) && swarSpecialMask(binary.LittleEndian.Uint64(b[i:])) == 0 {
+		// Not a short string: its runs of plain bytes (a message's text)
+		// are crossed 64 bytes at a time.
+		var err error
+		if i, escaped, err = scanStringBlocks(b, i+8); err != nil {
+			return 0, false, err
+		}
+	}
 	for {
 		// Eight bytes at a time while none is a quote, a backslash or a control
 		// byte, then straight to the first that is; byte by byte in the last
@@ -114,6 +122,75 @@ func scanString(b []byte, i int) (int, bool, error) {
 			return 0, false, errSyntax
 		}
 	}
+}
+
+// scanStringBlocks crosses a string's bytes from b[i] on, 64 at a time, up to
+// its closing quote, a control byte or b's last 64 bytes. It returns where the
+// string's scan goes on, whether it crossed an escape, and the error of an
+// escape that is not JSON's.
+func scanStringBlocks(b []byte, i int) (int, bool, error) {
+	escaped := false
+	for i+64 <= len(b) {
+		x := specials64(b[i : i+64 : i+64])
+		next := i + 64
+		for x != 0 {
+			t := bits.TrailingZeros64(x)
+			if b[i+t] != '\\' {
+				// The closing quote or a control byte: scanString's.
+				return i + t, escaped, nil
+			}
+			if t > 58 {
+				next = i + t // an escape that may run past the block: the next one's
+				break
+			}
+			escaped = true
+			switch b[i+t+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				x &^= 3 << t // the escape's letter is no quote or backslash
+			case 'u':
+				for _, h := range b[i+t+2 : i+t+6] {
+					if !('0' <= h && h <= '9' || 'a' <= h && h <= 'f' || 'A' <= h && h <= 'F') {
+						return 0, false, errSyntax
+					}
+				}
+				x &^= 1 << t
+			default:
+				return 0, false, errSyntax
+			}
+		}
+		i = next
+	}
+	return i, escaped, nil
+}
+
+// specials64 is the bitmap of the bytes of b[:64] that are '"', '\\' or below
+// 0x20, exactly (bit j for b[j]).
+func specials64(b []byte) uint64 {
+	b = b[:64]
+	return pack8(specials8(binary.LittleEndian.Uint64(b[0:]))) |
+		pack8(specials8(binary.LittleEndian.Uint64(b[8:])))<<8 |
+		pack8(specials8(binary.LittleEndian.Uint64(b[16:])))<<16 |
+		pack8(specials8(binary.LittleEndian.Uint64(b[24:])))<<24 |
+		pack8(specials8(binary.LittleEndian.Uint64(b[32:])))<<32 |
+		pack8(specials8(binary.LittleEndian.Uint64(b[40:])))<<40 |
+		pack8(specials8(binary.LittleEndian.Uint64(b[48:])))<<48 |
+		pack8(specials8(binary.LittleEndian.Uint64(b[56:])))<<56
+}
+
+// specials8 has the high bit of each byte of x that is '"', '\\' or below 0x20
+// set, exactly: as swarSpecialMask, each byte's test kept within its byte.
+func specials8(x uint64) uint64 {
+	const lo7 = swarLo * 0x7f
+	lx := x & lo7
+	q := lx ^ (swarLo * 0x02)  // '"' below 0x21, as the control bytes
+	bs := lx ^ (swarLo * '\\') // a backslash 0
+	return ^((q+swarLo*(0x80-0x21))&(bs+lo7) | x) & swarHi
+}
+
+// pack8 gathers the high bits of m's bytes (its other bits clear) into its low
+// 8 bits, byte 0's lowest.
+func pack8(m uint64) uint64 {
+	return (m >> 7) * 0x0102040810204080 >> 56
 }
 
 func scanDigits(b []byte, i int) int {

@@ -309,3 +309,100 @@ func FuzzJSONString(f *testing.F) {
 		}
 	})
 }
+
+// TestSpecials8: specials8 marks exactly the bytes that are '"', '\\' or below
+// 0x20, each byte alone and beside every other (no test carries into the next
+// byte), and pack8 gathers the marks in order.
+func TestSpecials8(t *testing.T) {
+	special := func(c int) bool { return c < 0x20 || c == '"' || c == '\\' }
+	for c1 := 0; c1 < 256; c1++ {
+		for c2 := 0; c2 < 256; c2++ {
+			p1, p2 := (c1+c2)%8, (c1*7+c2*3+1)%8
+			b := []byte("abcdefgh")
+			b[p1], b[p2] = byte(c1), byte(c2)
+			var want uint64
+			for i, c := range b {
+				if special(int(c)) {
+					want |= 1 << i
+				}
+			}
+			if got := pack8(specials8(binary.LittleEndian.Uint64(b))); got != want {
+				t.Fatalf("specials8(%q) packed = %08b, want %08b", b, got, want)
+			}
+		}
+	}
+}
+
+// refScanString is scanString a byte at a time.
+func refScanString(b []byte, i int) (int, bool, bool) {
+	escaped := false
+	for i++; i < len(b); i++ {
+		switch c := b[i]; {
+		case c == '"':
+			return i + 1, escaped, true
+		case c < 0x20:
+			return 0, false, false
+		case c == '\\':
+			escaped = true
+			if i+1 >= len(b) {
+				return 0, false, false
+			}
+			switch b[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i++
+			case 'u':
+				if i+6 > len(b) {
+					return 0, false, false
+				}
+				for _, h := range b[i+2 : i+6] {
+					if !('0' <= h && h <= '9' || 'a' <= h && h <= 'f' || 'A' <= h && h <= 'F') {
+						return 0, false, false
+					}
+				}
+				i += 5
+			default:
+				return 0, false, false
+			}
+		}
+	}
+	return 0, false, false
+}
+
+// TestScanStringBlocks: scanString, which crosses a long string 64 bytes at a
+// time, ends, errs and reports escapes as a byte-at-a-time scan does, whatever
+// kind of byte (every escape, a bad one, a cut one, a control byte, the closing
+// quote, UTF-8) falls at each offset of its first blocks, in runs of escapes too,
+// and wherever its line is cut.
+func TestScanStringBlocks(t *testing.T) {
+	var text strings.Builder
+	for k := 0; text.Len() < 300; k++ {
+		text.WriteString(strings.Repeat("word", 3)[:1+k%11])
+		text.WriteString([]string{" ", ", ", "é ", " -- "}[k%4])
+	}
+	plain := text.String()
+	specials := []string{`\n`, `\"`, `\\`, `\/`, `\b`, `\f`, `\r`, `\t`, `\\\"`, `\\\\\\`, `\u0041`, `\uD83D\uDE00`, `\u00zz`,
+		`\u12`, `\q`, `\`, `"`, "\x01", "\x1f", "\x7f", "é", "\xff", `\n\n\n\n\n\n\n\n\n\n`}
+	check := func(line []byte) {
+		t.Helper()
+		line = line[:len(line):len(line)] // nothing past the line to read
+		end, esc, err := scanString(line, 0)
+		wend, wesc, ok := refScanString(line, 0)
+		if (err == nil) != ok || err == nil && (end != wend || esc != wesc) {
+			t.Fatalf("scanString(%q) = %d, %v, %v; want %d, %v, ok %v", line, end, esc, err, wend, wesc, ok)
+		}
+	}
+	for _, sp := range specials {
+		for at := range 140 {
+			s := `"` + plain[:at] + sp + plain[at:] + `"` + `,"next":1}`
+			check([]byte(s))
+			for cut := at + 1; cut < len(s) && cut <= at+len(sp)+8; cut++ {
+				check([]byte(s[:cut]))
+			}
+			check([]byte(s[:at+70]))
+		}
+	}
+	for n := range 200 {
+		check([]byte(`"` + plain[:n] + `"}`))
+		check([]byte(`"` + strings.Repeat(`\n`, n) + `"}`))
+	}
+}

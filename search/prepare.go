@@ -18,7 +18,8 @@ import (
 type preparedLines struct {
 	x       *lineExtractor
 	layout  string
-	scratch []byte // scratch: one message's terms, each after its length byte
+	scratch []byte          // scratch: one message's terms, each after its length byte
+	long    [blockSpan]byte // countWord's: a word lower case
 
 	dict termDict // the unit's distinct terms, by local id
 
@@ -233,7 +234,7 @@ const dictMul = 0x9E3779B97F4A7C15
 // slot also keeps what preparedLines counts of the term in the doc at hand, so
 // that a term costs one slot's cache line.
 type termDict struct {
-	table []dictSlot // a power of two, at most half full
+	table []dictSlot // a power of two, at most a quarter full (most terms in their first slot)
 	arena []byte     // the names back to back
 	ends  []uint32   // by id: where its name ends in arena
 }
@@ -305,7 +306,7 @@ func (d *termDict) find(t []byte) *dictSlot {
 
 // findKey is find of t's termKey.
 func (d *termDict) findKey(t []byte, key uint64, lh uint32) *dictSlot {
-	if len(d.table) == 0 || 2*(len(d.ends)+1) > len(d.table) {
+	if len(d.table) == 0 || 4*(len(d.ends)+1) > len(d.table) {
 		d.grow() // before the slot is taken: its pointer stays valid
 	}
 	mask := uint32(len(d.table) - 1)

@@ -35,11 +35,20 @@ func (p *preparedLines) countEscaped(in []byte, doc uint32) (int, bool) {
 	inWord, full, prevCJK := false, false, false
 	var prev rune
 	have := false // prev is a CJK character whose run has not ended
+	stuck := -1   // countBlocks stopped at in[stuck]: not before it is passed
 	for i := 0; i < len(in); {
 		c := in[i]
 		if asciiFold[c] != 0 {
 			// A run of ASCII letters and digits, 8 bytes at a time.
 			prevCJK = false
+			if !inWord && !have && i > stuck {
+				j, k, pp, st := p.countBlocks(in, i, doc, pairs)
+				pairs, n, stuck = pp, n+k, st
+				if j != i {
+					i = j
+					continue
+				}
+			}
 			v := load8(in, i)
 			k := min(bits.TrailingZeros64(nonWord(v))/8, len(in)-i)
 			if !inWord {

@@ -193,3 +193,46 @@ func TestCountTermsEscapeEdges(t *testing.T) {
 		t.Fatalf(`"ab\\u0041" counts %q, want %q`, got, want)
 	}
 }
+
+// TestCountBlocks: the block tokenizer (countBlocks, 64 bytes at a time) counts
+// what the scratch path counts for plain text whose words (of 1 to past
+// MaxTermBytes bytes) and separators fall at every offset of a block, with each
+// kind of byte it must stop at or cross (escapes that decode to a separator,
+// one at a block's last byte, \\ before a letter, \u escapes, quotes, control
+// bytes, UTF-8, CJK, accents) put at every offset of the first blocks; and on
+// plain text it counts the words itself, not leaving them to countEscaped's
+// byte loop.
+func TestCountBlocks(t *testing.T) {
+	var b strings.Builder
+	for k := 1; b.Len() < 400; k++ {
+		b.WriteString(strings.Repeat("Ab3", 30)[:k%13+1])
+		b.WriteString([]string{" ", ", ", " -- ", ".", `\n`, `\"`, `\\`, `\/`, `\t`, " "}[k%10])
+		if k%17 == 0 {
+			b.WriteString(strings.Repeat("LongWord9", 8)[:9+k%60] + " ")
+		}
+	}
+	text := b.String()
+	var msgs [][][]byte
+	for shift := range 64 {
+		msgs = append(msgs, [][]byte{[]byte(`"` + strings.Repeat(" ", shift) + text + `"`)})
+	}
+	specials := []string{`\n`, `\"`, `\\`, `\\n`, `\\\n`, `\\u0041`, `\u0041`, `\u00e9`, `\ud83d\ude00`, `\`, `\q`, `"`,
+		"\x01", "\x7f", "é", "東京", "\u0301", "\xff", strings.Repeat("z", 70)}
+	for _, sp := range specials {
+		for at := range 150 {
+			msgs = append(msgs, [][]byte{[]byte(`"` + text[:at] + sp + text[at:] + `"`)})
+		}
+	}
+	for _, m := range msgs {
+		checkCountTerms(t, [][][]byte{m})
+	}
+	checkCountTerms(t, msgs)
+
+	// Plain text: countBlocks takes it to its last blockSpan bytes at most.
+	p := new(preparedLines)
+	in := []byte(text)
+	i, n, _, _ := p.countBlocks(in, 0, 1, nil)
+	if i < len(in)-blockSpan-80 || n < strings.Count(text, " ")/2 {
+		t.Fatalf("countBlocks stopped at %d of %d bytes, %d words counted", i, len(in), n)
+	}
+}
