@@ -72,11 +72,22 @@ type headCollector struct {
 	buf  []byte
 }
 
+// line adds a line handed out (without its newline). Only the bytes up to
+// headWindow are kept: the fingerprint covers no more.
 func (h *headCollector) line(line []byte) {
-	if h.from+int64(len(h.buf)) < headWindow {
-		h.buf = append(h.buf, line...)
-		h.buf = append(h.buf, '\n')
+	room := headWindow - h.from - int64(len(h.buf))
+	if room <= 0 {
+		return
 	}
+	if h.buf == nil {
+		h.buf = make([]byte, 0, room)
+	}
+	if int64(len(line)) >= room {
+		h.buf = append(h.buf, line[:room]...)
+		return
+	}
+	h.buf = append(h.buf, line...)
+	h.buf = append(h.buf, '\n')
 }
 
 // fingerprint returns the head fingerprint for a file consumed up to offset; ok
