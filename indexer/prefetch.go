@@ -294,6 +294,10 @@ func (pf *prefetcher) release(r *fetched) {
 // units (their records grow to the longest lines' once, not once a unit).
 var membersPool = sync.Pool{New: func() any { return new(Members) }}
 
+// headBufs keeps the buffers of the head fingerprints of the units read on
+// workers (headCollector keeps at most headWindow bytes).
+var headBufs = sync.Pool{New: func() any { b := make([]byte, 0, headWindow); return &b }}
+
 // release forgets the last line scanned (nothing of it is kept) and puts m back
 // in membersPool.
 func (m *Members) release() {
@@ -373,7 +377,9 @@ func (pf *prefetcher) read(urel string, r *fetched, f *os.File) {
 		mem = membersPool.Get().(*Members)
 		defer mem.release()
 	}
-	var head headCollector
+	hb := headBufs.Get().(*[]byte)
+	defer headBufs.Put(hb)
+	head := headCollector{buf: (*hb)[:0]} // the unit's head fingerprint is made from it below
 	st, err := readLines(f, &r.tail, func(off int64, line []byte) {
 		head.line(line)
 		line = bytes.TrimSpace(line)
