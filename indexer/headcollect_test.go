@@ -2,6 +2,7 @@ package indexer
 
 import (
 	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"testing"
 )
@@ -77,6 +78,44 @@ func TestMembersReleaseKeepsNothing(t *testing.T) {
 	for _, k := range m.keys[:cap(m.keys)] {
 		if k != nil {
 			t.Fatalf("released Members keeps key %q", k)
+		}
+	}
+}
+
+// TestTailCollectorMatchesFingerprint hands a tailCollector the lines of random
+// files, as ReadLines would, and compares its fingerprint with Fingerprint of
+// the file at the offset after each line.
+func TestTailCollectorMatchesFingerprint(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for round := range 3000 {
+		var c tailCollector
+		var file []byte
+		if fp, ok := c.fingerprint(0); !ok || fp != "" {
+			t.Fatalf("empty: %q %v", fp, ok)
+		}
+		for range rng.IntN(12) + 1 {
+			n := []int{0, 1, 2, 30, fpWindow - 2, fpWindow - 1, fpWindow, fpWindow + 1, 2 * fpWindow, 500}[rng.IntN(10)]
+			line := make([]byte, n)
+			for i := range line {
+				line[i] = byte('a' + rng.IntN(26))
+			}
+			c.line(line)
+			file = append(append(file, line...), '\n')
+			got, ok := c.fingerprint(int64(len(file)))
+			want := fingerprintBytes(file[max(0, len(file)-fpWindow):])
+			if !ok || got != want {
+				t.Fatalf("round %d, %d bytes: %q %v, want %q", round, len(file), got, ok, want)
+			}
+		}
+	}
+}
+
+func TestHex16(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	for i := range 10000 {
+		v := rng.Uint64() >> (i % 64)
+		if got, want := hex16(v), fmt.Sprintf("%016x", v); got != want {
+			t.Fatalf("hex16(%d) = %q, want %q", v, got, want)
 		}
 	}
 }

@@ -380,8 +380,10 @@ func (pf *prefetcher) read(urel string, r *fetched, f *os.File) {
 	hb := headBufs.Get().(*[]byte)
 	defer headBufs.Put(hb)
 	head := headCollector{buf: (*hb)[:0]} // the unit's head fingerprint is made from it below
+	var tail tailCollector                // and its fingerprint
 	st, err := readLines(f, &r.tail, func(off int64, line []byte) {
 		head.line(line)
+		tail.line(line)
 		line = bytes.TrimSpace(line)
 		if len(line) == 0 {
 			return
@@ -424,17 +426,26 @@ func (pf *prefetcher) read(urel string, r *fetched, f *os.File) {
 	}
 	r.tail.Size = max(fi.Size(), r.tail.Offset)
 	r.tail.Mtime = readMtime(f, fi, r.tail.Offset)
-	fp, n, err := Fingerprint(f, r.tail.Offset)
-	r.bytesRead += n
-	if err != nil {
-		return
+	whole := st.Long == 0 && !r.tail.LongLine // every line handed out
+	fp, ok := "", false
+	if whole {
+		fp, ok = tail.fingerprint(r.tail.Offset)
+	}
+	if !ok {
+		var n int64
+		fp, n, err = Fingerprint(f, r.tail.Offset)
+		r.bytesRead += n
+		if err != nil {
+			return
+		}
 	}
 	r.tail.Fp = fp
 	hfp, ok := "", false
-	if st.Long == 0 && !r.tail.LongLine {
+	if whole {
 		hfp, ok = head.fingerprint(r.tail.Offset)
 	}
 	if !ok {
+		var n int64
 		hfp, n, err = HeadFingerprint(f, r.tail.Offset)
 		r.bytesRead += n
 		if err != nil {
