@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"sync"
 )
@@ -104,9 +105,10 @@ func commitBatch(batch []staged) []writeResult {
 		}
 		return out
 	}
+	renameErrs := renameAll(batch)
 	renamed := batch[:0:0]
-	for _, s := range batch {
-		if err := os.Rename(s.tmp, s.res.path); err != nil {
+	for i, s := range batch {
+		if err := renameErrs[i]; err != nil {
 			fail(s, fmt.Errorf("rename %s: %w", s.res.path, err))
 			continue
 		}
@@ -135,6 +137,42 @@ func commitBatch(batch []staged) []writeResult {
 		out = append(out, s.res)
 	}
 	return out
+}
+
+// renameParallel is how many goroutines rename a large batch's files into
+// place (0: GOMAXPROCS, at most 4). A var: tests set it.
+var renameParallel = 0
+
+// renameAll renames each staged temp file over its output and returns each
+// rename's error, by position. A large batch (a cold build's thousands of
+// outputs) is renamed by a few goroutines at once, each a run of the batch in
+// order: the renames of one batch are independent (each is atomic, and a crash
+// amid them leaves some outputs old and some new, whatever their order), and
+// on one goroutine they were a serial stretch of every flush.
+func renameAll(batch []staged) []error {
+	errs := make([]error, len(batch))
+	n := renameParallel
+	if n <= 0 {
+		n = min(runtime.GOMAXPROCS(0), 4)
+	}
+	if len(batch) < batchSyncfsMin {
+		n = 1
+	}
+	rename := func(from, to int) {
+		for i := from; i < to; i++ {
+			errs[i] = os.Rename(batch[i].tmp, batch[i].res.path)
+		}
+	}
+	if n <= 1 {
+		rename(0, len(batch))
+		return errs
+	}
+	var wg sync.WaitGroup
+	for k := range n {
+		wg.Go(func() { rename(k*len(batch)/n, (k+1)*len(batch)/n) })
+	}
+	wg.Wait()
+	return errs
 }
 
 // syncFiles fsyncs each staged temp file, a few at once.

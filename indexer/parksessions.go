@@ -257,7 +257,7 @@ func (ix *Indexer) readParkedLocked(k string, verify bool) map[*unit][]*Session 
 					s.Tail.State = u.state()
 				case u.acc() != nil:
 					s.acc = u.acc()
-					if st, err := marshalNoEscape(u.acc()); err == nil && string(st) != "{}" {
+					if st, err := accState(u.acc()); err == nil && string(st) != "{}" {
 						s.Tail.State = st
 					}
 				}

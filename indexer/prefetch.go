@@ -60,6 +60,7 @@ type fetched struct {
 	held      int64         // bytes of data and prepared, counted against prefetchHeldMax
 	feedsLeft atomic.Int32  // consumers' goroutines yet to take it (feed.go)
 	unit      *unit         // the unit as the walk installs it
+	ref       UnitRef       // its UnitRef (unitRef)
 	session   *Session      // its session (linesSession)
 	file      *os.File      // opened by the readahead, not yet taken (readahead.go)
 }
@@ -289,12 +290,30 @@ func (pf *prefetcher) release(r *fetched) {
 	pf.mu.Unlock()
 }
 
+// membersPool keeps the line scans of the units read on workers for the next
+// units (their records grow to the longest lines' once, not once a unit).
+var membersPool = sync.Pool{New: func() any { return new(Members) }}
+
+// headBufs keeps the buffers of the head fingerprints of the units read on
+// workers (headCollector keeps at most headWindow bytes).
+var headBufs = sync.Pool{New: func() any { b := make([]byte, 0, headWindow); return &b }}
+
+// release forgets the last line scanned (nothing of it is kept) and puts m back
+// in membersPool.
+func (m *Members) release() {
+	clear(m.mem)
+	clear(m.keys)
+	m.line, m.mem, m.objs, m.sub, m.keys, m.err = nil, m.mem[:0], m.objs[:0], m.sub[:0], m.keys[:0], nil
+	membersPool.Put(m)
+}
+
 // read does what updateLinesLocked does for a unit read from the start, on a
 // worker: it touches nothing of the indexer's but the layout. f is the file the
 // readahead opened (nil: none).
 func (pf *prefetcher) read(urel string, r *fetched, f *os.File) {
 	var fi fs.FileInfo
 	var err error
+	path := pf.ix.unitPath(urel)
 	if f != nil {
 		// Opened a window ahead: if the name has gone since (removed, or
 		// replaced by a rename), the file is read by its name as it is now.
@@ -304,7 +323,7 @@ func (pf *prefetcher) read(urel string, r *fetched, f *os.File) {
 		}
 	}
 	if f == nil {
-		if f, err = os.OpenFile(pf.ix.unitPath(urel), os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0); err != nil { // never blocks on a FIFO
+		if f, err = os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0); err != nil { // never blocks on a FIFO
 			return
 		}
 		fi, err = f.Stat()
@@ -317,7 +336,8 @@ func (pf *prefetcher) read(urel string, r *fetched, f *os.File) {
 	r.tail = Tail{Dev: dev, Ino: ino}
 	r.acc = pf.ll.NewAccumulator(urel)
 	// What the walk's unitRef will be once it installs the unit.
-	ref := UnitRef{Source: pf.ix.opt.Source, Layout: pf.ix.layout.Name(), Unit: urel, Path: pf.ix.unitPath(urel), Dev: dev, Ino: ino}
+	ref := UnitRef{Source: pf.ix.opt.Source, Layout: pf.ix.layout.Name(), Unit: urel, Path: path, Dev: dev, Ino: ino}
+	r.ref = ref
 	buffer := false // a consumer takes the raw lines
 	var prepared []Prepared
 	for i := range pf.consumers {
@@ -354,11 +374,16 @@ func (pf *prefetcher) read(urel string, r *fetched, f *os.File) {
 	}
 	var mem *Members
 	if users >= 2 {
-		mem = &Members{}
+		mem = membersPool.Get().(*Members)
+		defer mem.release()
 	}
-	var head headCollector
+	hb := headBufs.Get().(*[]byte)
+	defer headBufs.Put(hb)
+	head := headCollector{buf: (*hb)[:0]} // the unit's head fingerprint is made from it below
+	var tail tailCollector                // and its fingerprint
 	st, err := readLines(f, &r.tail, func(off int64, line []byte) {
 		head.line(line)
+		tail.line(line)
 		line = bytes.TrimSpace(line)
 		if len(line) == 0 {
 			return
@@ -401,17 +426,26 @@ func (pf *prefetcher) read(urel string, r *fetched, f *os.File) {
 	}
 	r.tail.Size = max(fi.Size(), r.tail.Offset)
 	r.tail.Mtime = readMtime(f, fi, r.tail.Offset)
-	fp, n, err := Fingerprint(f, r.tail.Offset)
-	r.bytesRead += n
-	if err != nil {
-		return
+	whole := st.Long == 0 && !r.tail.LongLine // every line handed out
+	fp, ok := "", false
+	if whole {
+		fp, ok = tail.fingerprint(r.tail.Offset)
+	}
+	if !ok {
+		var n int64
+		fp, n, err = Fingerprint(f, r.tail.Offset)
+		r.bytesRead += n
+		if err != nil {
+			return
+		}
 	}
 	r.tail.Fp = fp
 	hfp, ok := "", false
-	if st.Long == 0 && !r.tail.LongLine {
+	if whole {
 		hfp, ok = head.fingerprint(r.tail.Offset)
 	}
 	if !ok {
+		var n int64
 		hfp, n, err = HeadFingerprint(f, r.tail.Offset)
 		r.bytesRead += n
 		if err != nil {
@@ -430,7 +464,7 @@ func (pf *prefetcher) read(urel string, r *fetched, f *os.File) {
 	u := &unit{rel: urel, kind: UnitLines, live: &unitLive{acc: r.acc}, tail: newUnitTail(dev, ino)}
 	u.tail.set(&r.tail)
 	u.setSkipped(r.skipped)
-	r.unit, r.session = u, pf.ix.linesSession(u, pf.ix.unitPath(urel))
+	r.unit, r.session = u, pf.ix.linesSession(u, path)
 	r.ok = true
 }
 
@@ -451,7 +485,7 @@ func (ix *Indexer) fetchedLocked(urel string) bool {
 		// A unit read from the start: every consumer is reset and handed every
 		// line, as the prepared lines of a Preparer or one Line call each, then
 		// Done, on its own goroutine (feed.go).
-		ix.fetch.feeds.queue(ix.unitRef(u), r)
+		ix.fetch.feeds.queue(r.ref, r) // ix.unitRef(u), as the worker made it
 	}
 	ix.stats.BytesRead += r.bytesRead
 	ix.setLinesSessionLocked(u, r.session)

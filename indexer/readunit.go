@@ -266,7 +266,7 @@ func (ix *Indexer) linesSession(u *unit, path string) *Session {
 	s := &Session{File: path, SizeBytes: t.Size, SkippedLines: u.skipped(), Tail: &t}
 	u.acc().Summarize(s, FileFacts{Root: ix.rootDir, Unit: u.rel, Path: path, Size: t.Size, Mtime: time.Unix(0, t.Mtime)})
 	s.Dir = ix.layout.ProjectDir(u.rel)
-	st, err := marshalNoEscape(u.acc())
+	st, err := accState(u.acc())
 	if err == nil && string(st) != "{}" {
 		s.Tail.State = st
 	}

@@ -3,7 +3,6 @@ package indexer
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"strconv"
@@ -47,7 +46,17 @@ func fingerprintRange(f *os.File, start, end int64) (string, int64, error) {
 	return fingerprintBytes(buf), int64(n), nil
 }
 
-func fingerprintBytes(b []byte) string { return fmt.Sprintf("%016x", fnvAppend(fnvBasis, b)) }
+func fingerprintBytes(b []byte) string { return hex16(fnvAppend(fnvBasis, b)) }
+
+// hex16 is fmt.Sprintf("%016x", v).
+func hex16(v uint64) string {
+	var b [16]byte
+	for i := 15; i >= 0; i-- {
+		b[i] = "0123456789abcdef"[v&15]
+		v >>= 4
+	}
+	return string(b[:])
+}
 
 // FNV-1a (64 bit), whose state is its digest, so a fingerprint can be extended.
 const (
@@ -72,11 +81,22 @@ type headCollector struct {
 	buf  []byte
 }
 
+// line adds a line handed out (without its newline). Only the bytes up to
+// headWindow are kept: the fingerprint covers no more.
 func (h *headCollector) line(line []byte) {
-	if h.from+int64(len(h.buf)) < headWindow {
-		h.buf = append(h.buf, line...)
-		h.buf = append(h.buf, '\n')
+	room := headWindow - h.from - int64(len(h.buf))
+	if room <= 0 {
+		return
 	}
+	if h.buf == nil {
+		h.buf = make([]byte, 0, room)
+	}
+	if int64(len(line)) >= room {
+		h.buf = append(h.buf, line[:room]...)
+		return
+	}
+	h.buf = append(h.buf, line...)
+	h.buf = append(h.buf, '\n')
 }
 
 // fingerprint returns the head fingerprint for a file consumed up to offset; ok
@@ -98,7 +118,46 @@ func (h *headCollector) fingerprint(offset int64) (fp string, ok bool) {
 		}
 		sum = v
 	}
-	return fmt.Sprintf("%016x", fnvAppend(sum, h.buf[:need])), true
+	return hex16(fnvAppend(sum, h.buf[:need])), true
+}
+
+// tailCollector keeps the last fpWindow bytes of the lines ReadLines hands out,
+// each with its newline, so that the fingerprint of a file read whole from its
+// start (every line handed out, none skipped as too long) needs no read of its
+// own: the bytes before the offset are the last lines'.
+type tailCollector struct {
+	buf [2 * fpWindow]byte
+	n   int // buf[:n] are the last n bytes handed out
+}
+
+func (c *tailCollector) line(line []byte) {
+	if len(line)+1 >= fpWindow {
+		copy(c.buf[:fpWindow-1], line[len(line)-(fpWindow-1):])
+		c.buf[fpWindow-1] = '\n'
+		c.n = fpWindow
+		return
+	}
+	if c.n+len(line)+1 > len(c.buf) {
+		keep := min(c.n, fpWindow-len(line)-1) // what the window still needs of the earlier lines
+		copy(c.buf[:keep], c.buf[c.n-keep:c.n])
+		c.n = keep
+	}
+	c.n += copy(c.buf[c.n:], line)
+	c.buf[c.n] = '\n'
+	c.n++
+}
+
+// fingerprint returns Fingerprint of the file at offset, the end of the last
+// line handed out; ok is false when fewer bytes than it covers were collected.
+func (c *tailCollector) fingerprint(offset int64) (string, bool) {
+	if offset <= 0 {
+		return "", true
+	}
+	k := int(min(offset, fpWindow))
+	if c.n < k {
+		return "", false
+	}
+	return fingerprintBytes(c.buf[c.n-k : c.n]), true
 }
 
 // MaxLineBytes is the longest line that is parsed; longer lines are skipped (and

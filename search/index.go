@@ -1,6 +1,7 @@
 package search
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -8,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"sync"
 	"time"
 
@@ -105,27 +105,47 @@ type Stats struct {
 	Docs                    int64
 }
 
-// memBuf holds docs and postings not yet written to a segment.
+// memBuf holds docs and postings not yet written to a segment. Its terms are
+// numbered by a termDict (no string, no map entry and no list allocated per
+// term), their lists kept by id.
 type memBuf struct {
 	docs   []docRec
-	terms  map[string]*termList
+	dict   termDict   // the buffer's distinct terms, by id
+	lists  []termList // by id
 	tokens uint64
 	bytes  int
 }
 
 func newMemBuf() *memBuf {
-	return &memBuf{terms: map[string]*termList{}}
+	return &memBuf{}
+}
+
+// list returns the id of term t (at most 255 bytes) and its list, added empty
+// (and counted in the buffer's size) if t is new. The list is valid until the
+// next term is added.
+func (b *memBuf) list(t []byte) (uint32, *termList) {
+	id, added := b.dict.id(t)
+	if added {
+		b.lists = append(b.lists, termList{})
+		b.bytes += len(t) + 64
+	}
+	return id, &b.lists[id]
 }
 
 // count adds one occurrence of term t in doc.
 func (b *memBuf) count(t []byte, doc uint32) {
-	tl := b.terms[string(t)]
-	if tl == nil {
-		tl = &termList{}
-		b.terms[string(t)] = tl
-		b.bytes += len(t) + 64
-	}
+	_, tl := b.list(t)
 	b.bytes += tl.count(doc)
+}
+
+// sortedTerms returns the buffer's term ids in the order of their names.
+func (b *memBuf) sortedTerms() []uint32 {
+	ids := make([]uint32, len(b.lists))
+	for i := range ids {
+		ids[i] = uint32(i)
+	}
+	slices.SortFunc(ids, func(i, j uint32) int { return bytes.Compare(b.dict.name(i), b.dict.name(j)) })
+	return ids
 }
 
 // Open opens (or creates) the index in opt.Dir as its writer: files the manifest
@@ -466,15 +486,10 @@ func (x *Index) writeBufLocked(units []*unitRec) (*segment, error) {
 	w.noSum = x.cold
 	w.units(units)
 	w.docs(x.buf.docs, x.buf.tokens)
-	terms := make([]string, 0, len(x.buf.terms))
-	for t := range x.buf.terms {
-		terms = append(terms, t)
-	}
-	sort.Strings(terms)
-	for _, t := range terms {
-		tl := x.buf.terms[t]
+	for _, id := range x.buf.sortedTerms() {
+		tl := &x.buf.lists[id]
 		tl.flush()
-		w.term(t, tl.n, tl.buf)
+		w.term(string(x.buf.dict.name(id)), tl.n, tl.buf)
 	}
 	if err := w.finish(); err != nil {
 		return nil, err

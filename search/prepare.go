@@ -27,7 +27,7 @@ type preparedLines struct {
 	pairs    []termTF // each doc's distinct terms in order of first occurrence
 	lineEnds []int32  // for each line handed over: len(docs) after it
 
-	lists []*termList // LinesPrepared's: by local id, the buffer's list (nil: not looked up)
+	bufIDs []uint32 // LinesPrepared's: by local id, 1 + the term's id in the buffer (0: not looked up)
 }
 
 // termTF is one distinct term of a doc and how often it occurs there.
@@ -60,7 +60,6 @@ var preparedPool = sync.Pool{New: func() any { return new(preparedLines) }}
 func (p *preparedLines) release() {
 	p.dict.reset()
 	p.docs, p.pairs, p.lineEnds = p.docs[:0], p.pairs[:0], p.lineEnds[:0]
-	clear(p.lists[:cap(p.lists)])
 	preparedPool.Put(p)
 }
 
@@ -180,32 +179,30 @@ func (x *Index) LinesPrepared(u indexer.UnitRef, prep indexer.Prepared) {
 	defer x.mu.Unlock()
 	id := x.u.recs[x.liveLocked(u)].id
 	n := len(p.dict.ends)
-	if cap(p.lists) < n {
-		p.lists = make([]*termList, n)
+	if cap(p.bufIDs) < n {
+		p.bufIDs = make([]uint32, n)
 	}
-	lists := p.lists[:n]
-	clear(lists)
+	ids := p.bufIDs[:n]
+	clear(ids)
 	b := x.buf
 	d, at := 0, 0
 	for _, end := range p.lineEnds {
 		for ; d < int(end); d++ {
 			if x.buf != b { // a spill replaced the buffer: its lists are written
 				b = x.buf
-				clear(lists)
+				clear(ids)
 			}
 			pd := &p.docs[d]
 			doc := uint32(len(b.docs))
 			for ; at < pd.pairsEnd; at++ {
 				e := p.pairs[at]
-				tl := lists[e.id]
-				if tl == nil {
-					name := p.dict.name(e.id)
-					if tl = b.terms[string(name)]; tl == nil {
-						tl = &termList{}
-						b.terms[string(name)] = tl
-						b.bytes += len(name) + 64
-					}
-					lists[e.id] = tl
+				var tl *termList
+				if bid := ids[e.id]; bid != 0 {
+					tl = &b.lists[bid-1]
+				} else {
+					var tid uint32
+					tid, tl = b.list(p.dict.name(e.id))
+					ids[e.id] = tid + 1
 				}
 				b.bytes += tl.countTF(doc, e.tf)
 			}
