@@ -1,6 +1,7 @@
 package search
 
 import (
+	"errors"
 	"sync"
 	"sync/atomic"
 )
@@ -51,25 +52,34 @@ func (x *Index) Busy() (done func()) {
 	}
 }
 
+// errClosing: a background merge gives up at its next step once Close is
+// called (its file is removed; the segments stay as they are).
+var errClosing = errors.New("the search index is closing")
+
 // yieldBg is called by a background merge between two steps: it waits while
-// the index is Busy, unless the index is closing (Close waits for the merge,
-// which then goes on).
-func (x *Index) yieldBg() {
+// the index is Busy, and returns errClosing once the index is closing (Close
+// does not wait for the rest of a merge: on a large index that is longer than
+// a daemon may take to stop).
+func (x *Index) yieldBg() error {
 	g := &x.busy
-	if g.held.Load() == 0 {
-		return
-	}
-	g.mu.Lock()
-	free := g.free
-	g.mu.Unlock()
-	if free == nil {
-		return
-	}
-	if g.parked != nil {
-		g.parked()
+	if g.held.Load() != 0 {
+		g.mu.Lock()
+		free := g.free
+		g.mu.Unlock()
+		if free != nil {
+			if g.parked != nil {
+				g.parked()
+			}
+			select {
+			case <-free:
+			case <-x.stop:
+			}
+		}
 	}
 	select {
-	case <-free:
 	case <-x.stop:
+		return errClosing
+	default:
+		return nil
 	}
 }
