@@ -236,6 +236,7 @@ type mergeJob struct {
 	// records a full merge left out.
 	verdict map[uint32]bool
 	dropped []uint32
+	busy    busyShare // what a background merge waited for batches (yieldBg)
 }
 
 // yield is called between two steps of the merge: a background merge waits
@@ -244,7 +245,7 @@ type mergeJob struct {
 // wait for it).
 func (job *mergeJob) yield() error {
 	if job.bg {
-		return job.x.yieldBg()
+		return job.x.yieldBg(&job.busy)
 	}
 	return nil
 }
