@@ -136,3 +136,46 @@ func TestWalkTreeListsFromListings(t *testing.T) {
 		t.Fatalf("a fresh walk made %d calls, want %d", len(third), len(first)+1)
 	}
 }
+
+// A directory named by a listing is entered only while its path is still a
+// directory: one replaced by a symlink or a file since is reported as a
+// directory that cannot be read, and nothing is walked below it.
+func TestWalkTreeListingOfAReplacedDir(t *testing.T) {
+	root := walkTreeFixture(t)
+	lists := listings{}
+	var first []string
+	if err := walkTree(root, true, nil, lists, walkRecorder(&first)); err != nil {
+		t.Fatal(err)
+	}
+	sub, c, b := filepath.Join(root, "a", "sub"), filepath.Join(root, "c"), filepath.Join(root, "b")
+	for _, d := range []string{sub, c, b} {
+		if err := os.Rename(d, filepath.Join(t.TempDir(), "moved")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(filepath.Join(t.TempDir()), sub); err != nil { // a listed dir's subdir
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(root, "a"), c); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(b, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var second []string
+	if err := walkTree(root, true, lists, nil, walkRecorder(&second)); err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(second, "\n") + "\n"
+	for _, d := range []string{sub, c, b} {
+		if want := fmt.Sprintf("%s [%s dir=true type=d---------] err=true\n", d, filepath.Base(d)); !strings.Contains(got, want) {
+			t.Errorf("second walk lacks %q:\n%s", want, got)
+		}
+		if strings.Contains(got, d+"/") {
+			t.Errorf("second walk visits a path below %s, which is no directory now:\n%s", d, got)
+		}
+	}
+	if !strings.Contains(got, filepath.Join(root, "a", "x.jsonl")+" ") {
+		t.Errorf("second walk lacks a/x.jsonl:\n%s", got)
+	}
+}

@@ -1,9 +1,11 @@
 package search
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -99,11 +101,49 @@ func TestBackgroundMergeWaitsWhileBusy(t *testing.T) {
 	}
 }
 
-// TestCloseFinishesWaitingMerge: Close does not hang on a background merge held
-// by a busy index: the merge no longer waits, Close returns once it is
-// installed, no file is left beside the manifest's, and the index equals a
-// rebuild.
-func TestCloseFinishesWaitingMerge(t *testing.T) {
+// segNames is the index's committed segments, by file name.
+func segNames(x *Index) []string {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	var names []string
+	for _, sg := range x.segs {
+		names = append(names, filepath.Base(sg.name))
+	}
+	return names
+}
+
+// checkClosedClean: after Close, the manifest names the segments want, no other
+// file is in the index's directory, and the index equals a rebuild.
+func checkClosedClean(t *testing.T, s *store, want []string) {
+	t.Helper()
+	dir := filepath.Join(s.state, DirName)
+	data, err := os.ReadFile(filepath.Join(dir, ManifestName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var man manifest
+	if err := json.Unmarshal(data, &man); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(man.Segments, want) {
+		t.Errorf("manifest after Close names %v, want the segments before it, %v", man.Segments, want)
+	}
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if e.Name() != ManifestName && !slices.Contains(man.Segments, e.Name()) {
+			t.Errorf("file %s left beside the manifest's segments", e.Name())
+		}
+	}
+	if diffs, err := CheckAgainstRebuild(s.cfg); err != nil || len(diffs) > 0 {
+		t.Fatalf("CheckAgainstRebuild = %v, %v; want no differences", diffs, err)
+	}
+}
+
+// TestCloseAbandonsWaitingMerge: Close does not hang on a background merge held
+// by a busy index, nor finish it (on a large index that takes longer than a
+// daemon may take to stop): the merge gives up, its file is removed, the
+// segments are those before it, and the index equals a rebuild.
+func TestCloseAbandonsWaitingMerge(t *testing.T) {
 	s, x, g, p := busyStore(t)
 	parked := make(chan struct{}, 1)
 	x.busy.parked = func() {
@@ -125,6 +165,7 @@ func TestCloseFinishesWaitingMerge(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("no background merge stopped for the busy index")
 	}
+	before := segNames(x)
 	closed := make(chan struct{})
 	go func() {
 		x.Close()
@@ -135,23 +176,59 @@ func TestCloseFinishesWaitingMerge(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Close hung on a merge held by Busy")
 	}
-	if m := x.Stats().Merges; m != 1 {
-		t.Fatalf("merges = %d, want 1 (the merge went on once Close came)", m)
+	if m := x.Stats().Merges; m != 0 {
+		t.Fatalf("merges = %d, want 0 (the merge gave up once Close came)", m)
 	}
-	dir := filepath.Join(s.state, DirName)
-	man, err := os.ReadFile(filepath.Join(dir, ManifestName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ents, _ := os.ReadDir(dir)
-	for _, e := range ents {
-		if e.Name() != ManifestName && !strings.Contains(string(man), e.Name()) {
-			t.Errorf("file %s left beside the manifest's segments", e.Name())
+	checkClosedClean(t, s, before)
+}
+
+// TestCloseAbandonsRunningMerge: a background merge that is not held by Busy
+// gives up at its next step too once Close is called.
+func TestCloseAbandonsRunningMerge(t *testing.T) {
+	s, x, g, p := busyStore(t)
+	gate := make(chan struct{})
+	x.mergeGate = gate // the merge starts its steps when the gate opens
+	for i := 1; i <= 4; i++ {
+		s.write("wave", "p/"+uuid1+".jsonl", waveMsg("2026-01-01T00:00:00Z", "user", fmt.Sprintf("alpha%d", i)))
+		if err := g.Apply(batch(p)); err != nil {
+			t.Fatal(err)
 		}
 	}
-	if diffs, err := CheckAgainstRebuild(s.cfg); err != nil || len(diffs) > 0 {
-		t.Fatalf("CheckAgainstRebuild = %v, %v; want no differences", diffs, err)
+	x.mu.Lock()
+	merging := x.merging
+	x.mu.Unlock()
+	if merging != 1 {
+		t.Fatalf("merging = %d, want a background merge", merging)
 	}
+	before := segNames(x)
+	closed := make(chan struct{})
+	go func() {
+		x.Close()
+		close(closed)
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		x.mu.Lock()
+		c := x.closed
+		x.mu.Unlock()
+		if c {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("Close did not start")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	close(gate)
+	select {
+	case <-closed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close hung on a running merge")
+	}
+	if m := x.Stats().Merges; m != 0 {
+		t.Fatalf("merges = %d, want 0 (the merge gave up once Close came)", m)
+	}
+	checkClosedClean(t, s, before)
 }
 
 // TestSettleMergesStartupSegments: the segments a start-up pass committed are

@@ -95,7 +95,7 @@ type Index struct {
 	mergeWG   sync.WaitGroup // the background merge
 	mergeGate chan struct{}  // tests: a background merge waits for it to close
 	busy      busyGate       // Busy: a background merge pauses while it is held
-	stop      chan struct{}  // closed by Close: a merge no longer waits for Busy
+	stop      chan struct{}  // closed by Close: a background merge gives up at its next step
 	closed    bool           // stop is closed
 }
 
@@ -309,12 +309,15 @@ func (x *Index) RemoveUnseen(sources []string) {
 }
 
 // Close releases the segment files (uncommitted data is dropped, as after a
-// crash). A cold build's committed segments are first merged into one.
+// crash). A background merge gives up at its next step (its file is removed,
+// the segments stay as they are: the next start merges them again), so that a
+// daemon stops in time even during the merge of a large index. A cold build's
+// committed segments are first merged into one.
 func (x *Index) Close() error {
 	x.mu.Lock()
 	if !x.closed {
 		x.closed = true
-		close(x.stop) // a merge waiting for Busy goes on: it is waited for below
+		close(x.stop) // a background merge, even one waiting for Busy, gives up
 	}
 	x.mu.Unlock()
 	x.mergeWG.Wait()

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"cmp"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -117,8 +118,11 @@ func (x *Index) mergeInBackgroundLocked(from int) {
 		s, err := job.build()
 		if err == nil {
 			// The install takes the lock and commits a manifest: not while
-			// a batch is being handled either.
-			job.yield()
+			// a batch is being handled either, nor once Close was called.
+			if err = job.yield(); err != nil {
+				s.close()
+				os.Remove(s.name)
+			}
 		}
 		x.mu.Lock()
 		x.merging--
@@ -129,7 +133,7 @@ func (x *Index) mergeInBackgroundLocked(from int) {
 		}
 		x.mu.Unlock()
 		removeSegments(old) // off the lock: unlinking large files takes a while
-		if err != nil {
+		if err != nil && !errors.Is(err, errClosing) {
 			x.log.Warn("merge search segments", "err", err)
 		}
 	}()
@@ -232,15 +236,18 @@ type mergeJob struct {
 	// records a full merge left out.
 	verdict map[uint32]bool
 	dropped []uint32
+	busy    busyShare // what a background merge waited for batches (yieldBg)
 }
 
 // yield is called between two steps of the merge: a background merge waits
-// there while the index is Busy. A merge under the lock goes on (a commit
-// waiting for the lock would wait for it).
-func (job *mergeJob) yield() {
+// there while the index is Busy, and gives up (errClosing) once the index is
+// closing. A merge under the lock goes on (a commit waiting for the lock would
+// wait for it).
+func (job *mergeJob) yield() error {
 	if job.bg {
-		job.x.yieldBg()
+		return job.x.yieldBg(&job.busy)
 	}
+	return nil
 }
 
 // endedID is an id whose unit's end was committed when a background merge was planned.
@@ -357,7 +364,9 @@ func (job *mergeJob) build() (*segment, error) {
 		w.abort()
 		return nil, fmt.Errorf("merge search segments: %w", err)
 	}
-	job.yield()
+	if err := job.yield(); err != nil {
+		return fail(err)
+	}
 	if err := job.copyUnits(w); err != nil {
 		return fail(err)
 	}
@@ -391,7 +400,9 @@ func (job *mergeJob) build() (*segment, error) {
 	for i, s := range in {
 		base[i] = next
 		for d := uint64(0); d < s.ft.ndocs; d += chunk {
-			job.yield()
+			if err := job.yield(); err != nil {
+				return fail(err)
+			}
 			cnt := min(chunk, s.ft.ndocs-d)
 			b := buf[:cnt*docSize]
 			if _, err := s.f.ReadAt(b, int64(s.ft.docsOff+d*docSize)); err != nil {
@@ -413,7 +424,9 @@ func (job *mergeJob) build() (*segment, error) {
 	if err := job.mergeTerms(w, &remapper{dropped: dropped, base: base}); err != nil {
 		return fail(err)
 	}
-	job.yield() // before the fsync
+	if err := job.yield(); err != nil { // before the fsync
+		return fail(err)
+	}
 	if err := w.finish(); err != nil {
 		return nil, err
 	}
@@ -459,7 +472,9 @@ func (job *mergeJob) copyUnits(w *segWriter) error {
 		if !have {
 			break
 		}
-		job.yield()
+		if err := job.yield(); err != nil {
+			return err
+		}
 		for k := range cs {
 			if c := &cs[k]; c.i < int(c.s.ft.nunits) && c.t.id(c.i) == id {
 				win = k

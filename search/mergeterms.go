@@ -104,8 +104,8 @@ type termMerger struct {
 	to   string // "": to the end
 	tl   termList
 	pbuf []byte // the postings being read, reused
-	// yield is called before each term (mergeJob.yield)
-	yield func()
+	// yield is called before each term (mergeJob.yield); its error ends the run
+	yield func() error
 }
 
 func newTermMerger(in []*segment, rm *remapper, from, to string) (*termMerger, error) {
@@ -135,7 +135,9 @@ func (m *termMerger) run(emit func(term string, df uint32, post []byte)) error {
 			return nil
 		}
 		if m.yield != nil {
-			m.yield()
+			if err := m.yield(); err != nil {
+				return err
+			}
 		}
 		m.tl = termList{buf: m.tl.buf[:0]}
 		for i, it := range m.its {
