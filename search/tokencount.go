@@ -43,7 +43,10 @@ func (p *preparedLines) countEscaped(in []byte, doc uint32) (int, bool) {
 			prevCJK = false
 			if !inWord && !have && i > stuck {
 				j, k, pp, st := p.countBlocks(in, i, doc, pairs)
-				pairs, n, stuck = pp, n+k, st
+				// Not tried again within a block of where it was: text
+				// whose words stop it every few bytes (\u escapes, accents)
+				// would pay a block's classification for each.
+				pairs, n, stuck = pp, n+k, max(st, i+63)
 				if j != i {
 					i = j
 					continue
