@@ -427,32 +427,24 @@ func (pf *prefetcher) read(urel string, r *fetched, f *os.File) {
 	r.tail.Size = max(fi.Size(), r.tail.Offset)
 	r.tail.Mtime = readMtime(f, fi, r.tail.Offset)
 	whole := st.Long == 0 && !r.tail.LongLine // every line handed out
-	fp, ok := "", false
-	if whole {
-		fp, ok = tail.fingerprint(r.tail.Offset)
-	}
-	if !ok {
-		var n int64
-		fp, n, err = Fingerprint(f, r.tail.Offset)
-		r.bytesRead += n
-		if err != nil {
-			return
+	// Each fingerprint from the lines read when every line was handed out, else
+	// read from the file.
+	fingerprint := func(collected func(int64) (string, bool), read func(*os.File, int64) (string, int64, error)) (string, error) {
+		if whole {
+			if fp, ok := collected(r.tail.Offset); ok {
+				return fp, nil
+			}
 		}
-	}
-	r.tail.Fp = fp
-	hfp, ok := "", false
-	if whole {
-		hfp, ok = head.fingerprint(r.tail.Offset)
-	}
-	if !ok {
-		var n int64
-		hfp, n, err = HeadFingerprint(f, r.tail.Offset)
+		fp, n, err := read(f, r.tail.Offset)
 		r.bytesRead += n
-		if err != nil {
-			return
-		}
+		return fp, err
 	}
-	r.tail.Hfp = hfp
+	if r.tail.Fp, err = fingerprint(tail.fingerprint, Fingerprint); err != nil {
+		return
+	}
+	if r.tail.Hfp, err = fingerprint(head.fingerprint, HeadFingerprint); err != nil {
+		return
+	}
 	r.held = int64(cap(r.data))
 	for _, p := range prepared {
 		if p != nil {
