@@ -28,7 +28,13 @@ func advise(f *os.File, _ []byte) (fast, ok bool) {
 	if errno == 0 && n == 1 {
 		return true, true
 	}
+	return false, willNeed(f)
+}
+
+// willNeed queues the read of the head of f (up to readaheadMax) into the
+// page cache and returns; false: f takes no advice.
+func willNeed(f *os.File) bool {
 	const fadvWillNeed = 3
-	_, _, errno = syscall.Syscall6(syscall.SYS_FADVISE64, f.Fd(), 0, readaheadMax, fadvWillNeed, 0, 0)
-	return false, errno == 0
+	_, _, errno := syscall.Syscall6(syscall.SYS_FADVISE64, f.Fd(), 0, readaheadMax, fadvWillNeed, 0, 0)
+	return errno == 0
 }
