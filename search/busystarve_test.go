@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/sessionwatch/sessionwatch/indexer"
 )
 
 // TestBackgroundMergeAdvancesUnderSteadyBatches: a daemon under a steady stream
@@ -25,14 +23,7 @@ func TestBackgroundMergeAdvancesUnderSteadyBatches(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer x.Close()
-	g, err := indexer.NewGroup(s.cfg, nil, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g.AddConsumer(x)
-	if err := g.Load(); err != nil {
-		t.Fatal(err)
-	}
+	_, g := s.indexWith(x)
 	// Four segments of many terms each: the merge they start has many steps.
 	var p string
 	for i := range 4 {
