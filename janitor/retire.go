@@ -246,6 +246,22 @@ func (r *retirement) quiet() error {
 			return fmt.Errorf("held open by pid %d: %w", pid, errHeldOpen)
 		}
 	}
+	// Each staging name must hold the very file or directory that was held
+	// and checked: a path replaced (renamed over by its agent, or reached
+	// through a parent swapped for a symlink) between the open and the rename
+	// moved something else aside, which is put back, never removed.
+	for i, top := range r.staged[:r.moved] {
+		want := r.es[topIndex(r.es, i)].info
+		fi, err := os.Lstat(top)
+		if err != nil {
+			return fmt.Errorf("%s: %w", r.tops[i], errChanged)
+		}
+		dev, ino := identity(fi)
+		wdev, wino := identity(want)
+		if dev != wdev || ino != wino || fi.Mode().Type() != want.Mode().Type() {
+			return fmt.Errorf("%s was replaced: %w", r.tops[i], errChanged)
+		}
+	}
 	ses := r.stagedEntries()
 	for i, top := range r.staged[:r.moved] {
 		if !r.es[topIndex(r.es, i)].info.IsDir() {

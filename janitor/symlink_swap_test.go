@@ -1,0 +1,118 @@
+package janitor
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// TestParentSwappedForSymlinkDuringRetirement: a project directory replaced by
+// a symlink to a directory outside the root after the pass checked it (here
+// while the session's files are held, just after the intent) must not make
+// the janitor rename, archive or delete what the symlink points at. The file
+// outside, which has the session's name but is another file, stays untouched;
+// so does the session, wherever its directory went.
+func TestParentSwappedForSymlinkDuringRetirement(t *testing.T) {
+	for _, action := range []string{"archive", "delete"} {
+		t.Run(action, func(t *testing.T) {
+			f := newFixture(t, `{"active_grace":"off"}`, `"retention":"1d","action":"`+action+`"`)
+			const id = "eeeeeeee-0000-4000-8000-000000000001"
+			path := f.session("/w/swap", id, 5*24*time.Hour)
+			orig, _ := os.ReadFile(path)
+			proj := filepath.Dir(path)
+			outside := t.TempDir()
+			moved := filepath.Join(outside, "moved")
+			victimDir := filepath.Join(outside, "victim")
+			victim := filepath.Join(victimDir, filepath.Base(path))
+			victimData := []byte("not the session: a file outside every root\n")
+			f.index()
+			swapped := false
+			crashHook = func(step string) bool {
+				if step != "intent" || swapped {
+					return false
+				}
+				swapped = true
+				if err := os.Rename(proj, moved); err != nil {
+					t.Error(err)
+				}
+				if err := os.MkdirAll(victimDir, 0o700); err != nil {
+					t.Error(err)
+				}
+				if err := os.WriteFile(victim, victimData, 0o600); err != nil {
+					t.Error(err)
+				}
+				old := time.Now().Add(-10 * 24 * time.Hour)
+				os.Chtimes(victim, old, old)
+				if err := os.Symlink(victimDir, proj); err != nil {
+					t.Error(err)
+				}
+				return false
+			}
+			rep, err := f.janitor().RunOnce(context.Background(), Overrides{})
+			crashHook = nil
+			if !swapped {
+				t.Fatalf("the pass never reached the intent: %+v, %v", rep, err)
+			}
+			if got, err := os.ReadFile(victim); err != nil || string(got) != string(victimData) {
+				t.Errorf("the file outside the root, reached through the swapped symlink, was touched: %q, %v", got, err)
+			}
+			ents, _ := os.ReadDir(victimDir)
+			if len(ents) != 1 {
+				t.Errorf("the directory outside the root holds %d entries, want only the file it had", len(ents))
+			}
+			ars, _ := ListArchives(f.archive, nil)
+			for _, a := range ars {
+				t.Errorf("archived %s from %s: the pass archived through the swapped symlink", a.Path, a.Meta.File)
+			}
+			if got, err := os.ReadFile(filepath.Join(moved, filepath.Base(path))); err != nil || string(got) != string(orig) {
+				t.Errorf("the session in its moved directory: %q, %v", got, err)
+			}
+		})
+	}
+}
+
+// TestReplacedByRenameDuringRetirement: an agent that rewrites its transcript
+// atomically (a new file renamed over the old name: no open of the old file,
+// so no lease breaks) after the janitor took hold of the old file must keep
+// the new file. Only the file held, checked and (for an archive) archived may
+// be removed.
+func TestReplacedByRenameDuringRetirement(t *testing.T) {
+	for _, action := range []string{"archive", "delete"} {
+		t.Run(action, func(t *testing.T) {
+			f := newFixture(t, `{"active_grace":"off"}`, `"retention":"1d","action":"`+action+`"`)
+			const id = "eeeeeeee-0000-4000-8000-000000000002"
+			path := f.session("/w/replace", id, 5*24*time.Hour)
+			orig, _ := os.ReadFile(path)
+			newer := append(append([]byte(nil), orig...), []byte(`{"timestamp":"2026-01-01T00:00:00Z","id":"m2","role":"user","blocks":[{"type":"text","content":"written by the agent"}]}`+"\n")...)
+			f.index()
+			replaced := false
+			crashHook = func(step string) bool {
+				if step != "intent" || replaced {
+					return false
+				}
+				replaced = true
+				tmp := path + ".tmp"
+				if err := os.WriteFile(tmp, newer, 0o600); err != nil {
+					t.Error(err)
+				}
+				old := time.Now().Add(-10 * 24 * time.Hour)
+				os.Chtimes(tmp, old, old)
+				if err := os.Rename(tmp, path); err != nil {
+					t.Error(err)
+				}
+				return false
+			}
+			rep, err := f.janitor().RunOnce(context.Background(), Overrides{})
+			crashHook = nil
+			if !replaced {
+				t.Fatalf("the pass never reached the intent: %+v, %v", rep, err)
+			}
+			if got, err := os.ReadFile(path); err != nil || string(got) != string(newer) {
+				t.Errorf("the agent's new transcript is gone from the store (%v); pass %+v, %v", err, rep.Actions, err)
+			}
+			noTemps(t, f.root)
+		})
+	}
+}
