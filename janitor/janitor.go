@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/robfig/cron/v3"
@@ -671,12 +672,12 @@ func (p *pass) emptyDirs(ix *indexer.Indexer, src config.Source, sessions []*ind
 			}
 		}
 		if !p.dry {
-			if index != "" {
-				removeQuiet(index)
+			if emptyDirHook != nil {
+				emptyDirHook(dir)
 			}
-			if err := os.Remove(dir); err != nil {
+			if err := removeProjectDir(dir, index != ""); err != nil {
 				touched = append(touched, dir) // the indexer restores what it needs
-				if !errors.Is(err, fs.ErrExist) && !isNotEmpty(err) && !errors.Is(err, fs.ErrNotExist) {
+				if !errors.Is(err, fs.ErrExist) && !isNotEmpty(err) && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, errChanged) {
 					p.fail("rmdir "+dir, err)
 				}
 				continue
@@ -694,6 +695,43 @@ func (p *pass) emptyDirs(ix *indexer.Indexer, src config.Source, sessions []*ind
 		}
 	}
 }
+
+// removeProjectDir removes dir, a project directory found empty, and with
+// index its native index first. The index is removed through a descriptor of
+// the directory, checked after the open to be the very directory at dir and
+// not a symlink, and dir by rmdir(2), which never follows nor removes a
+// symlink: a directory replaced meanwhile by a symlink (to anywhere) is left,
+// and so is everything the symlink points at.
+func removeProjectDir(dir string, index bool) error {
+	if index {
+		d, err := os.OpenRoot(dir)
+		if err != nil {
+			return err
+		}
+		defer d.Close()
+		held, err := d.Stat(".")
+		if err != nil {
+			return err
+		}
+		if now, err := os.Lstat(dir); err != nil || !now.IsDir() || !os.SameFile(held, now) {
+			return fmt.Errorf("%s was replaced: %w", dir, errChanged)
+		}
+		if err := d.Remove(indexer.CatalogName); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	if err := syscall.Rmdir(dir); err != nil {
+		if errors.Is(err, syscall.ENOTDIR) {
+			return fmt.Errorf("%s was replaced: %w", dir, errChanged)
+		}
+		return &fs.PathError{Op: "rmdir", Path: dir, Err: err}
+	}
+	return nil
+}
+
+// emptyDirHook, set by tests, runs just before a project directory found
+// empty is removed.
+var emptyDirHook func(dir string)
 
 func isNotEmpty(err error) bool {
 	var pe *fs.PathError

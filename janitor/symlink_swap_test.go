@@ -1,7 +1,11 @@
 package janitor
 
 import (
+	"fmt"
+	"io/fs"
+
 	"context"
+	"github.com/sessionwatch/sessionwatch/indexer"
 	"os"
 	"path/filepath"
 	"testing"
@@ -113,6 +117,73 @@ func TestReplacedByRenameDuringRetirement(t *testing.T) {
 				t.Errorf("the agent's new transcript is gone from the store (%v); pass %+v, %v", err, rep.Actions, err)
 			}
 			noTemps(t, f.root)
+		})
+	}
+}
+
+// TestEmptyDirSwappedForSymlink: a project directory found empty (emptied by
+// the pass, or holding only its native index) and replaced by a symlink before
+// it is removed: neither the symlink nor anything it points at (another
+// directory's sessions-index.json, outside the root) is removed.
+func TestEmptyDirSwappedForSymlink(t *testing.T) {
+	for _, withIndex := range []bool{false, true} {
+		t.Run(fmt.Sprint("index=", withIndex), func(t *testing.T) {
+			f := newFixture(t, `{"active_grace":"off"}`, `"retention":"1d"`)
+			const id = "eeeeeeee-0000-4000-8000-000000000003"
+			path := f.session("/w/empty", id, 5*24*time.Hour)
+			proj := filepath.Dir(path)
+			if withIndex {
+				// Only a native index left behind: no session.
+				if err := os.Remove(path); err != nil {
+					t.Fatal(err)
+				}
+			}
+			outside := t.TempDir()
+			victimDir := filepath.Join(outside, "victim")
+			victim := filepath.Join(victimDir, indexer.CatalogName)
+			victimData := []byte(`{"not":"sessionwatch's index"}`)
+			f.index()
+			if withIndex {
+				if err := os.WriteFile(filepath.Join(proj, indexer.CatalogName), []byte("[]\n"), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			swapped := false
+			emptyDirHook = func(dir string) {
+				if dir != proj || swapped {
+					return
+				}
+				swapped = true
+				if err := os.Rename(proj, filepath.Join(outside, "moved")); err != nil {
+					t.Error(err)
+				}
+				if err := os.MkdirAll(victimDir, 0o700); err != nil {
+					t.Error(err)
+				}
+				if err := os.WriteFile(victim, victimData, 0o600); err != nil {
+					t.Error(err)
+				}
+				if err := os.Symlink(victimDir, proj); err != nil {
+					t.Error(err)
+				}
+			}
+			defer func() { emptyDirHook = nil }()
+			rep, err := f.janitor().RunOnce(context.Background(), Overrides{})
+			emptyDirHook = nil
+			if !swapped {
+				t.Fatalf("the pass never removed %s: %+v, %v", proj, rep.Actions, err)
+			}
+			if got, err := os.ReadFile(victim); err != nil || string(got) != string(victimData) {
+				t.Errorf("%s, outside the root, was removed through the symlink put in place of %s: %q, %v", victim, proj, got, err)
+			}
+			if fi, err := os.Lstat(proj); err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+				t.Errorf("the symlink that replaced %s was removed (%v)", proj, err)
+			}
+			for _, a := range rep.Actions {
+				if a.Kind == KindRmdir {
+					t.Errorf("pass reports %s removed: %+v", a.File, a)
+				}
+			}
 		})
 	}
 }
