@@ -85,7 +85,13 @@ func TestTarArchiveRoundTrip(t *testing.T) {
 	if err != nil || ar.Meta.Format != FormatTar || ar.Meta.ID != "sess-1" || len(ar.Meta.Files) != 2 {
 		t.Fatalf("ReadArchive = %+v, %v", ar.Meta, err)
 	}
-	if err := removeEntries(es); err != nil {
+	rd, err := os.OpenRoot(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	in := func(p string) (*os.Root, string) { rel, _ := filepath.Rel(root, p); return rd, rel }
+	if err := removeEntries(es, in); err != nil {
 		t.Fatal(err)
 	}
 	if exists(sess) || exists(filepath.Join(root, "sess-1.cast")) {

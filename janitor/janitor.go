@@ -519,7 +519,7 @@ func (p *pass) retire(g *gatherer, a *Action) error {
 		meta.Reason, meta.Summary = a.Reason, summarize(s)
 		dir = ArchiveDir(p.j.cfg.ArchiveDir, a.Source, s.Project)
 	}
-	kept, err := p.retireFiles(a, es, meta, dir)
+	kept, err := p.retireFiles(g.root, a, es, meta, dir)
 	if kept != "" {
 		a.Kind, a.Reason = KindSkipInUse, kept
 	}
@@ -527,15 +527,26 @@ func (p *pass) retire(g *gatherer, a *Action) error {
 }
 
 // removeEntries removes collected files, then their directories deepest first;
-// a directory that gained an entry meanwhile is kept (ENOTEMPTY).
-func removeEntries(es []entry) error {
+// a directory that gained an entry meanwhile is kept (ENOTEMPTY). Each is
+// removed relative to the directory in says holds it.
+func removeEntries(es []entry, in func(path string) (*os.Root, string)) error {
+	remove := func(path string) error {
+		d, rel := in(path)
+		if d == nil {
+			return fmt.Errorf("remove %s: not a path of the session", path)
+		}
+		if err := d.Remove(rel); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		return nil
+	}
 	dirs := map[string]bool{}
 	var errs []error
 	for _, e := range es {
 		if e.info.IsDir() {
 			continue
 		}
-		if err := removeQuiet(e.abs); err != nil {
+		if err := remove(e.abs); err != nil {
 			errs = append(errs, err)
 		}
 		dirs[filepath.Dir(e.abs)] = true
@@ -544,7 +555,7 @@ func removeEntries(es []entry) error {
 		if !es[i].info.IsDir() {
 			continue
 		}
-		if err := removeQuiet(es[i].abs); err != nil {
+		if err := remove(es[i].abs); err != nil {
 			errs = append(errs, fmt.Errorf("%s kept: %w", es[i].abs, err))
 		}
 		dirs[filepath.Dir(es[i].abs)] = true

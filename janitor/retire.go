@@ -58,6 +58,12 @@ type retirement struct {
 	staged  []string // staging name of each top path
 	moved   int      // how many tops are staged
 	noLease bool     // some file is not leased: /proc is checked instead
+	// dirs holds the directory of each top path, opened and checked to be the
+	// real directory inside the root (openDirIn): the renames and removals are
+	// made relative to it, so a directory on the way swapped for a symlink
+	// meanwhile never leads them elsewhere.
+	dirs map[string]*os.Root
+	root string
 	// forced (delete --force): a file another process holds open is retired
 	// anyway; its size and mtime are still checked, so a write that lands
 	// before the last check puts the session back.
@@ -67,13 +73,22 @@ type retirement struct {
 // openRetirement opens and leases every regular file of es. It fails with
 // errHeldOpen when a file stays open elsewhere, errChanged when one changed
 // since it was collected.
-func openRetirement(es []entry, forced bool) (*retirement, error) {
-	r := &retirement{id: uuid.NewString(), es: append([]entry(nil), es...), forced: forced}
+func openRetirement(root string, es []entry, forced bool) (*retirement, error) {
+	r := &retirement{id: uuid.NewString(), root: root, es: append([]entry(nil), es...), forced: forced, dirs: map[string]*os.Root{}}
 	for i := range r.es {
 		e := &r.es[i]
 		if e.top {
+			dir := filepath.Dir(e.abs)
 			r.tops = append(r.tops, e.abs)
-			r.staged = append(r.staged, filepath.Join(filepath.Dir(e.abs), indexer.RetirePrefix+r.id+"-"+strconv.Itoa(len(r.tops)-1)))
+			r.staged = append(r.staged, filepath.Join(dir, indexer.RetirePrefix+r.id+"-"+strconv.Itoa(len(r.tops)-1)))
+			if r.dirs[dir] == nil {
+				d, err := openDirIn(root, dir)
+				if err != nil {
+					r.close()
+					return nil, err
+				}
+				r.dirs[dir] = d
+			}
 		}
 		if !e.info.Mode().IsRegular() {
 			continue
@@ -137,6 +152,59 @@ func (r *retirement) close() {
 			r.es[i].f = nil
 		}
 	}
+	for dir, d := range r.dirs {
+		d.Close()
+		delete(r.dirs, dir)
+	}
+}
+
+// openDirIn opens dir, a directory inside root, and checks that what it opened
+// is the directory at that path now, with no symlink from root down to it:
+// whatever is renamed or swapped afterwards, operations relative to it act in
+// that directory.
+func openDirIn(root, dir string) (*os.Root, error) {
+	if !strings.HasPrefix(dir, root+string(filepath.Separator)) && dir != root {
+		return nil, fmt.Errorf("%s is outside %s: %w", dir, root, errChanged)
+	}
+	d, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", dir, errChanged)
+	}
+	if err := stillAt(root, dir, d); err != nil {
+		d.Close()
+		return nil, err
+	}
+	return d, nil
+}
+
+// stillAt checks that d is the directory at dir, reached from root through
+// directories only (no symlink on the way).
+func stillAt(root, dir string, d *os.Root) error {
+	held, err := d.Stat(".")
+	if err != nil {
+		return fmt.Errorf("stat %s: %w", dir, err)
+	}
+	for c := dir; len(c) > len(root); c = filepath.Dir(c) {
+		fi, err := os.Lstat(c)
+		if err != nil || !fi.IsDir() || c == dir && !os.SameFile(fi, held) {
+			return fmt.Errorf("%s was moved or replaced: %w", c, errChanged)
+		}
+	}
+	return nil
+}
+
+// in is the directory held for a path of the retirement (at its original or
+// staging name, or inside one) and the path relative to it.
+func (r *retirement) in(path string) (*os.Root, string) {
+	for i, t := range r.tops {
+		dir := filepath.Dir(t)
+		for _, top := range []string{t, r.staged[i]} {
+			if path == top || strings.HasPrefix(path, top+string(filepath.Separator)) {
+				return r.dirs[dir], path[len(dir)+1:]
+			}
+		}
+	}
+	return nil, ""
 }
 
 // intent is the journal line written before anything moves.
@@ -148,7 +216,8 @@ func (r *retirement) intent(a *Action, archiveDir string) JournalEntry {
 // stage renames every top path to its staging name.
 func (r *retirement) stage() error {
 	for i, t := range r.tops {
-		if err := os.Rename(t, r.staged[i]); err != nil {
+		d := r.dirs[filepath.Dir(t)]
+		if err := d.Rename(filepath.Base(t), filepath.Base(r.staged[i])); err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				return fmt.Errorf("%s: %w", t, errChanged)
 			}
@@ -163,7 +232,7 @@ func (r *retirement) stage() error {
 func (r *retirement) unstage() error {
 	var errs []error
 	for i := r.moved - 1; i >= 0; i-- {
-		if err := putBack(r.staged[i], r.tops[i]); err != nil {
+		if err := putBackIn(r.dirs[filepath.Dir(r.tops[i])], r.staged[i], r.tops[i]); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -174,7 +243,21 @@ func (r *retirement) unstage() error {
 // putBack moves a staged path back to its original name, never replacing
 // anything there (a file by link(2), which fails on an existing name).
 func putBack(staged, orig string) error {
-	fi, err := os.Lstat(staged)
+	d, err := os.OpenRoot(filepath.Dir(orig))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("put back %s: %w", orig, err)
+	}
+	defer d.Close()
+	return putBackIn(d, staged, orig)
+}
+
+// putBackIn is putBack relative to d, the directory of both names.
+func putBackIn(d *os.Root, staged, orig string) error {
+	sname, oname := filepath.Base(staged), filepath.Base(orig)
+	fi, err := d.Lstat(sname)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -182,15 +265,15 @@ func putBack(staged, orig string) error {
 		return err
 	}
 	if fi.IsDir() {
-		if _, err := os.Lstat(orig); err == nil {
+		if _, err := d.Lstat(oname); err == nil {
 			return fmt.Errorf("%s was created again meanwhile: the session is kept at %s", orig, staged)
 		}
-		if err := os.Rename(staged, orig); err != nil {
+		if err := d.Rename(sname, oname); err != nil {
 			return fmt.Errorf("put back %s: %w", orig, err)
 		}
-		return indexer.SyncDir(filepath.Dir(orig))
+		return syncRoot(d, orig)
 	}
-	if err := os.Link(staged, orig); err != nil {
+	if err := d.Link(sname, oname); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return fmt.Errorf("%s was created again meanwhile: the session is kept at %s", orig, staged)
 		}
@@ -199,10 +282,24 @@ func putBack(staged, orig string) error {
 	if crashed("putback-linked") {
 		return errCrashed
 	}
-	if err := os.Remove(staged); err != nil {
+	if err := d.Remove(sname); err != nil {
 		return err
 	}
-	return indexer.SyncDir(filepath.Dir(orig))
+	return syncRoot(d, orig)
+}
+
+// syncRoot fsyncs the directory d holds (path, for the error, names a file
+// in it).
+func syncRoot(d *os.Root, path string) error {
+	f, err := d.Open(".")
+	if err == nil {
+		err = f.Sync()
+		f.Close()
+	}
+	if err != nil {
+		return fmt.Errorf("sync dir %s: %w", filepath.Dir(path), err)
+	}
+	return nil
 }
 
 // stagedEntries are the entries at their staging paths (rel unchanged).
@@ -246,13 +343,19 @@ func (r *retirement) quiet() error {
 			return fmt.Errorf("held open by pid %d: %w", pid, errHeldOpen)
 		}
 	}
+	// The directories held are still where they were, inside the root.
+	for dir, d := range r.dirs {
+		if err := stillAt(r.root, dir, d); err != nil {
+			return err
+		}
+	}
 	// Each staging name must hold the very file or directory that was held
 	// and checked: a path replaced (renamed over by its agent, or reached
 	// through a parent swapped for a symlink) between the open and the rename
 	// moved something else aside, which is put back, never removed.
 	for i, top := range r.staged[:r.moved] {
 		want := r.es[topIndex(r.es, i)].info
-		fi, err := os.Lstat(top)
+		fi, err := r.dirs[filepath.Dir(top)].Lstat(filepath.Base(top))
 		if err != nil {
 			return fmt.Errorf("%s: %w", r.tops[i], errChanged)
 		}
@@ -350,8 +453,8 @@ func openedBy(inodes map[[2]uint64]bool) int {
 // retireFiles carries out the protocol above for collected entries: archive
 // them into dir (archive != nil) or delete them. kept is set (and the error
 // nil) when the session turned out busy or changed and stays in the store.
-func (p *pass) retireFiles(a *Action, es []entry, archive *ArchiveMeta, dir string) (kept string, err error) {
-	r, err := openRetirement(es, p.forceOpen)
+func (p *pass) retireFiles(root string, a *Action, es []entry, archive *ArchiveMeta, dir string) (kept string, err error) {
+	r, err := openRetirement(root, es, p.forceOpen)
 	switch {
 	case errors.Is(err, errHeldOpen):
 		return "held open by another process", nil
@@ -410,7 +513,7 @@ func (p *pass) retireFiles(a *Action, es []entry, archive *ArchiveMeta, dir stri
 		return undo(keptWhy(err), err)
 	}
 	a.touched = true
-	if err := removeEntries(ses); err != nil {
+	if err := removeEntries(ses, r.in); err != nil {
 		// Some staged paths may remain; recovery finishes them (the archive
 		// holds every byte).
 		return "", err

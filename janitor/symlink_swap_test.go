@@ -187,3 +187,86 @@ func TestEmptyDirSwappedForSymlink(t *testing.T) {
 		})
 	}
 }
+
+// TestParentSwappedAndBackDuringRetirement: a project directory swapped for a
+// symlink to a directory outside the root just before the session's paths are
+// moved aside, and swapped back just after. Nothing outside the root may be
+// renamed, even for a moment, nor left under a staging name; the session ends
+// exactly once in the store or in the archive.
+func TestParentSwappedAndBackDuringRetirement(t *testing.T) {
+	for _, action := range []string{"archive", "delete"} {
+		t.Run(action, func(t *testing.T) {
+			f := newFixture(t, `{"active_grace":"off"}`, `"retention":"1d","action":"`+action+`"`)
+			const id = "eeeeeeee-0000-4000-8000-000000000004"
+			path := f.session("/w/swapback", id, 5*24*time.Hour)
+			orig, _ := os.ReadFile(path)
+			proj := filepath.Dir(path)
+			outside := t.TempDir()
+			moved := filepath.Join(outside, "moved")
+			victimDir := filepath.Join(outside, "victim")
+			victim := filepath.Join(victimDir, filepath.Base(path))
+			victimData := []byte("not the session: a file outside every root\n")
+			f.index()
+			steps := ""
+			crashHook = func(step string) bool {
+				switch {
+				case step == "intent" && steps == "":
+					steps = "swapped"
+					if err := os.Rename(proj, moved); err != nil {
+						t.Error(err)
+					}
+					if err := os.MkdirAll(victimDir, 0o700); err != nil {
+						t.Error(err)
+					}
+					if err := os.WriteFile(victim, victimData, 0o600); err != nil {
+						t.Error(err)
+					}
+					if err := os.Symlink(victimDir, proj); err != nil {
+						t.Error(err)
+					}
+				case step == "staged" && steps == "swapped":
+					steps = "back"
+					if got, err := os.ReadFile(victim); err != nil || string(got) != string(victimData) {
+						t.Errorf("the file outside the root was moved from its name while the session was staged: %v", err)
+					}
+					if err := os.Remove(proj); err != nil {
+						t.Error(err)
+					}
+					if err := os.Rename(moved, proj); err != nil {
+						t.Error(err)
+					}
+				}
+				return false
+			}
+			rep, err := f.janitor().RunOnce(context.Background(), Overrides{})
+			crashHook = nil
+			if steps != "back" {
+				t.Fatalf("the pass did not reach both steps (%q): %+v, %v", steps, rep.Actions, err)
+			}
+			if got, err := os.ReadFile(victim); err != nil || string(got) != string(victimData) {
+				t.Errorf("the file outside the root is not at its name after the pass: %v", err)
+			}
+			if ents, _ := os.ReadDir(victimDir); len(ents) != 1 {
+				var names []string
+				for _, e := range ents {
+					names = append(names, e.Name())
+				}
+				t.Errorf("the directory outside the root holds %v, want only the file it had", names)
+			}
+			inStore := exists(path)
+			if inStore {
+				if got, _ := os.ReadFile(path); string(got) != string(orig) {
+					t.Errorf("the session in the store differs")
+				}
+			}
+			ars, _ := ListArchives(f.archive, nil)
+			switch {
+			case action == "archive" && inStore == (len(ars) == 1):
+				t.Errorf("the session is in the store: %v, archived %d times; want exactly once", inStore, len(ars))
+			case action == "delete" && len(ars) != 0:
+				t.Errorf("a delete wrote %d archives", len(ars))
+			}
+			noTemps(t, f.root)
+		})
+	}
+}
