@@ -84,6 +84,15 @@ func (j *Janitor) recoverLocked() Recovery {
 			if e.Action == KindArchive {
 				out.Archive = findArchive(e.ArchiveDir, e.ActionID)
 			}
+			if e.Action == KindRestore {
+				// A restore counts as activity (Restore): finished now, it
+				// is not retired again by the pass that follows.
+				pins := loadPins(j.cfg.StateDir)
+				pins[e.File] = j.opt.Now()
+				if err := savePins(j.cfg.StateDir, pins); err != nil {
+					rec.Errors = append(rec.Errors, fmt.Sprintf("record restore of %s: %v", e.ID, err))
+				}
+			}
 		} else {
 			rec.RolledBack++
 			out.Phase = PhaseRollback

@@ -3,6 +3,7 @@ package janitor
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -297,5 +298,44 @@ func TestRootTurnedSymlinkIsNotRetiredThrough(t *testing.T) {
 	}
 	if archives, _ := ListArchives(f.archive, nil); len(archives) != 0 {
 		t.Errorf("%d archives written through the symlinked root", len(archives))
+	}
+}
+
+// TestRestoreFinishedAtStartUpIsNotRetiredAgain: a restore killed once its
+// files are back (before the archive went and the restore was recorded) is
+// finished at the next start, and, as any restore, counts as activity: the
+// pass that follows recovery keeps the session instead of archiving it again
+// (its mtime and last message are as old as when it was archived).
+func TestRestoreFinishedAtStartUpIsNotRetiredAgain(t *testing.T) {
+	f := newFixture(t, `{"active_grace":"off"}`, `"retention":"1d"`)
+	const id = "cccccccc-0000-4000-8000-000000000002"
+	path := f.session("/w/pin", id, 5*24*time.Hour)
+	f.index()
+	j := f.janitor()
+	if rep, err := j.RunOnce(context.Background(), Overrides{}); err != nil || rep.Archived != 1 {
+		t.Fatalf("pass = %+v, %v", rep, err)
+	}
+	archives, _ := ListArchives(f.archive, nil)
+	if len(archives) != 1 {
+		t.Fatalf("%d archives", len(archives))
+	}
+	crashHook = func(s string) bool { return s == "restored" }
+	_, err := j.Restore(context.Background(), archives[0])
+	crashHook = nil
+	if !errors.Is(err, errCrashed) || !exists(path) {
+		t.Fatalf("Restore = %v, in the store %v; want it killed with the files back", err, exists(path))
+	}
+	// The next start: recovery, then a pass.
+	f.index()
+	j2 := f.janitor()
+	rep, err := j2.RunOnce(context.Background(), Overrides{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Archived != 0 || !exists(path) {
+		t.Errorf("the pass after the restore's recovery archived the restored session again: %+v", rep.Actions)
+	}
+	if left, _ := ListArchives(f.archive, nil); len(left) != 0 {
+		t.Errorf("%d archives left", len(left))
 	}
 }

@@ -200,15 +200,17 @@ func (j *Janitor) Restore(ctx context.Context, ar Archived) (Report, error) {
 			ID: m.ID, File: m.File, Archive: ar.Path, Reason: err.Error()}, false)
 		return Report{}, err
 	}
-	if err := removeQuiet(ar.Path); err != nil {
-		p.fail("remove restored archive "+ar.Path, err)
-	} else if err := indexer.SyncDir(filepath.Dir(ar.Path)); err != nil {
-		p.fail("remove restored archive "+ar.Path, err)
-	}
+	// The restore is recorded before the archive goes (recovery records one
+	// it finishes too).
 	pins := loadPins(j.cfg.StateDir)
 	pins[ar.Meta.File] = now
 	if err := savePins(j.cfg.StateDir, pins); err != nil {
 		p.fail("record restore", err)
+	}
+	if err := removeQuiet(ar.Path); err != nil {
+		p.fail("remove restored archive "+ar.Path, err)
+	} else if err := indexer.SyncDir(filepath.Dir(ar.Path)); err != nil {
+		p.fail("remove restored archive "+ar.Path, err)
 	}
 	p.record(Action{Kind: KindRestore, ActionID: id, Source: m.Source, ID: m.ID, Project: m.Project, File: m.File, Bytes: n,
 		Archive: ar.Path, Paths: files, Reason: "restored from the archive"})
