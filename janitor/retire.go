@@ -26,14 +26,18 @@ import (
 //     are not available, /proc is searched for other openers instead.
 //  2. The intent is journaled, fsync'd, with the action id and the staging names.
 //  3. Each of the session's paths is renamed to a staging name in its own
-//     directory (<dir>/.sessionwatch-tmp-retire-<actionId>-<n>). From here an
-//     open by the session's path finds nothing, or creates a new file that
-//     stays in the store; only an open already under way can still reach the
-//     old file, and it shows as a broken lease.
+//     directory (<dir>/.sessionwatch-tmp-retire-<actionId>-<n>), relative to
+//     that directory, opened and checked to be inside the root with no
+//     symlink on the way (openDirIn); the put-back and the removal go through
+//     it too. From here an open by the session's path finds nothing, or
+//     creates a new file that stays in the store; only an open already under
+//     way can still reach the old file, and it shows as a broken lease.
 //  4. The archive is written from the held descriptors (a delete writes none).
 //  5. Just before removal: no lease broken, no other opener, sizes and mtimes
-//     unchanged, nothing new in a staged directory. Otherwise every path is put
-//     back and the archive removed: the session stays, and with it every byte.
+//     unchanged, nothing new in a staged directory, each staging name still
+//     the file held, each directory still where it was. Otherwise every path
+//     is put back and the archive removed: the session stays, and with it
+//     every byte.
 //  6. The staged paths are removed, then the completion is journaled.
 //
 // The one interleaving this cannot see is an open(2) that looked the path up
