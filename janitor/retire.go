@@ -188,9 +188,11 @@ func stillAt(root, dir string, d *os.Root) error {
 	if err != nil {
 		return fmt.Errorf("stat %s: %w", dir, err)
 	}
-	for c := dir; len(c) > len(root); c = filepath.Dir(c) {
-		fi, err := os.Lstat(c)
-		if err != nil || !fi.IsDir() || c == dir && !os.SameFile(fi, held) {
+	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() || !os.SameFile(fi, held) {
+		return fmt.Errorf("%s was moved or replaced: %w", dir, errChanged)
+	}
+	for c := filepath.Dir(dir); len(c) > len(root); c = filepath.Dir(c) {
+		if fi, err := os.Lstat(c); err != nil || !fi.IsDir() {
 			return fmt.Errorf("%s was moved or replaced: %w", c, errChanged)
 		}
 	}
