@@ -562,13 +562,14 @@ func (b *bench) scaleQueries(s *scaleStore, add func(string, string, bool), addV
 	}
 	cc, skip := findCcusage(b.o.usage.ccusage)
 	var ccr *scaleRun
-	var claude, claudeBytes int
+	var claude int
+	var claudeBytes int64
 	for _, st := range s.stores {
 		if st.Spec.Layout == "claude" {
 			claude = len(st.Sessions)
 			for _, ss := range st.Sessions {
 				if fi, err := os.Stat(st.Path(ss)); err == nil {
-					claudeBytes += int(fi.Size())
+					claudeBytes += fi.Size()
 				}
 			}
 			env := append(s.env(), "CLAUDE_CONFIG_DIR="+filepath.Dir(st.Root))
@@ -589,7 +590,7 @@ func (b *bench) scaleQueries(s *scaleStore, add func(string, string, bool), addV
 	measured := fmt.Sprintf("`usage daily --all --json` %s wall, %s CPU, peak RSS %s (all %d sessions, median of %d)", ms(dr.wall), ms(dr.cpu), human(dr.maxRSS), len(s.files), max(o.runs, 1))
 	if ccr != nil {
 		measured += fmt.Sprintf(" vs `%s daily --json --offline` %s wall, %s CPU, peak RSS %s over the claude source, the only one it reads (%d sessions, %s): %s",
-			ccVersion(cc), ms(ccr.wall), ms(ccr.cpu), human(ccr.maxRSS), claude, human(int64(claudeBytes)), ratio(ccr.wall, dr.wall))
+			ccVersion(cc), ms(ccr.wall), ms(ccr.cpu), human(ccr.maxRSS), claude, human(claudeBytes), ratio(ccr.wall, dr.wall))
 	} else {
 		measured += "; ccusage not run: " + skip
 	}
