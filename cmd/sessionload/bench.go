@@ -736,6 +736,8 @@ type status struct {
 	PID       int            `json:"pid"`
 	UpdatedAt string         `json:"updatedAt"`
 	Watches   int            `json:"watches"`
+	Unwatched int            `json:"unwatched"`
+	WatchErr  string         `json:"watchError"`
 	Rescans   int            `json:"rescans"`
 	Reasons   map[string]int `json:"rescanReasons"`
 	Sources   []struct {

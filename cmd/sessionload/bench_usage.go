@@ -165,17 +165,7 @@ func (b *bench) benchUsage(ctx context.Context) error {
 	}
 	rows = append(rows, row{what: "no daemon, after ~2,000 appends since the last `usage` (one incremental pass)", cmd: "sessionwatch " + strings.Join(daily, " "), r: rusage{after.meas, after.maxRSS}})
 
-	cc := uo.ccusage
-	skip := ""
-	if cc == "" {
-		if p, err := exec.LookPath("ccusage"); err == nil {
-			cc = p
-		} else {
-			skip = "ccusage is not on PATH (npm install --prefix DIR ccusage@20.0.24, then --ccusage DIR/node_modules/.bin/ccusage)"
-		}
-	} else if _, err := os.Stat(cc); err != nil {
-		skip = fmt.Sprintf("--ccusage %s: %v", cc, err)
-	}
+	cc, skip := findCcusage(uo.ccusage)
 	var ccr rusage
 	if skip == "" {
 		b.logf("usage: ccusage daily --json --offline")
@@ -238,6 +228,21 @@ func (b *bench) benchUsage(ctx context.Context) error {
 	fmt.Fprintf(b.out, "\nDaemon with the ledger on, %d sessions (%s): ready after %s, idle RSS %s after %s, peak RSS %s while %d appends arrived in %s (%d/s asked); ledger files %s.\n\n",
 		len(rs.files), human(rs.bytes), ms(ready), human(idleRSS), b.o.idle, human(loadPeak), appends, b.o.phase, b.o.rssRate, human(ledger))
 	return nil
+}
+
+// findCcusage resolves the --ccusage flag (empty: ccusage on PATH) to a binary,
+// or says why there is none.
+func findCcusage(flag string) (bin, skip string) {
+	if flag == "" {
+		if p, err := exec.LookPath("ccusage"); err == nil {
+			return p, ""
+		}
+		return "", "ccusage is not on PATH (npm install --prefix DIR ccusage@20.0.24, then --ccusage DIR/node_modules/.bin/ccusage)"
+	}
+	if _, err := os.Stat(flag); err != nil {
+		return flag, fmt.Sprintf("--ccusage %s: %v", flag, err)
+	}
+	return flag, ""
 }
 
 func ccVersion(bin string) string {

@@ -196,38 +196,18 @@ func (b *bench) benchSearch(ctx context.Context) error {
 	}
 	defer d.stop()
 	quiet(d.pid(), 2*time.Second, time.Minute)
-	env := s.env()
-	q2 := append([]string{"search", "--all", "--json"}, words...)
-	qruns := max(b.o.searchQueryRuns, 1)
-	grepCmd := fmt.Sprintf("grep -rliF %s %s | xargs -r grep -liF %s", shq(words[0]), strings.Join(shqAll(s.roots()), " "), shq(words[len(words)-1]))
-	for _, w := range words[1 : len(words)-1] {
-		grepCmd += " | xargs -r grep -liF " + shq(w)
-	}
-	// Side by side: the two contenders' runs alternate, so that the machine's load
-	// weighs on both alike.
-	two, grep, err := b.pairMedian(qruns,
-		func() (meas, error) { return timeCmd(env, b.bin, q2...) },
-		func() (meas, error) { return timeCmd(nil, "sh", "-c", grepCmd) })
+	q, err := b.measureQueries(s.env(), s.roots())
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(b.out, "| 2-word query, 20 rows with snippets (daemon running; median of %d runs, alternating with grep's) | `sessionwatch search --all --json %s` | %s wall, %s CPU; %d lines | | |\n", qruns, strings.Join(words, " "), ms(two.wall), ms(two.cpu), two.lines)
+	fmt.Fprintf(b.out, "| 2-word query, 20 rows with snippets (daemon running; median of %d runs, alternating with grep's) | `sessionwatch search --all --json %s` | %s wall, %s CPU; %d lines | | |\n", q.runs, strings.Join(words, " "), ms(q.two.wall), ms(q.two.cpu), q.two.lines)
 	fmt.Fprintf(b.out, "| same words with grep | `grep -rliF %s ROOTS \\| xargs -r grep -liF %s` | %s wall, %s CPU; %d files | search ≥ 100× faster | %s faster (wall): %s; %s by CPU |\n",
-		words[0], words[len(words)-1], ms(grep.wall), ms(grep.cpu), grep.lines, ratio(grep.wall, two.wall), verdict(grep.wall >= 100*two.wall), ratio(grep.cpu, two.cpu))
-	if _, err := os.Stat("/usr/bin/rg"); err == nil {
-		rgCmd := fmt.Sprintf("rg -li %s %s | xargs -r rg -li %s", shq(words[0]), strings.Join(shqAll(s.roots()), " "), shq(words[len(words)-1]))
-		rg, err := b.medianN(qruns, true, func() (meas, error) { return timeCmd(nil, "sh", "-c", rgCmd) })
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(b.out, "| same words with rg | `%s` | %s wall, %s CPU | | %s faster |\n", "rg -li … | xargs rg -li …", ms(rg.wall), ms(rg.cpu), ratio(rg.wall, two.wall))
-	}
-	one, err := b.medianN(qruns, true, func() (meas, error) { return timeCmd(env, b.bin, "search", "--all", "--json", rare) })
-	if err != nil {
-		return err
+		words[0], words[len(words)-1], ms(q.grep.wall), ms(q.grep.cpu), q.grep.lines, ratio(q.grep.wall, q.two.wall), verdict(q.grep.wall >= 100*q.two.wall), ratio(q.grep.cpu, q.two.cpu))
+	if q.rg != nil {
+		fmt.Fprintf(b.out, "| same words with rg | `%s` | %s wall, %s CPU | | %s faster |\n", "rg -li … | xargs rg -li …", ms(q.rg.wall), ms(q.rg.cpu), ratio(q.rg.wall, q.two.wall))
 	}
 	fmt.Fprintf(b.out, "| rare-word query (daemon running; median of %d runs) | `sessionwatch search --all --json %s` | %s wall, %s CPU (whole process) | < 20 ms CPU | %s |\n",
-		qruns, rare, ms(one.wall), ms(one.cpu), verdict(one.cpu < 20*time.Millisecond))
+		q.runs, rare, ms(q.one.wall), ms(q.one.cpu), verdict(q.one.cpu < 20*time.Millisecond))
 
 	// Append-to-searchable: the index is committed before the catalog write of
 	// the same flush, so the catalog showing a line bounds when it is searchable.
@@ -257,6 +237,46 @@ func (b *bench) benchSearch(ctx context.Context) error {
 		len(s.files), ms(ready), human(r.rss), verdict(r.rss < 64<<20))
 	fmt.Fprintln(b.out)
 	return nil
+}
+
+// queryRuns are the search queries measured with a daemon holding the state dir
+// (the CLI then only reads): the multi-word query alternating with grep for the
+// same words, rg if installed, and the rare word; medians of --search-query-runs.
+type queryRuns struct {
+	runs           int
+	two, grep, one meas
+	rg             *meas // nil: rg is not installed
+}
+
+// measureQueries runs the search section's queries (--search-words, --search-rare)
+// against a store whose session roots are roots; env is the store's environment.
+func (b *bench) measureQueries(env []string, roots []string) (queryRuns, error) {
+	words := strings.Fields(b.o.searchWords)
+	q := queryRuns{runs: max(b.o.searchQueryRuns, 1)}
+	q2 := append([]string{"search", "--all", "--json"}, words...)
+	grepCmd := fmt.Sprintf("grep -rliF %s %s | xargs -r grep -liF %s", shq(words[0]), strings.Join(shqAll(roots), " "), shq(words[len(words)-1]))
+	for _, w := range words[1 : len(words)-1] {
+		grepCmd += " | xargs -r grep -liF " + shq(w)
+	}
+	// Side by side: the two contenders' runs alternate, so that the machine's load
+	// weighs on both alike.
+	var err error
+	q.two, q.grep, err = b.pairMedian(q.runs,
+		func() (meas, error) { return timeCmd(env, b.bin, q2...) },
+		func() (meas, error) { return timeCmd(nil, "sh", "-c", grepCmd) })
+	if err != nil {
+		return q, err
+	}
+	if _, err := os.Stat("/usr/bin/rg"); err == nil {
+		rgCmd := fmt.Sprintf("rg -li %s %s | xargs -r rg -li %s", shq(words[0]), strings.Join(shqAll(roots), " "), shq(words[len(words)-1]))
+		rg, err := b.medianN(q.runs, true, func() (meas, error) { return timeCmd(nil, "sh", "-c", rgCmd) })
+		if err != nil {
+			return q, err
+		}
+		q.rg = &rg
+	}
+	q.one, err = b.medianN(q.runs, true, func() (meas, error) { return timeCmd(env, b.bin, "search", "--all", "--json", b.o.searchRare) })
+	return q, err
 }
 
 func shq(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
