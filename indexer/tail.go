@@ -18,7 +18,7 @@ const headWindow = 1024
 
 // Fingerprint hashes the (up to) fpWindow bytes before offset; it returns the
 // fingerprint and the number of bytes read.
-func Fingerprint(f *os.File, offset int64) (string, int64, error) {
+func Fingerprint(f io.ReaderAt, offset int64) (string, int64, error) {
 	if offset <= 0 {
 		return "", 0, nil
 	}
@@ -27,14 +27,14 @@ func Fingerprint(f *os.File, offset int64) (string, int64, error) {
 
 // HeadFingerprint hashes the file's first min(headWindow, offset) bytes; it
 // returns the fingerprint and the number of bytes read.
-func HeadFingerprint(f *os.File, offset int64) (string, int64, error) {
+func HeadFingerprint(f io.ReaderAt, offset int64) (string, int64, error) {
 	if offset <= 0 {
 		return "", 0, nil
 	}
 	return fingerprintRange(f, 0, min(offset, headWindow))
 }
 
-func fingerprintRange(f *os.File, start, end int64) (string, int64, error) {
+func fingerprintRange(f io.ReaderAt, start, end int64) (string, int64, error) {
 	buf := make([]byte, end-start)
 	n, err := f.ReadAt(buf, start)
 	if n < len(buf) {
