@@ -380,7 +380,7 @@ func (pf *prefetcher) read(urel string, r *fetched, f *unitFile) {
 	defer headBufs.Put(hb)
 	head := headCollector{buf: (*hb)[:0]} // the unit's head fingerprint is made from it below
 	var tail tailCollector                // and its fingerprint
-	st, err := readLines(f, &r.tail, func(off int64, line []byte) {
+	st, err := readLinesSized(f, &r.tail, fi.size, func(off int64, line []byte) {
 		head.line(line)
 		tail.line(line)
 		line = bytes.TrimSpace(line)

@@ -1,12 +1,158 @@
 package indexer
 
 import (
+	"io"
 	"os"
 	"path/filepath"
+	"reflect"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 )
+
+// countingReader counts the reads made of a unitFile, and runs after (if set)
+// after each.
+type countingReader struct {
+	*unitFile
+	reads int
+	after func(n int)
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.unitFile.Read(p)
+	c.reads++
+	if c.after != nil {
+		c.after(n)
+	}
+	return n, err
+}
+
+// openCounted opens path as the workers do, with its stat.
+func openCounted(t *testing.T, path string) (*countingReader, unitStat) {
+	t.Helper()
+	f, err := openUnitFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	st, err := f.stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &countingReader{unitFile: f}, st
+}
+
+// collectLines reads f with readLinesSized from t.
+func collectLines(t *testing.T, f io.ReadSeeker, tl *Tail, size int64) []string {
+	t.Helper()
+	var got []string
+	if _, err := readLinesSized(f, tl, size, func(_ int64, line []byte) { got = append(got, string(line)) }); err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// TestReadLinesSizedEndsAtTheStatSize: a read that ends where the stat said
+// the file ends is the last (no second read to see the end), with the lines,
+// offset and skipped line of readLines; a file longer than a chunk is read
+// chunk by chunk to that end.
+func TestReadLinesSizedEndsAtTheStatSize(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name  string
+		data  string
+		reads int
+	}{
+		{"small", "{\"a\":1}\n\n{\"b\":2}\npartial", 1},
+		{"two chunks", strings.Repeat("{\"x\":\""+strings.Repeat("y", 1000)+"\"}\n", readChunk/1000+5), 2},
+		{"exactly a chunk", strings.Repeat("z", readChunk-1) + "\n", 2},
+		{"empty", "", 1},
+	} {
+		path := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-"))
+		if err := os.WriteFile(path, []byte(tc.data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		f, st := openCounted(t, path)
+		var sized Tail
+		got := collectLines(t, f, &sized, st.size)
+		if f.reads != tc.reads {
+			t.Errorf("%s: %d reads, want %d", tc.name, f.reads, tc.reads)
+		}
+		g, _ := openCounted(t, path)
+		var plain Tail
+		want := collectLines(t, g, &plain, -1)
+		if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(sized, plain) {
+			t.Errorf("%s: read to the stat size %d lines, tail %+v; to the end %d lines, tail %+v", tc.name, len(got), sized, len(want), plain)
+		}
+	}
+}
+
+// TestReadLinesSizedFileChangedAfterItsStat: a file appended to or cut between
+// its stat and its read is read to the end the reads find, as readLines does;
+// one appended after the read found its end is read from the offset recorded
+// by the next look, which then finds every line once.
+func TestReadLinesSizedFileChangedAfterItsStat(t *testing.T) {
+	dir := t.TempDir()
+	lines := []string{`{"n":1}`, `{"n":2}`, `{"n":3}`}
+	whole := strings.Join(lines, "\n") + "\n"
+	write := func(name, data string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	appendTo := func(path, data string) {
+		t.Helper()
+		a, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer a.Close()
+		if _, err := a.WriteString(data); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// Grown after the stat: the first read returns more than the stat said.
+	path := write("grown", lines[0]+"\n")
+	f, st := openCounted(t, path)
+	appendTo(path, lines[1]+"\n"+lines[2]+"\n")
+	var tl Tail
+	if got := collectLines(t, f, &tl, st.size); !reflect.DeepEqual(got, lines) || tl.Offset != int64(len(whole)) {
+		t.Errorf("grown after its stat: %q to offset %d, want %q to %d", got, tl.Offset, lines, len(whole))
+	}
+
+	// Cut after the stat: the read ends where the file now does.
+	path = write("cut", whole)
+	f, st = openCounted(t, path)
+	if err := os.Truncate(path, int64(len(lines[0])+1)); err != nil {
+		t.Fatal(err)
+	}
+	tl = Tail{}
+	if got := collectLines(t, f, &tl, st.size); !reflect.DeepEqual(got, lines[:1]) || tl.Offset != int64(len(lines[0])+1) {
+		t.Errorf("cut after its stat: %q to offset %d", got, tl.Offset)
+	}
+
+	// Appended after the read found its end: this read stops there, the next
+	// look reads the rest from the offset.
+	path = write("appended", lines[0]+"\n")
+	f, st = openCounted(t, path)
+	f.after = func(int) {
+		if f.after != nil {
+			f.after = nil
+			appendTo(path, lines[1]+"\n"+lines[2]+"\n")
+		}
+	}
+	tl = Tail{}
+	first := collectLines(t, f, &tl, st.size)
+	g, st2 := openCounted(t, path)
+	rest := collectLines(t, g, &tl, st2.size)
+	if got := append(first, rest...); !reflect.DeepEqual(got, lines) || tl.Offset != int64(len(whole)) {
+		t.Errorf("appended after its end was read: %q then %q to offset %d, want %q to %d", first, rest, tl.Offset, lines, len(whole))
+	}
+}
 
 // TestUnitFileTakesOnlyWhatTheWorkersMay: a transcript's name that is a
 // symlink is not followed, a FIFO is opened without waiting and is no regular
