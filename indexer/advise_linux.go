@@ -3,7 +3,6 @@
 package indexer
 
 import (
-	"os"
 	"syscall"
 	"unsafe"
 )
@@ -20,11 +19,11 @@ const adviseWorkers = 1
 // only what the page cache holds): then it is fast, and a run of those makes the
 // readahead skip a stretch of a warm store. A pipe or socket takes no advice (ok
 // false).
-func advise(f *os.File, _ []byte) (fast, ok bool) {
+func advise(f *unitFile, _ []byte) (fast, ok bool) {
 	var b [1]byte
 	iov := syscall.Iovec{Base: &b[0], Len: 1}
 	const rwfNoWait = 8
-	n, _, errno := syscall.Syscall6(sysPreadv2, f.Fd(), uintptr(unsafe.Pointer(&iov)), 1, 0, 0, rwfNoWait)
+	n, _, errno := syscall.Syscall6(sysPreadv2, uintptr(f.fd), uintptr(unsafe.Pointer(&iov)), 1, 0, 0, rwfNoWait)
 	if errno == 0 && n == 1 {
 		return true, true
 	}
@@ -33,8 +32,8 @@ func advise(f *os.File, _ []byte) (fast, ok bool) {
 
 // willNeed queues the read of the head of f (up to readaheadMax) into the
 // page cache and returns; false: f takes no advice.
-func willNeed(f *os.File) bool {
+func willNeed(f *unitFile) bool {
 	const fadvWillNeed = 3
-	_, _, errno := syscall.Syscall6(syscall.SYS_FADVISE64, f.Fd(), 0, readaheadMax, fadvWillNeed, 0, 0)
+	_, _, errno := syscall.Syscall6(syscall.SYS_FADVISE64, uintptr(f.fd), 0, readaheadMax, fadvWillNeed, 0, 0)
 	return errno == 0
 }

@@ -84,7 +84,7 @@ func TestReadAheadAdvisesTheKernel(t *testing.T) {
 	}
 	// The advice queues a read of the whole file (up to readaheadMax): every
 	// page comes into the cache without a read of ours.
-	if !willNeed(f) {
+	if !willNeed(&unitFile{fd: int(f.Fd())}) {
 		t.Fatal("a regular file takes no advice")
 	}
 	waitCached(t, path)

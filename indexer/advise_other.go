@@ -4,7 +4,6 @@ package indexer
 
 import (
 	"io"
-	"os"
 	"time"
 )
 
@@ -20,8 +19,8 @@ const readaheadFast = 50 * time.Microsecond
 // advise reads the head of f (up to readaheadMax) into buf, which it throws
 // away, without moving f's offset, and reports whether the reads were fast
 // (cached). A file that cannot be read takes no advice (ok false).
-func advise(f *os.File, buf []byte) (fast, ok bool) {
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+func advise(f *unitFile, buf []byte) (fast, ok bool) {
+	if st, err := f.stat(); err != nil || !st.regular {
 		return true, false
 	}
 	start := time.Now()

@@ -2,14 +2,13 @@ package indexer
 
 import (
 	"bytes"
+	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 )
 
 // A full pass (Reconcile, Verify) that finds many transcripts it has never read
@@ -62,7 +61,7 @@ type fetched struct {
 	unit      *unit         // the unit as the walk installs it
 	ref       UnitRef       // its UnitRef (unitRef)
 	session   *Session      // its session (linesSession)
-	file      *os.File      // opened by the readahead, not yet taken (readahead.go)
+	file      *unitFile     // opened by the readahead, not yet taken (readahead.go)
 }
 
 type fetchedLine struct {
@@ -245,7 +244,7 @@ func (pf *prefetcher) take(urel string) *fetched {
 	}
 	started := i < pf.next
 	r := pf.results[i]
-	var f *os.File
+	var f *unitFile
 	if !started {
 		f = pf.takeFile(i)
 	}
@@ -310,29 +309,29 @@ func (m *Members) release() {
 // read does what updateLinesLocked does for a unit read from the start, on a
 // worker: it touches nothing of the indexer's but the layout. f is the file the
 // readahead opened (nil: none).
-func (pf *prefetcher) read(urel string, r *fetched, f *os.File) {
-	var fi fs.FileInfo
+func (pf *prefetcher) read(urel string, r *fetched, f *unitFile) {
+	var fi unitStat
 	var err error
 	path := pf.ix.unitPath(urel)
 	if f != nil {
 		// Opened a window ahead: if the name has gone since (removed, or
 		// replaced by a rename), the file is read by its name as it is now.
-		if fi, err = f.Stat(); err != nil || unlinked(fi) {
+		if fi, err = f.stat(); err != nil || fi.unlinked {
 			f.Close()
 			f = nil
 		}
 	}
 	if f == nil {
-		if f, err = os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0); err != nil { // never blocks on a FIFO
+		if f, err = openUnitFile(path); err != nil { // never blocks on a FIFO
 			return
 		}
-		fi, err = f.Stat()
+		fi, err = f.stat()
 	}
 	defer f.Close()
-	if err != nil || !fi.Mode().IsRegular() || (len(pf.consumers) > 0 && fi.Size() > prefetchBufferMax) {
+	if err != nil || !fi.regular || (len(pf.consumers) > 0 && fi.size > prefetchBufferMax) {
 		return
 	}
-	dev, ino := statIdentity(fi)
+	dev, ino := fi.dev, fi.ino
 	r.tail = Tail{Dev: dev, Ino: ino}
 	r.acc = pf.ll.NewAccumulator(urel)
 	// What the walk's unitRef will be once it installs the unit.
@@ -356,7 +355,7 @@ func (pf *prefetcher) read(urel string, r *fetched, f *os.File) {
 	}
 	r.prepared = prepared
 	if buffer {
-		r.data = make([]byte, 0, fi.Size())
+		r.data = make([]byte, 0, fi.size)
 	}
 	acc := r.acc
 	// Each line is scanned once for the fold and the Prepareds that take its
@@ -381,7 +380,7 @@ func (pf *prefetcher) read(urel string, r *fetched, f *os.File) {
 	defer headBufs.Put(hb)
 	head := headCollector{buf: (*hb)[:0]} // the unit's head fingerprint is made from it below
 	var tail tailCollector                // and its fingerprint
-	st, err := readLines(f, &r.tail, func(off int64, line []byte) {
+	st, err := readLinesSized(f, &r.tail, fi.size, func(off int64, line []byte) {
 		head.line(line)
 		tail.line(line)
 		line = bytes.TrimSpace(line)
@@ -424,12 +423,12 @@ func (pf *prefetcher) read(urel string, r *fetched, f *os.File) {
 	if err != nil {
 		return
 	}
-	r.tail.Size = max(fi.Size(), r.tail.Offset)
-	r.tail.Mtime = readMtime(f, fi, r.tail.Offset)
+	r.tail.Size = max(fi.size, r.tail.Offset)
+	r.tail.Mtime = f.mtimeAt(fi, r.tail.Offset)
 	whole := st.Long == 0 && !r.tail.LongLine // every line handed out
 	// Each fingerprint from the lines read when every line was handed out, else
 	// read from the file.
-	fingerprint := func(collected func(int64) (string, bool), read func(*os.File, int64) (string, int64, error)) (string, error) {
+	fingerprint := func(collected func(int64) (string, bool), read func(io.ReaderAt, int64) (string, int64, error)) (string, error) {
 		if whole {
 			if fp, ok := collected(r.tail.Offset); ok {
 				return fp, nil

@@ -1,11 +1,6 @@
 package indexer
 
-import (
-	"io/fs"
-	"os"
-	"sync"
-	"syscall"
-)
+import "sync"
 
 // A cold build from a cold page cache waits on the device, one file at a time
 // per read worker: with two workers the device sees two requests at once and is
@@ -132,7 +127,7 @@ func (pf *prefetcher) readahead() {
 
 // takeFile hands over the file opened ahead for item i, if any (nil: none);
 // pf.mu is held.
-func (pf *prefetcher) takeFile(i int) *os.File {
+func (pf *prefetcher) takeFile(i int) *unitFile {
 	r := pf.results[i]
 	f := r.file
 	if f != nil {
@@ -161,8 +156,8 @@ var readAheadFile = readAhead
 // readaheadMax) is about to be read (advise_*.go; buf is the scratch of a
 // blocking advice). It returns the open file (nil: none; the worker opens it
 // itself), and whether the advice was fast (cached).
-func readAhead(path string, buf []byte) (f *os.File, fast bool) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0) // never blocks on a FIFO
+func readAhead(path string, buf []byte) (f *unitFile, fast bool) {
+	f, err := openUnitFile(path) // never blocks on a FIFO
 	if err != nil {
 		return nil, true
 	}
@@ -172,12 +167,4 @@ func readAhead(path string, buf []byte) (f *os.File, fast bool) {
 		return nil, true
 	}
 	return f, fast
-}
-
-// unlinked reports whether the file fi describes has no name left: a file
-// opened ahead that was removed, or replaced by a rename, before its worker
-// read it.
-func unlinked(fi fs.FileInfo) bool {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	return ok && st.Nlink == 0
 }

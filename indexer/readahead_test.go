@@ -30,7 +30,7 @@ func setReadahead(t *testing.T, workers, window, warmRun, skip int, fast bool) *
 	})
 	prefetchMin, prefetchWorkers = 1, 2
 	readaheadWorkers, readaheadWindow, readaheadWarmRun, readaheadSkip = workers, window, warmRun, skip
-	readAheadFile = func(path string, buf []byte) (*os.File, bool) {
+	readAheadFile = func(path string, buf []byte) (*unitFile, bool) {
 		f, _ := readAhead(path, buf) // the real advice, for the race detector's sake
 		s.mu.Lock()
 		s.paths[path]++
@@ -279,14 +279,14 @@ func TestReadaheadFileChangedBeforeItsRead(t *testing.T) {
 	if len(units) < 3 {
 		t.Fatalf("%d units with four lines", len(units))
 	}
-	ahead := func(urel string) *os.File {
+	ahead := func(urel string) *unitFile {
 		f, _ := readAhead(ix.unitPath(urel), nil)
 		if f == nil {
 			t.Fatalf("%s: not opened ahead", urel)
 		}
 		return f
 	}
-	read := func(urel string, f *os.File) *fetched {
+	read := func(urel string, f *unitFile) *fetched {
 		r := &fetched{done: make(chan struct{})}
 		pf.read(urel, r, f)
 		return r

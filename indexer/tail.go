@@ -18,7 +18,7 @@ const headWindow = 1024
 
 // Fingerprint hashes the (up to) fpWindow bytes before offset; it returns the
 // fingerprint and the number of bytes read.
-func Fingerprint(f *os.File, offset int64) (string, int64, error) {
+func Fingerprint(f io.ReaderAt, offset int64) (string, int64, error) {
 	if offset <= 0 {
 		return "", 0, nil
 	}
@@ -27,14 +27,14 @@ func Fingerprint(f *os.File, offset int64) (string, int64, error) {
 
 // HeadFingerprint hashes the file's first min(headWindow, offset) bytes; it
 // returns the fingerprint and the number of bytes read.
-func HeadFingerprint(f *os.File, offset int64) (string, int64, error) {
+func HeadFingerprint(f io.ReaderAt, offset int64) (string, int64, error) {
 	if offset <= 0 {
 		return "", 0, nil
 	}
 	return fingerprintRange(f, 0, min(offset, headWindow))
 }
 
-func fingerprintRange(f *os.File, start, end int64) (string, int64, error) {
+func fingerprintRange(f io.ReaderAt, start, end int64) (string, int64, error) {
 	buf := make([]byte, end-start)
 	n, err := f.ReadAt(buf, start)
 	if n < len(buf) {
@@ -188,6 +188,17 @@ func ReadLines(f *os.File, t *Tail, fn func(line []byte)) (LineStats, error) {
 
 // readLines is ReadLines over any seekable reader, handing fn each line's offset.
 func readLines(f io.ReadSeeker, t *Tail, fn func(off int64, line []byte)) (LineStats, error) {
+	return readLinesSized(f, t, -1, fn)
+}
+
+// readLinesSized is readLines of a file whose size an fstat just before gave
+// (-1: none). A read that returns fewer bytes than asked has reached the end of
+// the file at that moment; where that end is the size the stat gave, the read
+// stops there, as the further read that returns nothing would have said, unless
+// the file grew in between: the lines appended then are read by the next look,
+// as those appended just after the end was seen always were. Every other end (a
+// file grown since the stat, or cut) is read until a read returns nothing.
+func readLinesSized(f io.ReadSeeker, t *Tail, size int64, fn func(off int64, line []byte)) (LineStats, error) {
 	var st LineStats
 	if _, err := f.Seek(t.Offset, io.SeekStart); err != nil {
 		return st, err
@@ -243,6 +254,9 @@ func readLines(f io.ReadSeeker, t *Tail, fn func(off int64, line []byte)) (LineS
 			pos += int64(n)
 			if t.LongLine {
 				t.Offset = pos
+			}
+			if err == nil && n < len(buf) && pos == size {
+				return st, nil
 			}
 		}
 		if errors.Is(err, io.EOF) {
