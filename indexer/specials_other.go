@@ -1,0 +1,10 @@
+//go:build !amd64 || purego
+
+package indexer
+
+// useAVX2 is false: there is no vector code here (specials_amd64.go).
+var useAVX2 = false
+
+// specials64 is the bitmap of the bytes of b[:64] that are '"', '\\' or below
+// 0x20, exactly (bit j for b[j]).
+func specials64(b []byte) uint64 { return specials64Go(b) }
