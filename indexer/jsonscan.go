@@ -131,7 +131,22 @@ func scanString(b []byte, i int) (int, bool, error) {
 func scanStringBlocks(b []byte, i int) (int, bool, error) {
 	escaped := false
 	for i+64 <= len(b) {
-		x := specials64(b[i : i+64 : i+64])
+		x, bs, esc := scanMasks(b[i : i+64 : i+64])
+		if bs != 0 && bs&(bs<<1) == 0 && bs>>59 == 0 && (bs<<1)&^esc == 0 {
+			// Every backslash of the block is a simple escape within it (no
+			// \u, no backslash escaped or escaping a backslash, none at the
+			// block's end: most text's \n and \"): crossed at once, its
+			// letter a separator. Those before the first special byte left,
+			// if any, are the string's.
+			x &^= bs | bs<<1
+			if x != 0 {
+				t := bits.TrailingZeros64(x)
+				return i + t, escaped || bs&(1<<t-1) != 0, nil
+			}
+			escaped = true
+			i += 64
+			continue
+		}
 		next := i + 64
 		for x != 0 {
 			t := bits.TrailingZeros64(x)

@@ -21,6 +21,11 @@ func cpuHasAVX2() bool
 //go:noescape
 func specials64AVX2(b *[64]byte) uint64
 
+// scanMasksAVX2 is scanMasks of the 64 bytes at b.
+//
+//go:noescape
+func scanMasksAVX2(b *[64]byte) (s, bs, esc uint64)
+
 // specials64 is the bitmap of the bytes of b[:64] that are '"', '\\' or below
 // 0x20, exactly (bit j for b[j]).
 func specials64(b []byte) uint64 {
@@ -28,4 +33,15 @@ func specials64(b []byte) uint64 {
 		return specials64AVX2((*[64]byte)(b))
 	}
 	return specials64Go(b)
+}
+
+// scanMasks returns specials64(b), and the bitmaps of b[:64]'s backslashes (bs)
+// and of its bytes that are a simple escape's letter (esc: one of "\\/bfnrt);
+// bs and esc are 0 where there is no vector code (scanStringBlocks then
+// crosses each escape on its own).
+func scanMasks(b []byte) (s, bs, esc uint64) {
+	if useAVX2 {
+		return scanMasksAVX2((*[64]byte)(b))
+	}
+	return specials64Go(b), 0, 0
 }
