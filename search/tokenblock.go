@@ -56,9 +56,9 @@ func (p *preparedLines) countBlocks(in []byte, i int, doc uint32, pairs []termTF
 			end = bits.Len64(^w & (1<<end - 1))
 		}
 		for ws := w & (1<<end - 1); ws != 0; {
-			before := ws
-			ws, pairs = countWords((*[blockSpan]byte)(b), ws, doc, p.dict.table, pairs)
-			n += bits.OnesCount64(before&^(before<<1)) - bits.OnesCount64(ws&^(ws<<1)) // the words' starts
+			var k int
+			ws, k, pairs = countWords((*[blockSpan]byte)(b), ws, doc, p.dict.table, pairs)
+			n += k
 			if ws == 0 {
 				break
 			}
@@ -118,57 +118,50 @@ func classify8(v uint64) (w, x uint64) {
 // term of the dict whose table is tb, and pairs has room; it returns the bits
 // of the words it did not count. It calls nothing: its state stays in
 // registers.
-//
-// It is the tokenizer's inner loop (a few ns a word), kept short: few values
-// live across it (no spills), a word's key masked by a table lookup rather than
-// a variable shift, its slot matched by key and length alone (the hash is not
-// compared: a key of up to 8 bytes and its length are the term), and how many
-// words it counted left to the caller (the word starts it cleared from ws).
-func countWords(b *[blockSpan]byte, ws uint64, doc uint32, tb []dictSlot, pairs []termTF) (uint64, []termTF) {
+func countWords(b *[blockSpan]byte, ws uint64, doc uint32, tb []dictSlot, pairs []termTF) (uint64, int, []termTF) {
+	n := 0
 	if len(tb) == 0 {
-		return ws, pairs
+		return ws, 0, pairs
 	}
 	mask := uint32(len(tb) - 1)
-	np := len(pairs)
-	pairs = pairs[:cap(pairs)]
-	for ws != 0 && np < len(pairs) {
+	for ws != 0 {
 		s := bits.TrailingZeros64(ws)
 		r := ws + ws&-ws // the word's bits cleared, the bit past it set
-		k := uint(bits.TrailingZeros64(r) - s)
-		if k > 8 {
-			break // too long: counted with calls
+		k := bits.TrailingZeros64(r) - s
+		if k > 8 || len(pairs) == cap(pairs) {
+			break
 		}
-		key := (binary.LittleEndian.Uint64(b[s:s+8]) | 0x2020202020202020) & keyMask[k&15] // lower case
-		h := uint32(key*dictMul>>40) & mask
-		e := &tb[h]
-		for e.key != key || uint(uint8(e.lh)) != k {
-			if e.id == 0 {
+		key := (binary.LittleEndian.Uint64(b[s:s+8]) | 0x2020202020202020) & (^uint64(0) >> ((64 - 8*k) & 63)) // lower case
+		lh := uint32(key*dictMul>>40)<<8 | uint32(k)
+		h := lh >> 8 & mask
+		for {
+			if e := &tb[h]; e.key == key && e.lh == lh || e.id == 0 {
 				break
 			}
 			h = (h + 1) & mask
-			e = &tb[h]
 		}
+		e := &tb[h]
 		if e.id == 0 {
 			break // a new term
 		}
-		// tally, inline: pairs has room. Whether the term is new to the doc
-		// is a coin toss: settled in arithmetic, not by a branch.
+		// tally, inline: pairs has room.
+		np := len(pairs)
+		pairs = pairs[:np+1]
+		pairs[np] = termTF{e.id - 1, 0}
+		// Whether the term is new to the doc is a coin toss: settled in
+		// arithmetic, not by a branch.
 		d := e.mark ^ doc
 		isNew := (d | -d) >> 31 // 1: new to the doc
 		sel := -isNew           // all ones: new
 		at := e.pair&^sel | uint32(np)&sel
-		pairs[np] = termTF{e.id - 1, 0}
 		e.mark, e.pair = doc, at
 		pairs[at].tf++
-		np += int(isNew)
+		pairs = pairs[:np+int(isNew)]
 		ws &= r
+		n++
 	}
-	return ws, pairs[:np]
+	return ws, n, pairs
 }
-
-// keyMask is, by a word's length k (up to 8), the mask of a key's first k
-// bytes.
-var keyMask = [16]uint64{0, 0xff, 0xffff, 0xffffff, 0xffffffff, 0xffffffffff, 0xffffffffffff, 0xffffffffffffff, 0xffffffffffffffff}
 
 // pack8 gathers the high bits of m's bytes (its other bits clear) into its low
 // 8 bits, byte 0's lowest.
