@@ -131,7 +131,22 @@ func scanString(b []byte, i int) (int, bool, error) {
 func scanStringBlocks(b []byte, i int) (int, bool, error) {
 	escaped := false
 	for i+64 <= len(b) {
-		x := specials64(b[i : i+64 : i+64])
+		x, bs, esc := scanMasks(b[i : i+64 : i+64])
+		if bs != 0 && bs&(bs<<1) == 0 && bs>>59 == 0 && (bs<<1)&^esc == 0 {
+			// Every backslash of the block is a simple escape within it (no
+			// \u, no backslash escaped or escaping a backslash, none at the
+			// block's end: most text's \n and \"): crossed at once, its
+			// letter a separator. Those before the first special byte left,
+			// if any, are the string's.
+			x &^= bs | bs<<1
+			if x != 0 {
+				t := bits.TrailingZeros64(x)
+				return i + t, escaped || bs&(1<<t-1) != 0, nil
+			}
+			escaped = true
+			i += 64
+			continue
+		}
 		next := i + 64
 		for x != 0 {
 			t := bits.TrailingZeros64(x)
@@ -163,9 +178,9 @@ func scanStringBlocks(b []byte, i int) (int, bool, error) {
 	return i, escaped, nil
 }
 
-// specials64 is the bitmap of the bytes of b[:64] that are '"', '\\' or below
-// 0x20, exactly (bit j for b[j]).
-func specials64(b []byte) uint64 {
+// specials64Go is the bitmap of the bytes of b[:64] that are '"', '\\' or below
+// 0x20, exactly (bit j for b[j]): specials64 in pure Go (specials_amd64.go).
+func specials64Go(b []byte) uint64 {
 	b = b[:64]
 	return pack8(specials8(binary.LittleEndian.Uint64(b[0:]))) |
 		pack8(specials8(binary.LittleEndian.Uint64(b[8:])))<<8 |

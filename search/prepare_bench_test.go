@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/sessionwatch/sessionwatch/cmd/sessionload/gen"
 	"github.com/sessionwatch/sessionwatch/indexer"
 )
 
@@ -183,5 +184,38 @@ func BenchmarkCountTerms(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkColdLines: a read worker's per-line work for the search index on a
+// cold pass, as the prefetcher does it: each line's members scanned once
+// (indexer.Members), then extracted and tokenized from them. The lines are as
+// the search bench store's (every layout, 6 KiB of word salad on average).
+//
+//	GOMAXPROCS=1 go test -run '^$' -bench ColdLines ./search/
+func BenchmarkColdLines(b *testing.B) {
+	units, err := gen.LineUnits(b.TempDir(), gen.Spec{Projects: 2, Sessions: 6, Lines: 40, LineSize: 6144})
+	if err != nil {
+		b.Fatal(err)
+	}
+	x := &Index{}
+	var bytes int64
+	for _, u := range units {
+		for _, l := range u.Lines {
+			bytes += int64(len(l))
+		}
+	}
+	b.SetBytes(bytes)
+	b.ReportAllocs()
+	var m indexer.Members
+	for b.Loop() {
+		for _, u := range units {
+			p := x.Prepare(u.Ref).(*preparedLines)
+			for j, l := range u.Lines {
+				m.Scan(l)
+				p.LineMembers(u.Offs[j], &m)
+			}
+			p.release()
+		}
 	}
 }

@@ -78,11 +78,12 @@ func (p *preparedLines) countBlocks(in []byte, i int, doc uint32, pairs []termTF
 	return i, n, pairs, len(in)
 }
 
-// classify64 returns the bitmaps of b's first 64 bytes: w of the ASCII letters
-// and digits, x of the bytes that are no plain text ('"', '\\', control bytes,
-// bytes of multi-byte characters). Unrolled by hand: the compiler would call
-// classify8 eight times.
-func classify64(b []byte) (w, x uint64) {
+// classify64Go returns the bitmaps of b's first 64 bytes: w of the ASCII
+// letters and digits, x of the bytes that are no plain text ('"', '\\', control
+// bytes, bytes of multi-byte characters): classify64 in pure Go
+// (classify_amd64.go). Unrolled by hand: the compiler would call classify8
+// eight times.
+func classify64Go(b []byte) (w, x uint64) {
 	b = b[:64]
 	w0, x0 := classify8(binary.LittleEndian.Uint64(b[0:]))
 	w1, x1 := classify8(binary.LittleEndian.Uint64(b[8:]))

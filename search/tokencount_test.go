@@ -95,6 +95,14 @@ func FuzzCountTermsJSON(f *testing.F) {
 	}
 	f.Add([]byte(`"` + strings.Repeat("x", 64) + " " + strings.Repeat("y", 130) + " end " + strings.Repeat("ab ", 40) + `"`))
 	f.Add([]byte(`"` + strings.Repeat("the quick brown fox ", 12) + `\n` + strings.Repeat("JUMPS over 12345678 lazy dogs ", 5) + `"`))
+	// Word salad as the bench stores' (an escape every few words, each crossed
+	// within countBlocks), and escapes next to each other or at a block's end.
+	salad := strings.Repeat(`lock the goroutine\nwith a \"quoted\" buffer\tand\/or `, 6)
+	f.Add([]byte(`"` + salad + `"`))
+	f.Add([]byte(`"` + salad + `\\n` + salad + `\\` + salad + `"`))
+	for _, at := range []int{61, 62, 63, 64} {
+		f.Add([]byte(`"` + strings.Repeat("ab ", 30)[:at] + `\n` + salad + `"`))
+	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		words := []byte(`"the quick brown fox the lazy dog \u6771\u4eac 12345678901"`)
 		checkCountTerms(t, [][][]byte{{raw}})

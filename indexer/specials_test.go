@@ -1,0 +1,128 @@
+package indexer
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// specialsRef is specials64 byte by byte: the definition the block codes keep.
+func specialsRef(b []byte) uint64 {
+	var m uint64
+	for j, c := range b[:64] {
+		if c == '"' || c == '\\' || c < 0x20 {
+			m |= 1 << j
+		}
+	}
+	return m
+}
+
+// TestSpecials64Bytes puts every byte value at every place of a block (the
+// others plain, then the others special) and holds specials64 (the vector code
+// where there is one) and specials64Go to the byte-by-byte bitmap.
+func TestSpecials64Bytes(t *testing.T) {
+	for _, fill := range []byte{'a', 0x00, '"', 0xff, 0x20, 0x80} {
+		b := []byte(strings.Repeat(string([]byte{fill}), 64))
+		for j := range 64 {
+			for c := range 256 {
+				b[j] = byte(c)
+				want := specialsRef(b)
+				if got := specials64(b); got != want {
+					t.Fatalf("specials64 (AVX2 %v) byte %#x at %d in %#x: %064b, want %064b", useAVX2, c, j, fill, got, want)
+				}
+				if got := specials64Go(b); got != want {
+					t.Fatalf("specials64Go byte %#x at %d in %#x: %064b, want %064b", c, j, fill, got, want)
+				}
+				checkScanMasks(t, b)
+			}
+			b[j] = fill
+		}
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	b := make([]byte, 64)
+	for range 20000 {
+		for j := range b {
+			b[j] = byte(rng.IntN(256))
+			if rng.IntN(2) == 0 {
+				b[j] = `"\ 	a!#`[rng.IntN(7)] // near the edges of the tests
+			}
+		}
+		if want, got := specialsRef(b), specials64(b); got != want {
+			t.Fatalf("specials64(%q) = %064b, want %064b", b, got, want)
+		}
+		checkScanMasks(t, b)
+	}
+}
+
+// checkScanMasks holds scanMasks(b) to the byte-by-byte bitmaps: specials64's,
+// the backslashes' and the simple escapes' letters' with the vector code, 0 for
+// the last two without.
+func checkScanMasks(t *testing.T, b []byte) {
+	t.Helper()
+	var wbs, wesc uint64
+	if useAVX2 {
+		for j, c := range b[:64] {
+			if c == '\\' {
+				wbs |= 1 << j
+			}
+			if strings.IndexByte(`"\\/bfnrt`, c) >= 0 {
+				wesc |= 1 << j
+			}
+		}
+	}
+	if s, bs, esc := scanMasks(b); s != specialsRef(b) || bs != wbs || esc != wesc {
+		t.Fatalf("scanMasks (AVX2 %v) (%q) = %064b %064b %064b, want %064b %064b %064b", useAVX2, b, s, bs, esc, specialsRef(b), wbs, wesc)
+	}
+}
+
+// FuzzSpecials64: the vector code and the pure Go one give the same bitmap,
+// the byte-by-byte one, on any 64 bytes.
+func FuzzSpecials64(f *testing.F) {
+	f.Add([]byte(`{"a":"b\"c\\d` + "\x00\x1f\x20\x7f\x80\xff" + `"}`))
+	f.Add([]byte(strings.Repeat("plain text, words and spaces ", 3)))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		b := make([]byte, 64)
+		copy(b, in)
+		want := specialsRef(b)
+		if got := specials64(b); got != want {
+			t.Fatalf("specials64 (AVX2 %v) (%q) = %064b, want %064b", useAVX2, b, got, want)
+		}
+		if got := specials64Go(b); got != want {
+			t.Fatalf("specials64Go(%q) = %064b, want %064b", b, got, want)
+		}
+		checkScanMasks(t, b)
+	})
+}
+
+// FuzzScanStringBlocks: scanString (its blocks crossed with the vector code's
+// masks where there is one, then without) ends, reports an escape and fails
+// where the scan before the block scanner (oldscanString) did, on strings of
+// text and escapes long enough to be crossed 64 bytes at a time, each seed
+// string also shifted by 0 to 63 bytes against the blocks.
+func FuzzScanStringBlocks(f *testing.F) {
+	words := strings.Repeat(`lock a goroutine \n with \"quoted\" text \t and\/or `, 4)
+	for _, s := range []string{
+		words, words + `"tail`, words + `\\n` + words, words + `\u00e9` + words, words + `\x` + words,
+		words + "\x01" + words, words + `\\"` + words, words + `\u12` + `"`, words + `\`,
+		strings.Repeat(`\n`, 40), strings.Repeat(`\"`, 40) + `"`, strings.Repeat(`a\\`, 40),
+		words + "\xc3\xa9\x7f" + words, strings.Repeat("x", 58) + `\n` + words, strings.Repeat("x", 59) + `\n` + words,
+		strings.Repeat("x", 62) + `\n` + words, strings.Repeat("x", 63) + `\n` + words,
+	} {
+		f.Add([]byte(s), uint8(0))
+		f.Add([]byte(s), uint8(37))
+	}
+	f.Fuzz(func(t *testing.T, in []byte, shift uint8) {
+		b := append(append([]byte(strings.Repeat(" ", int(shift%64))+`"`), in...), `"}`...)
+		i := bytes.IndexByte(b, '"')
+		wend, wesc, werr := oldscanString(b, i)
+		defer func(v bool) { useAVX2 = v }(useAVX2)
+		for _, avx := range []bool{useAVX2, false} {
+			useAVX2 = avx
+			end, esc, err := scanString(b, i)
+			if (err != nil) != (werr != nil) || err == nil && (end != wend || esc != wesc) {
+				t.Fatalf("scanString(%q) (AVX2 %v) = %d, %v, %v; want %d, %v, %v", b, avx, end, esc, err, wend, wesc, werr)
+			}
+		}
+	})
+}

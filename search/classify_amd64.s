@@ -1,0 +1,108 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// func cpuHasAVX2() bool
+TEXT ·cpuHasAVX2(SB), NOSPLIT, $0-1
+	MOVB $0, ret+0(FP)
+	MOVL $0, AX
+	CPUID
+	CMPL AX, $7
+	JLT  done
+	MOVL $1, AX
+	MOVL $0, CX
+	CPUID
+	MOVL CX, R8
+	ANDL $0x18000000, R8 // OSXSAVE (bit 27) and AVX (bit 28)
+	CMPL R8, $0x18000000
+	JNE  done
+	MOVL $0, CX
+	XGETBV
+	ANDL $6, AX // XMM and YMM state saved by the OS
+	CMPL AX, $6
+	JNE  done
+	MOVL $7, AX
+	MOVL $0, CX
+	CPUID
+	BTL  $5, BX // AVX2
+	JCC  done
+	MOVB $1, ret+0(FP)
+done:
+	RET
+
+// func classify64AVX2(b *[64]byte) (w, x uint64)
+TEXT ·classify64AVX2(SB), NOSPLIT, $0-24
+	MOVQ b+0(FP), SI
+	MOVL $0x20, AX
+	MOVQ AX, X2
+	VPBROADCASTB X2, Y2 // the case bit
+	MOVL $0x61, AX
+	MOVQ AX, X3
+	VPBROADCASTB X3, Y3 // 'a'
+	MOVL $25, AX
+	MOVQ AX, X4
+	VPBROADCASTB X4, Y4 // 'z'-'a'
+	MOVL $0x30, AX
+	MOVQ AX, X5
+	VPBROADCASTB X5, Y5 // '0'
+	MOVL $9, AX
+	MOVQ AX, X6
+	VPBROADCASTB X6, Y6 // '9'-'0'
+	MOVL $0x22, AX
+	MOVQ AX, X7
+	VPBROADCASTB X7, Y7 // '"'
+	MOVL $0x5c, AX
+	MOVQ AX, X8
+	VPBROADCASTB X8, Y8 // '\\'
+	MOVL $0x1f, AX
+	MOVQ AX, X9
+	VPBROADCASTB X9, Y9 // the last control byte
+
+	VMOVDQU (SI), Y0
+	// w: (c|0x20)-'a' <= 25 or c-'0' <= 9, unsigned (no byte from 0x80 on is either)
+	VPOR      Y0, Y2, Y10
+	VPSUBB    Y3, Y10, Y10
+	VPMINUB   Y10, Y4, Y11
+	VPCMPEQB  Y10, Y11, Y10
+	VPSUBB    Y5, Y0, Y11
+	VPMINUB   Y11, Y6, Y12
+	VPCMPEQB  Y11, Y12, Y11
+	VPOR      Y10, Y11, Y10
+	VPMOVMSKB Y10, AX
+	// x: '"', '\\', below 0x20, or the high bit set
+	VPCMPEQB  Y0, Y7, Y11
+	VPCMPEQB  Y0, Y8, Y12
+	VPOR      Y11, Y12, Y11
+	VPMINUB   Y0, Y9, Y12
+	VPCMPEQB  Y0, Y12, Y12
+	VPOR      Y11, Y12, Y11
+	VPOR      Y11, Y0, Y11
+	VPMOVMSKB Y11, CX
+
+	VMOVDQU 32(SI), Y1
+	VPOR      Y1, Y2, Y10
+	VPSUBB    Y3, Y10, Y10
+	VPMINUB   Y10, Y4, Y11
+	VPCMPEQB  Y10, Y11, Y10
+	VPSUBB    Y5, Y1, Y11
+	VPMINUB   Y11, Y6, Y12
+	VPCMPEQB  Y11, Y12, Y11
+	VPOR      Y10, Y11, Y10
+	VPMOVMSKB Y10, BX
+	VPCMPEQB  Y1, Y7, Y11
+	VPCMPEQB  Y1, Y8, Y12
+	VPOR      Y11, Y12, Y11
+	VPMINUB   Y1, Y9, Y12
+	VPCMPEQB  Y1, Y12, Y12
+	VPOR      Y11, Y12, Y11
+	VPOR      Y11, Y1, Y11
+	VPMOVMSKB Y11, DX
+	VZEROUPPER
+
+	SHLQ $32, BX
+	ORQ  BX, AX
+	MOVQ AX, w+8(FP)
+	SHLQ $32, DX
+	ORQ  DX, CX
+	MOVQ CX, x+16(FP)
+	RET
