@@ -452,3 +452,55 @@ func TestRetirementsLeakNoDescriptor(t *testing.T) {
 		t.Errorf("%d descriptors open after %d retirements, %d before", got, n, base)
 	}
 }
+
+// TestRootTurnedSymlinkDuringRetirement: TestRootTurnedSymlinkIsNotRetiredThrough
+// with the store moved (and a symlink left in its place, to the moved store)
+// after the pass began, between the intent and the renames. A session in a
+// project directory is then held through a directory reached from the root
+// path by a symlink: as for a session directly in the root (283da4a) and as
+// when the pass began so, nothing is archived or removed; the session is put
+// back in the moved store and the rollback journaled.
+func TestRootTurnedSymlinkDuringRetirement(t *testing.T) {
+	for _, action := range []string{"archive", "delete"} {
+		t.Run(action, func(t *testing.T) {
+			f := newFixture(t, `{"active_grace":"off"}`, `"retention":"1d","action":"`+action+`"`)
+			const id = "dddddddd-0000-4000-8000-000000000004"
+			path := f.session("/w/moved", id, 5*24*time.Hour)
+			orig, _ := os.ReadFile(path)
+			f.index()
+			moved := f.root + ".real"
+			swapped := false
+			crashHook = func(step string) bool {
+				if step == "intent" && !swapped {
+					swapped = true
+					if err := os.Rename(f.root, moved); err != nil {
+						t.Error(err)
+					}
+					if err := os.Symlink(moved, f.root); err != nil {
+						t.Error(err)
+					}
+				}
+				return false
+			}
+			rep, err := f.janitor().RunOnce(context.Background(), Overrides{})
+			crashHook = nil
+			if !swapped {
+				t.Fatalf("the pass never reached the intent: %+v, %v", rep.Actions, err)
+			}
+			if rep.Retired != 0 || fmt.Sprint(ids(rep.Actions, KindSkipInUse)) != fmt.Sprint([]string{id}) {
+				t.Errorf("pass retired %d through the symlinked root; actions %+v, errors %v", rep.Retired, rep.Actions, rep.Errors)
+			}
+			if ars, _ := ListArchives(f.archive, nil); len(ars) != 0 {
+				t.Errorf("%d archives written through the symlinked root", len(ars))
+			}
+			real := filepath.Join(moved, filepath.Base(filepath.Dir(path)), filepath.Base(path))
+			if got, err := os.ReadFile(real); err != nil || string(got) != string(orig) {
+				t.Errorf("the session in the moved store: %v", err)
+			}
+			noTemps(t, moved)
+			if open, _ := openIntents(filepath.Join(f.state, JournalName)); len(open) != 0 {
+				t.Errorf("journal leaves %d intents open", len(open))
+			}
+		})
+	}
+}
