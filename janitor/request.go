@@ -191,21 +191,36 @@ func (j *Janitor) Restore(ctx context.Context, ar Archived) (Report, error) {
 		File: m.File, Project: m.Project, Archive: ar.Path, Paths: targets, Reason: "restore from the archive"}); err != nil {
 		return Report{}, err
 	}
+	// The restore is recorded (counts as activity) before its first file
+	// lands: killed half-way, its intent stays open until the next start
+	// (a running daemon recovered at its own start), and the daemon's passes
+	// meanwhile must keep what it brought back rather than archive it again
+	// beside the archive it came from. A pin on a file that never came back
+	// is pruned by the next pass; a restore that fails takes it back.
+	pins := loadPins(j.cfg.StateDir)
+	prev, pinned := pins[m.File]
+	pins[m.File] = now
+	if err := savePins(j.cfg.StateDir, pins); err != nil {
+		p.fail("record restore", err)
+	}
+	if crashed("pinned") {
+		return Report{}, errCrashed
+	}
 	files, n, err := restoreArchive(ar, id)
 	if err == nil && crashed("restored") {
 		return Report{}, errCrashed
 	}
 	if err != nil {
+		pins := loadPins(j.cfg.StateDir)
+		if pinned {
+			pins[m.File] = prev
+		} else {
+			delete(pins, m.File)
+		}
+		savePins(j.cfg.StateDir, pins)
 		p.jr.write(JournalEntry{Time: indexer.FormatTime(time.Now()), Action: KindRestore, ActionID: id, Phase: PhaseRollback, Source: m.Source,
 			ID: m.ID, File: m.File, Archive: ar.Path, Reason: err.Error()}, false)
 		return Report{}, err
-	}
-	// The restore is recorded before the archive goes (recovery records one
-	// it finishes too).
-	pins := loadPins(j.cfg.StateDir)
-	pins[ar.Meta.File] = now
-	if err := savePins(j.cfg.StateDir, pins); err != nil {
-		p.fail("record restore", err)
 	}
 	if err := removeQuiet(ar.Path); err != nil {
 		p.fail("remove restored archive "+ar.Path, err)

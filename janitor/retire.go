@@ -182,7 +182,9 @@ func openDirIn(root, dir string) (*os.Root, error) {
 }
 
 // stillAt checks that d is the directory at dir, reached from root through
-// directories only (no symlink on the way).
+// directories only (no symlink on the way, the root included: it was resolved
+// to a real directory when the indexer was built, and a root that became a
+// symlink since is never retired through, as newGatherer says).
 func stillAt(root, dir string, d *os.Root) error {
 	held, err := d.Stat(".")
 	if err != nil {
@@ -191,7 +193,8 @@ func stillAt(root, dir string, d *os.Root) error {
 	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() || !os.SameFile(fi, held) {
 		return fmt.Errorf("%s was moved or replaced: %w", dir, errChanged)
 	}
-	for c := filepath.Dir(dir); len(c) > len(root); c = filepath.Dir(c) {
+	for c := dir; c != root && len(c) > len(root); {
+		c = filepath.Dir(c)
 		if fi, err := os.Lstat(c); err != nil || !fi.IsDir() {
 			return fmt.Errorf("%s was moved or replaced: %w", c, errChanged)
 		}
