@@ -48,8 +48,13 @@ func (f *unitFile) pread(p []byte, off int64) (int, error) {
 	return n, err
 }
 
-// Close closes the file.
-func (f *unitFile) Close() error { return f.f.Close() }
+// Close closes the file, once: a second Close does nothing (as on Linux).
+func (f *unitFile) Close() error {
+	if err := f.f.Close(); !errors.Is(err, os.ErrClosed) {
+		return err
+	}
+	return nil
+}
 
 // unlinked reports whether the file fi describes has no name left: a file
 // opened ahead that was removed, or replaced by a rename, before its worker

@@ -232,10 +232,10 @@ func TestUnitFileTakesOnlyWhatTheWorkersMay(t *testing.T) {
 }
 
 // TestPrefetchReadOfWhatIsNoTranscript: a unit whose name became a symlink, a
-// FIFO or a directory after the walk listed it is not read by a worker (the
-// walk reads it, as it would have), whether the readahead opened it before or
-// not; no descriptor is left open, and a pass over a store holding such names
-// leaves none either.
+// FIFO, a directory or a character device after the walk listed it is not
+// read by a worker (the walk reads it, as it would have), whether the
+// readahead opened it before or not; no descriptor is left open, and a pass
+// over a store holding such names leaves none either.
 func TestPrefetchReadOfWhatIsNoTranscript(t *testing.T) {
 	root := filepath.Join(t.TempDir(), "store")
 	manyWaveSessions(t, root, 60)
@@ -257,6 +257,14 @@ func TestPrefetchReadOfWhatIsNoTranscript(t *testing.T) {
 		func(p string) error { return os.Symlink(outside, p) },
 		func(p string) error { return syscall.Mkfifo(p, 0o600) },
 		func(p string) error { return os.Mkdir(p, 0o700) },
+	}
+	// A character device that reads without end (/dev/zero's numbers), where
+	// the system lets the test make one.
+	mkchr := func(p string) error { return syscall.Mknod(p, syscall.S_IFCHR|0o600, 1<<8|5) }
+	if err := mkchr(filepath.Join(t.TempDir(), "zero")); err == nil {
+		replace = append(replace, mkchr)
+	} else {
+		t.Logf("no character device: %v", err)
 	}
 	for i, mk := range replace {
 		for _, opened := range []bool{false, true} {
