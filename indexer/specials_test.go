@@ -126,3 +126,78 @@ func FuzzScanStringBlocks(f *testing.F) {
 		}
 	})
 }
+
+// TestScanStringBlocksEdges holds scanString (with the vector code's masks
+// where there is one, then without) to the scan before the block scanner on the
+// block scanner's edges: each piece put at every place of a block (a backslash
+// at bit 58 to 63, an escaped quote just before the closing quote, a control
+// byte just after an escape, "\\" pairs, \u next to simple escapes, with good
+// and bad hex, a multi-byte character across the block's end, the closing quote
+// at bit 0 or 63), in strings of plain text or of escapes; then random strings of
+// the bytes that matter.
+func TestScanStringBlocksEdges(t *testing.T) {
+	check := func(b []byte) {
+		t.Helper()
+		wend, wesc, werr := oldscanString(b, 0)
+		defer func(v bool) { useAVX2 = v }(useAVX2)
+		for _, avx := range []bool{useAVX2, false} {
+			useAVX2 = avx
+			end, esc, err := scanString(b, 0)
+			if (err != nil) != (werr != nil) || err == nil && (end != wend || esc != wesc) {
+				t.Fatalf("scanString(%q) (AVX2 %v) = %d, %v, %v; want %d, %v, %v", b, avx, end, esc, err, wend, wesc, werr)
+			}
+		}
+	}
+	pieces := []string{
+		`\n`, `\"`, `\\`, `\\\\`, `\\\"`, `\"\"`, `\/`, `\b\f\n\r\t`, `\u00e9`, `\u00E9\n`, `\n\u00e9`,
+		`\u12G4`, `\u12`, `\u`, `\x`, `\a`, `\ `, `\U0041`, `\n` + "\x01", `\"` + "\x1f", "\\\x00", `\\` + "\x01",
+		`\"` + `"`, `\\"`, `\n"`, `"`, "\x01", "\x7f", "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80", "\xff",
+		`\`, `\u00`, `\\\`,
+	}
+	fills := []string{"x", `\n`, `\"`, `\t`, "é"}
+	for _, fill := range fills {
+		for _, pre := range []string{"", "y"} { // y: escapes at odd places too
+			body := pre + strings.Repeat(fill, 200/len(fill))
+			for _, p := range pieces {
+				for at := len(pre); at < 140; at += len(fill) {
+					// Every place of the piece against the blocks (the
+					// string's blocks start 9 bytes in) between whole
+					// fills: a closing quote far off, right after the
+					// piece, none (the line ends in the string).
+					check([]byte(`"` + body[:at] + p + body[at:] + `"}`))
+					check([]byte(`"` + body[:at] + p + `"}`))
+					check([]byte(`"` + body[:at] + p))
+				}
+			}
+		}
+	}
+	// The closing quote at every place, after plain text and after escapes.
+	for _, fill := range fills {
+		body := strings.Repeat(fill, 300/len(fill))
+		for n := 0; n < len(body); n++ {
+			check([]byte(`"` + body[:n] + `"  `))
+		}
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 200000 {
+		n := 64 + rng.IntN(200)
+		b := make([]byte, 0, n+2)
+		b = append(b, '"')
+		for len(b) < n {
+			switch r := rng.IntN(40); {
+			case r < 24:
+				b = append(b, "plain text "[rng.IntN(11)])
+			case r < 34:
+				b = append(b, []string{`\n`, `\"`, `\t`, `\/`, `\\`}[rng.IntN(5)]...)
+			case r < 36:
+				b = append(b, `\u00e9`...)
+			default:
+				b = append(b, []string{`\u0G`, `\x`, "\x01", `\`, "\xc3\xa9", `"`, `\u`}[rng.IntN(7)]...)
+			}
+		}
+		if rng.IntN(2) == 0 {
+			b = append(b, '"')
+		}
+		check(b)
+	}
+}
