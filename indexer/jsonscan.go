@@ -178,9 +178,10 @@ func scanStringBlocks(b []byte, i int) (int, bool, error) {
 	return i, escaped, nil
 }
 
-// specials64Go is the bitmap of the bytes of b[:64] that are '"', '\\' or below
-// 0x20, exactly (bit j for b[j]): specials64 in pure Go (specials_amd64.go).
-func specials64Go(b []byte) uint64 {
+// specials64 is the bitmap of the bytes of b[:64] that are '"', '\\' or below
+// 0x20, exactly (bit j for b[j]): scanMasks' first result in pure Go
+// (specials_amd64.go).
+func specials64(b []byte) uint64 {
 	b = b[:64]
 	return pack8(specials8(binary.LittleEndian.Uint64(b[0:]))) |
 		pack8(specials8(binary.LittleEndian.Uint64(b[8:])))<<8 |
