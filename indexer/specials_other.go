@@ -2,9 +2,6 @@
 
 package indexer
 
-// useAVX2 is false: there is no vector code here (specials_amd64.go).
-var useAVX2 = false
-
 // scanMasks returns specials64(b), and 0 for the bitmaps of the backslashes
 // and of the simple escapes' letters that the vector code gives
 // (specials_amd64.go): scanStringBlocks crosses each escape on its own.
