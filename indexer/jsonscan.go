@@ -10,6 +10,8 @@ import (
 	"math/bits"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/sessionwatch/sessionwatch/internal/avx2"
 )
 
 // A fast, allocation-free validator for transcript lines. encoding/json validates
@@ -178,9 +180,14 @@ func scanStringBlocks(b []byte, i int) (int, bool, error) {
 	return i, escaped, nil
 }
 
-// specials64Go is the bitmap of the bytes of b[:64] that are '"', '\\' or below
-// 0x20, exactly (bit j for b[j]): specials64 in pure Go (specials_amd64.go).
-func specials64Go(b []byte) uint64 {
+// useAVX2 is whether scanMasks runs the vector code (specials_amd64.go): AVX2
+// on amd64, the purego tag not set (tests switch it off to run the fallback).
+var useAVX2 = avx2.Supported
+
+// specials64 is the bitmap of the bytes of b[:64] that are '"', '\\' or below
+// 0x20, exactly (bit j for b[j]): scanMasks' first result in pure Go
+// (specials_amd64.go).
+func specials64(b []byte) uint64 {
 	b = b[:64]
 	return pack8(specials8(binary.LittleEndian.Uint64(b[0:]))) |
 		pack8(specials8(binary.LittleEndian.Uint64(b[8:])))<<8 |

@@ -3,37 +3,16 @@
 package indexer
 
 // On amd64 with AVX2, a block of 64 string bytes is classified with vector
-// compares (specials64AVX2, specials_amd64.s): a few instructions for what
-// specials64Go does with about a hundred. specials64Go is the fallback (no
-// AVX2, the purego tag, other architectures) and the reference: FuzzSpecials64
-// checks that both give the same bitmap.
-
-// useAVX2 is whether the CPU and OS support AVX2 (tests switch it off to run
-// the fallback).
-var useAVX2 = cpuHasAVX2()
-
-// cpuHasAVX2 reports whether AVX2 may be used: the CPU has it, and the OS saves
-// the YMM registers (CPUID and XGETBV, as the runtime checks).
-func cpuHasAVX2() bool
-
-// specials64AVX2 is specials64Go of the 64 bytes at b.
-//
-//go:noescape
-func specials64AVX2(b *[64]byte) uint64
+// compares (scanMasksAVX2, specials_amd64.s): a few instructions for what
+// specials64 does with about a hundred, and the bitmaps of the backslashes and
+// of the simple escapes' letters besides. specials64 is the fallback (no AVX2,
+// the purego tag, other architectures) and the reference: FuzzSpecials64 checks
+// that both give the same bitmap.
 
 // scanMasksAVX2 is scanMasks of the 64 bytes at b.
 //
 //go:noescape
 func scanMasksAVX2(b *[64]byte) (s, bs, esc uint64)
-
-// specials64 is the bitmap of the bytes of b[:64] that are '"', '\\' or below
-// 0x20, exactly (bit j for b[j]).
-func specials64(b []byte) uint64 {
-	if useAVX2 {
-		return specials64AVX2((*[64]byte)(b))
-	}
-	return specials64Go(b)
-}
 
 // scanMasks returns specials64(b), and the bitmaps of b[:64]'s backslashes (bs)
 // and of its bytes that are a simple escape's letter (esc: one of "\\/bfnrt);
@@ -43,5 +22,5 @@ func scanMasks(b []byte) (s, bs, esc uint64) {
 	if useAVX2 {
 		return scanMasksAVX2((*[64]byte)(b))
 	}
-	return specials64Go(b), 0, 0
+	return specials64(b), 0, 0
 }

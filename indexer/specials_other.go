@@ -2,14 +2,7 @@
 
 package indexer
 
-// useAVX2 is false: there is no vector code here (specials_amd64.go).
-var useAVX2 = false
-
-// specials64 is the bitmap of the bytes of b[:64] that are '"', '\\' or below
-// 0x20, exactly (bit j for b[j]).
-func specials64(b []byte) uint64 { return specials64Go(b) }
-
 // scanMasks returns specials64(b), and 0 for the bitmaps of the backslashes
 // and of the simple escapes' letters that the vector code gives
 // (specials_amd64.go): scanStringBlocks crosses each escape on its own.
-func scanMasks(b []byte) (s, bs, esc uint64) { return specials64Go(b), 0, 0 }
+func scanMasks(b []byte) (s, bs, esc uint64) { return specials64(b), 0, 0 }

@@ -8,14 +8,6 @@ package search
 // purego tag, other architectures) and the reference: FuzzClassify64 checks
 // that both give the same bitmaps.
 
-// useAVX2 is whether the CPU and OS support AVX2 (tests switch it off to run
-// the fallback).
-var useAVX2 = cpuHasAVX2()
-
-// cpuHasAVX2 reports whether AVX2 may be used: the CPU has it, and the OS saves
-// the YMM registers (CPUID and XGETBV, as the runtime checks).
-func cpuHasAVX2() bool
-
 // classify64AVX2 is classify64Go of the 64 bytes at b.
 //
 //go:noescape

@@ -2,9 +2,6 @@
 
 package search
 
-// useAVX2 is false: there is no vector code here (classify_amd64.go).
-var useAVX2 = false
-
 // classify64 returns the bitmaps of b's first 64 bytes: w of the ASCII letters
 // and digits, x of the bytes that are no plain text ('"', '\\', control bytes,
 // bytes of multi-byte characters).

@@ -3,6 +3,8 @@ package search
 import (
 	"encoding/binary"
 	"math/bits"
+
+	"github.com/sessionwatch/sessionwatch/internal/avx2"
 )
 
 // The block tokenizer: countEscaped's fast path over plain text, 64 bytes at a
@@ -77,6 +79,10 @@ func (p *preparedLines) countBlocks(in []byte, i int, doc uint32, pairs []termTF
 	}
 	return i, n, pairs, len(in)
 }
+
+// useAVX2 is whether classify64 runs the vector code (classify_amd64.go): AVX2
+// on amd64, the purego tag not set (tests switch it off to run the fallback).
+var useAVX2 = avx2.Supported
 
 // classify64Go returns the bitmaps of b's first 64 bytes: w of the ASCII
 // letters and digits, x of the bytes that are no plain text ('"', '\\', control
