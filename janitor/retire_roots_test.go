@@ -355,24 +355,14 @@ func TestSessionInRootWhoseRootIsSwapped(t *testing.T) {
 					writeOld(t, filepath.Join(target, id, "session.json"), "not the session", old)
 				}
 				outside := hashTree(t, filepath.Join(dir, "elsewhere"))
-				swapped := false
-				crashHook = func(step string) bool {
-					if step == "intent" && !swapped {
-						swapped = true
-						if err := os.Rename(root, moved); err != nil {
-							t.Error(err)
-						}
-						if err := os.Symlink(target, root); err != nil {
-							t.Error(err)
-						}
+				rep, err := passSwappingAtIntent(t, f.janitor(), func() {
+					if err := os.Rename(root, moved); err != nil {
+						t.Error(err)
 					}
-					return false
-				}
-				rep, err := f.janitor().RunOnce(context.Background(), Overrides{})
-				crashHook = nil
-				if !swapped {
-					t.Fatalf("the pass never reached the intent: %+v, %v", rep.Actions, err)
-				}
+					if err := os.Symlink(target, root); err != nil {
+						t.Error(err)
+					}
+				})
 				if got := ids(rep.Actions, KindSkipInUse); fmt.Sprint(got) != fmt.Sprint([]string{id}) {
 					t.Errorf("pass: kept %v, want %s kept (its root moved); actions %+v, errors %v", got, id, rep.Actions, rep.Errors)
 				}
@@ -469,24 +459,14 @@ func TestRootTurnedSymlinkDuringRetirement(t *testing.T) {
 			orig, _ := os.ReadFile(path)
 			f.index()
 			moved := f.root + ".real"
-			swapped := false
-			crashHook = func(step string) bool {
-				if step == "intent" && !swapped {
-					swapped = true
-					if err := os.Rename(f.root, moved); err != nil {
-						t.Error(err)
-					}
-					if err := os.Symlink(moved, f.root); err != nil {
-						t.Error(err)
-					}
+			rep, _ := passSwappingAtIntent(t, f.janitor(), func() {
+				if err := os.Rename(f.root, moved); err != nil {
+					t.Error(err)
 				}
-				return false
-			}
-			rep, err := f.janitor().RunOnce(context.Background(), Overrides{})
-			crashHook = nil
-			if !swapped {
-				t.Fatalf("the pass never reached the intent: %+v, %v", rep.Actions, err)
-			}
+				if err := os.Symlink(moved, f.root); err != nil {
+					t.Error(err)
+				}
+			})
 			if rep.Retired != 0 || fmt.Sprint(ids(rep.Actions, KindSkipInUse)) != fmt.Sprint([]string{id}) {
 				t.Errorf("pass retired %d through the symlinked root; actions %+v, errors %v", rep.Retired, rep.Actions, rep.Errors)
 			}

@@ -32,12 +32,7 @@ func TestParentSwappedForSymlinkDuringRetirement(t *testing.T) {
 			victim := filepath.Join(victimDir, filepath.Base(path))
 			victimData := []byte("not the session: a file outside every root\n")
 			f.index()
-			swapped := false
-			crashHook = func(step string) bool {
-				if step != "intent" || swapped {
-					return false
-				}
-				swapped = true
+			passSwappingAtIntent(t, f.janitor(), func() {
 				if err := os.Rename(proj, moved); err != nil {
 					t.Error(err)
 				}
@@ -52,13 +47,7 @@ func TestParentSwappedForSymlinkDuringRetirement(t *testing.T) {
 				if err := os.Symlink(victimDir, proj); err != nil {
 					t.Error(err)
 				}
-				return false
-			}
-			rep, err := f.janitor().RunOnce(context.Background(), Overrides{})
-			crashHook = nil
-			if !swapped {
-				t.Fatalf("the pass never reached the intent: %+v, %v", rep, err)
-			}
+			})
 			if got, err := os.ReadFile(victim); err != nil || string(got) != string(victimData) {
 				t.Errorf("the file outside the root, reached through the swapped symlink, was touched: %q, %v", got, err)
 			}
@@ -91,12 +80,7 @@ func TestReplacedByRenameDuringRetirement(t *testing.T) {
 			orig, _ := os.ReadFile(path)
 			newer := append(append([]byte(nil), orig...), []byte(`{"timestamp":"2026-01-01T00:00:00Z","id":"m2","role":"user","blocks":[{"type":"text","content":"written by the agent"}]}`+"\n")...)
 			f.index()
-			replaced := false
-			crashHook = func(step string) bool {
-				if step != "intent" || replaced {
-					return false
-				}
-				replaced = true
+			rep, _ := passSwappingAtIntent(t, f.janitor(), func() {
 				tmp := path + ".tmp"
 				if err := os.WriteFile(tmp, newer, 0o600); err != nil {
 					t.Error(err)
@@ -106,13 +90,7 @@ func TestReplacedByRenameDuringRetirement(t *testing.T) {
 				if err := os.Rename(tmp, path); err != nil {
 					t.Error(err)
 				}
-				return false
-			}
-			rep, err := f.janitor().RunOnce(context.Background(), Overrides{})
-			crashHook = nil
-			if !replaced {
-				t.Fatalf("the pass never reached the intent: %+v, %v", rep, err)
-			}
+			})
 			if got, err := os.ReadFile(path); err != nil || string(got) != string(newer) {
 				t.Errorf("the agent's new transcript is gone from the store (%v); pass %+v, %v", err, rep.Actions, err)
 			}
@@ -269,4 +247,25 @@ func TestParentSwappedAndBackDuringRetirement(t *testing.T) {
 			noTemps(t, f.root)
 		})
 	}
+}
+
+// passSwappingAtIntent runs one pass of j, calling swap once the pass has
+// journaled its intent (before anything moves); the test fails if the pass
+// never gets there.
+func passSwappingAtIntent(t *testing.T, j *Janitor, swap func()) (Report, error) {
+	t.Helper()
+	swapped := false
+	crashHook = func(step string) bool {
+		if step == "intent" && !swapped {
+			swapped = true
+			swap()
+		}
+		return false
+	}
+	defer func() { crashHook = nil }()
+	rep, err := j.RunOnce(context.Background(), Overrides{})
+	if !swapped {
+		t.Fatalf("the pass never reached the intent: %+v, %v", rep.Actions, err)
+	}
+	return rep, err
 }
