@@ -21,32 +21,12 @@ import (
 func TestParentSwappedForSymlinkDuringRetirement(t *testing.T) {
 	for _, action := range []string{"archive", "delete"} {
 		t.Run(action, func(t *testing.T) {
-			f := newFixture(t, `{"active_grace":"off"}`, `"retention":"1d","action":"`+action+`"`)
 			const id = "eeeeeeee-0000-4000-8000-000000000001"
-			path := f.session("/w/swap", id, 5*24*time.Hour)
-			orig, _ := os.ReadFile(path)
-			proj := filepath.Dir(path)
-			outside := t.TempDir()
-			moved := filepath.Join(outside, "moved")
-			victimDir := filepath.Join(outside, "victim")
-			victim := filepath.Join(victimDir, filepath.Base(path))
-			victimData := []byte("not the session: a file outside every root\n")
-			f.index()
+			c := newSwapCase(t, action, "/w/swap", id)
+			f, path, orig, moved := c.f, c.path, c.orig, c.moved
+			victimDir, victim, victimData := c.victimDir, c.victim, c.victimData
 			passSwappingAtIntent(t, f.janitor(), func() {
-				if err := os.Rename(proj, moved); err != nil {
-					t.Error(err)
-				}
-				if err := os.MkdirAll(victimDir, 0o700); err != nil {
-					t.Error(err)
-				}
-				if err := os.WriteFile(victim, victimData, 0o600); err != nil {
-					t.Error(err)
-				}
-				old := time.Now().Add(-10 * 24 * time.Hour)
-				os.Chtimes(victim, old, old)
-				if err := os.Symlink(victimDir, proj); err != nil {
-					t.Error(err)
-				}
+				c.swap(t)
 			})
 			if got, err := os.ReadFile(victim); err != nil || string(got) != string(victimData) {
 				t.Errorf("the file outside the root, reached through the swapped symlink, was touched: %q, %v", got, err)
@@ -174,34 +154,16 @@ func TestEmptyDirSwappedForSymlink(t *testing.T) {
 func TestParentSwappedAndBackDuringRetirement(t *testing.T) {
 	for _, action := range []string{"archive", "delete"} {
 		t.Run(action, func(t *testing.T) {
-			f := newFixture(t, `{"active_grace":"off"}`, `"retention":"1d","action":"`+action+`"`)
 			const id = "eeeeeeee-0000-4000-8000-000000000004"
-			path := f.session("/w/swapback", id, 5*24*time.Hour)
-			orig, _ := os.ReadFile(path)
-			proj := filepath.Dir(path)
-			outside := t.TempDir()
-			moved := filepath.Join(outside, "moved")
-			victimDir := filepath.Join(outside, "victim")
-			victim := filepath.Join(victimDir, filepath.Base(path))
-			victimData := []byte("not the session: a file outside every root\n")
-			f.index()
+			c := newSwapCase(t, action, "/w/swapback", id)
+			f, path, orig, proj, moved := c.f, c.path, c.orig, c.proj, c.moved
+			victimDir, victim, victimData := c.victimDir, c.victim, c.victimData
 			steps := ""
 			crashHook = func(step string) bool {
 				switch {
 				case step == "intent" && steps == "":
 					steps = "swapped"
-					if err := os.Rename(proj, moved); err != nil {
-						t.Error(err)
-					}
-					if err := os.MkdirAll(victimDir, 0o700); err != nil {
-						t.Error(err)
-					}
-					if err := os.WriteFile(victim, victimData, 0o600); err != nil {
-						t.Error(err)
-					}
-					if err := os.Symlink(victimDir, proj); err != nil {
-						t.Error(err)
-					}
+					c.swap(t)
 				case step == "staged" && steps == "swapped":
 					steps = "back"
 					if got, err := os.ReadFile(victim); err != nil || string(got) != string(victimData) {
@@ -268,4 +230,46 @@ func passSwappingAtIntent(t *testing.T, j *Janitor, swap func()) (Report, error)
 		t.Fatalf("the pass never reached the intent: %+v, %v", rep.Actions, err)
 	}
 	return rep, err
+}
+
+// swapCase is a session due for retirement and, outside every root, a victim:
+// a file of the session's name in a directory a symlink swapped in for the
+// session's project directory can point at.
+type swapCase struct {
+	f                                    *fixture
+	path, proj, moved, victimDir, victim string
+	orig, victimData                     []byte
+}
+
+// newSwapCase writes the session id in project, five days old, due under a
+// retention of a day with action, and indexes it.
+func newSwapCase(t *testing.T, action, project, id string) *swapCase {
+	f := newFixture(t, `{"active_grace":"off"}`, `"retention":"1d","action":"`+action+`"`)
+	path := f.session(project, id, 5*24*time.Hour)
+	orig, _ := os.ReadFile(path)
+	outside := t.TempDir()
+	c := &swapCase{f: f, path: path, proj: filepath.Dir(path), moved: filepath.Join(outside, "moved"),
+		victimDir: filepath.Join(outside, "victim"), orig: orig, victimData: []byte("not the session: a file outside every root\n")}
+	c.victim = filepath.Join(c.victimDir, filepath.Base(path))
+	f.index()
+	return c
+}
+
+// swap moves the project directory aside and leaves in its place a symlink to
+// the victim's directory, the victim in it (as old as the session).
+func (c *swapCase) swap(t *testing.T) {
+	if err := os.Rename(c.proj, c.moved); err != nil {
+		t.Error(err)
+	}
+	if err := os.MkdirAll(c.victimDir, 0o700); err != nil {
+		t.Error(err)
+	}
+	if err := os.WriteFile(c.victim, c.victimData, 0o600); err != nil {
+		t.Error(err)
+	}
+	old := time.Now().Add(-10 * 24 * time.Hour)
+	os.Chtimes(c.victim, old, old)
+	if err := os.Symlink(c.victimDir, c.proj); err != nil {
+		t.Error(err)
+	}
 }
