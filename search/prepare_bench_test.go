@@ -15,13 +15,7 @@ import (
 func BenchmarkPrepareLines(b *testing.B) {
 	units := genUnits(b)
 	x := &Index{}
-	var bytes int64
-	for _, u := range units {
-		for _, l := range u.Lines {
-			bytes += int64(len(l))
-		}
-	}
-	b.SetBytes(bytes)
+	b.SetBytes(lineBytes(units))
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
@@ -199,13 +193,7 @@ func BenchmarkColdLines(b *testing.B) {
 		b.Fatal(err)
 	}
 	x := &Index{}
-	var bytes int64
-	for _, u := range units {
-		for _, l := range u.Lines {
-			bytes += int64(len(l))
-		}
-	}
-	b.SetBytes(bytes)
+	b.SetBytes(lineBytes(units))
 	b.ReportAllocs()
 	var m indexer.Members
 	for b.Loop() {
@@ -218,4 +206,15 @@ func BenchmarkColdLines(b *testing.B) {
 			p.release()
 		}
 	}
+}
+
+// lineBytes is how many bytes the lines of units hold.
+func lineBytes(units []unitLines) int64 {
+	var n int64
+	for _, u := range units {
+		for _, l := range u.Lines {
+			n += int64(len(l))
+		}
+	}
+	return n
 }
