@@ -10,8 +10,9 @@ import (
 // unitFile is a transcript open for a pass's read: the bare descriptor and the
 // position of the next Read.
 type unitFile struct {
-	fd  int
-	off int64
+	fd   int
+	off  int64
+	path string // for errors
 }
 
 // openUnitFile opens the transcript at path for reading: never through a
@@ -21,7 +22,7 @@ func openUnitFile(path string) (*unitFile, error) {
 	for {
 		fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
 		if err == nil {
-			return &unitFile{fd: fd}, nil
+			return &unitFile{fd: fd, path: path}, nil
 		}
 		if err != syscall.EINTR {
 			return nil, &fs.PathError{Op: "open", Path: path, Err: err}
@@ -38,7 +39,7 @@ func (f *unitFile) stat() (unitStat, error) {
 			break
 		}
 		if err != syscall.EINTR {
-			return unitStat{}, &fs.PathError{Op: "fstat", Err: err}
+			return unitStat{}, &fs.PathError{Op: "fstat", Path: f.path, Err: err}
 		}
 	}
 	return unitStat{
@@ -60,7 +61,7 @@ func (f *unitFile) pread(p []byte, off int64) (int, error) {
 			continue
 		}
 		if err != nil {
-			return 0, &fs.PathError{Op: "read", Err: err}
+			return 0, &fs.PathError{Op: "read", Path: f.path, Err: err}
 		}
 		return n, nil
 	}

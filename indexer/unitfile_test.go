@@ -384,3 +384,21 @@ func BenchmarkTranscriptRead(b *testing.B) {
 		}
 	})
 }
+
+// TestUnitFileErrorsNameThePath: an error of a read of an open transcript
+// (here a directory, whose read says EISDIR) names the path it was opened by.
+func TestUnitFileErrorsNameThePath(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "not-a-transcript.jsonl")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	f, err := openUnitFile(dir)
+	if err != nil {
+		t.Skipf("a directory does not open here: %v", err)
+	}
+	defer f.Close()
+	_, err = f.Read(make([]byte, 16))
+	if err == nil || !strings.Contains(err.Error(), dir) {
+		t.Errorf("read of a directory: %v, want an error naming %s", err, dir)
+	}
+}
