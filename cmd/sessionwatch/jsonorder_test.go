@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -136,5 +137,44 @@ func checkStatusKeys(t *testing.T, out string) {
 		if got := jsonKeyOrder(t, []byte(out), c.path...); !inOrder(got, c.want) {
 			t.Errorf("status --json %s keys:\n got %v\nwant %v in this order", strings.Join(c.path, "."), got, c.want)
 		}
+	}
+}
+
+// TestListTableColumnsInTheContractsOrder: the table's header names the
+// contract's columns in its order, IDs are their first 8 characters and sizes
+// are in B, KB or MB; `list --archived` has the same columns plus when and why
+// the session was archived.
+func TestListTableColumnsInTheContractsOrder(t *testing.T) {
+	e := newEnv(t)
+	work := filepath.Join(e.home, "proj")
+	os.MkdirAll(work, 0o700)
+	seedProject(t, e, work)
+	t.Chdir(work)
+	cols := regexp.MustCompile(`\S+( \S+)*`)
+	out, errs, code := e.cli("list")
+	if code != 0 {
+		t.Fatalf("list = %d %s", code, errs)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	want := []string{"#", "ID", "AGENT", "STARTED", "LAST ACTIVE", "MODEL", "MSGS", "SIZE", "TITLE"}
+	if got := cols.FindAllString(lines[0], -1); !slices.Equal(got, want) {
+		t.Errorf("list header %q: columns %q, want %q", lines[0], got, want)
+	}
+	row := regexp.MustCompile(`^1 +33333333 +wave +\S+ \S+ +\S+ \S+ +- +1 +\d+(B|KB|MB) +newest prompt$`)
+	if !row.MatchString(lines[1]) {
+		t.Errorf("list row 1 = %q, want #, the id's first 8, agent, times, model, messages, size in B/KB/MB, title", lines[1])
+	}
+
+	if _, errs, code := e.cli("delete", "33333333-cccc-4000-8000-000000000003", "--force"); code != 0 {
+		t.Fatalf("delete = %d %s", code, errs)
+	}
+	out, errs, code = e.cli("list", "--archived")
+	if code != 0 {
+		t.Fatalf("list --archived = %d %s", code, errs)
+	}
+	head := strings.SplitN(out, "\n", 2)[0]
+	got := cols.FindAllString(head, -1)
+	if len(got) != len(want)+2 || !slices.Equal(got[:len(want)-1], want[:len(want)-1]) || got[len(got)-1] != "TITLE" {
+		t.Errorf("list --archived header %q: columns %q, want %q plus when and why archived", head, got, want)
 	}
 }
