@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/google/uuid"
 	"github.com/sessionwatch/sessionwatch/config"
 	"github.com/sessionwatch/sessionwatch/indexer"
 )
@@ -31,6 +32,7 @@ const KindPass = "pass"
 type PassEntry struct {
 	Time         string `json:"time"`
 	Action       string `json:"action"` // KindPass
+	ActionID     string `json:"actionId"`
 	Source       string `json:"source"` // "" for every source, else clean --source
 	ID           string `json:"id"`     // ""
 	File         string `json:"file"`   // ""
@@ -65,7 +67,7 @@ func (j *Janitor) previewFirst(o Overrides) bool {
 // endPass appends the pass's PassEntry to the journal (one write, fsync'd)
 // and writes the first-run marker if there is none yet.
 func (j *Janitor) endPass(rep *Report, source string) error {
-	e := PassEntry{Time: indexer.FormatTime(rep.Time), Action: KindPass, Source: source, Bytes: rep.BytesFreed,
+	e := PassEntry{Time: indexer.FormatTime(rep.Time), Action: KindPass, ActionID: uuid.NewString(), Source: source, Bytes: rep.BytesFreed,
 		Preview: rep.Preview, Retired: rep.Retired, Archived: rep.Archived, Deleted: rep.Deleted,
 		SkippedInUse: rep.SkippedInUse, Errors: len(rep.Errors)}
 	e.Reason = fmt.Sprintf("retired %d (archived %d, deleted %d), skipped in use %d", e.Retired, e.Archived, e.Deleted, e.SkippedInUse)

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/robfig/cron/v3"
 	"github.com/sessionwatch/sessionwatch/config"
 	"github.com/sessionwatch/sessionwatch/indexer"
@@ -347,9 +348,18 @@ func (p *pass) fail(what string, err error) {
 // A failed action is journaled (with its error) only when it changed the disk
 // part-way: an archive written, or some files removed, so the journal accounts
 // for every archive and every removal.
+//
+// Every journaled action has an actionId (SPEC §5.6): a retirement or restore
+// brings the one its intent was journaled with; any other action (rmdir,
+// remove-lock, warn, …) is one line and gets a fresh one here. A dry run
+// journals nothing and assigns none.
 func (p *pass) record(a Action) {
+	journaled := a.Kind != KindSkip && (a.Error == "" || a.touched)
+	if journaled && a.ActionID == "" && !p.jr.dry {
+		a.ActionID = uuid.NewString()
+	}
 	p.rep.Actions = append(p.rep.Actions, a)
-	if a.Kind == KindSkip || a.Error != "" && !a.touched {
+	if !journaled {
 		return
 	}
 	if err := p.jr.add(time.Now(), a); err != nil {

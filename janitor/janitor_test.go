@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/sessionwatch/sessionwatch/config"
 	"github.com/sessionwatch/sessionwatch/indexer"
 )
@@ -382,6 +383,21 @@ func TestPassRetiresOnlyWhatIsSafe(t *testing.T) {
 	}
 	if kinds[KindArchive] != 4 || kinds[KindRemoveLock] != 1 || kinds[KindSkipInUse] != 2 || kinds[KindSkip] != 0 || kinds[KindRmdir] != 2 {
 		t.Errorf("journal actions = %v", kinds)
+	}
+	// Every action's lines carry an actionId, a UUID (SPEC §5.6): one action's
+	// intent and completion share it, no two actions do; the line ending the
+	// pass has one of its own.
+	owner := map[string]string{}
+	for _, e := range js {
+		if _, err := uuid.Parse(e.ActionID); err != nil || len(e.ActionID) != 36 {
+			t.Errorf("journal %s line of %s has actionId %q, want a UUID", e.Action, e.File, e.ActionID)
+			continue
+		}
+		what := e.Action + " " + e.File
+		if o, ok := owner[e.ActionID]; ok && o != what {
+			t.Errorf("actionId %s is shared by %q and %q", e.ActionID, o, what)
+		}
+		owner[e.ActionID] = what
 	}
 
 	// A second pass changes nothing and says so.

@@ -136,7 +136,7 @@ func openIntents(path string) ([]JournalEntry, error) {
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	for sc.Scan() {
 		line := sc.Bytes()
-		if !strings.Contains(string(line), `"actionId"`) {
+		if !mayBeOfAnIntent(line) {
 			continue
 		}
 		var e JournalEntry
@@ -161,6 +161,23 @@ func openIntents(path string) ([]JournalEntry, error) {
 		}
 	}
 	return out, sc.Err()
+}
+
+// mayBeOfAnIntent: line may be an intent or close one, as only the lines of
+// an archive, delete or restore do (a phase, or their completion); every other
+// action's line (rmdir, warn, …, each with an actionId of its own) is skipped
+// unparsed.
+func mayBeOfAnIntent(line []byte) bool {
+	s := string(line)
+	if !strings.Contains(s, `"actionId"`) {
+		return false
+	}
+	for _, k := range []string{KindArchive, KindDelete, KindRestore} {
+		if strings.Contains(s, `"action":"`+k+`"`) {
+			return true
+		}
+	}
+	return strings.Contains(s, `"phase"`)
 }
 
 // recoverRetire resolves an interrupted retirement. done reports whether it

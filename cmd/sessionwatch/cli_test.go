@@ -98,6 +98,9 @@ func TestShowResolvesRefs(t *testing.T) {
 	os.MkdirAll(work, 0o700)
 	seedProject(t, e, work)
 	t.Chdir(work)
+	otherFile := filepath.Join(e.project("/elsewhere/proj"), "55555555-eeee-4000-8000-000000000005.jsonl")
+	subFile := filepath.Join(e.project(work), "subagent-44444444-dddd-4000-8000-000000000004.jsonl")
+	appendTo(t, filepath.Join(work, "notes.txt"), "not a session\n")
 	tests := []struct {
 		name string
 		args []string
@@ -117,6 +120,14 @@ func TestShowResolvesRefs(t *testing.T) {
 		{"subagent with --type all", []string{"--type", "all", "44444444"}, 0, "subagent"},
 		{"traversal", []string{"../../etc/passwd"}, 2, "not a session file"},
 		{"slash", []string{"a/b"}, 2, "not a session file"},
+		// An existing session file outside the scope is a session, not a bad
+		// REF: not found here (1, the hint names --all), found with the scope's flags.
+		{"other project by path", []string{otherFile}, 1, "session not found for this project: " + otherFile + "\nhint: run 'sessionwatch list' to see this project's sessions, or add --all"},
+		{"other project by path with --all", []string{"--all", otherFile}, 0, "elsewhere"},
+		{"subagent by path without --type", []string{subFile}, 1, "session not found for this project: " + subFile},
+		{"subagent by path with --type all", []string{"--type", "all", subFile}, 0, "subagent"},
+		{"other source by path", []string{"--all", "--source", "nope-not-wave", otherFile}, 2, "unknown source"},
+		{"a file that is no session", []string{filepath.Join(work, "notes.txt")}, 2, "not a session file"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -186,6 +186,35 @@ func TestDaemonSecondInstanceRefused(t *testing.T) {
 	}
 }
 
+// TestDaemonInterruptExitsZero: SIGINT, as SIGTERM, shuts the daemon down
+// cleanly: what was appended before is in the catalog, the status file says it
+// stopped, the exit code is 0, and the state dir is free for the next daemon.
+func TestDaemonInterruptExitsZero(t *testing.T) {
+	e := newEnv(t)
+	dir := e.project("/sig/int")
+	file := filepath.Join(dir, idA+".jsonl")
+	appendTo(t, file, header("/sig/int")+message(time.Now(), "before"))
+	d := e.startDaemon()
+	appendTo(t, file, message(time.Now(), "appended"))
+	waitFor(t, 10*time.Second, "the append indexed", func() bool {
+		s := e.sessionIn("/sig/int", idA)
+		return s != nil && s.MessageCount == 2
+	})
+	d.cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case <-d.done:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("no exit after SIGINT; stderr:\n%s", d.stderr)
+	}
+	if code := d.cmd.ProcessState.ExitCode(); code != 0 {
+		t.Errorf("exit code after SIGINT = %d, want 0; stderr:\n%s", code, d.stderr)
+	}
+	if st, err := readStatusFile(e.state); err != nil || st.Running {
+		t.Errorf("status file after SIGINT = %+v, %v; want not running", st, err)
+	}
+	e.startDaemon().stop()
+}
+
 // TestDaemonModel runs random store operations against the live daemon (real
 // fsnotify) and checks that once writes stop, reindex --check passes.
 func TestDaemonModel(t *testing.T) {

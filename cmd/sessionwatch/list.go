@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -533,10 +534,39 @@ func resolveRef(cfg *config.Config, sc scope, ref string, destructive bool) (ind
 		o.Scope = "any project"
 	}
 	i, err := indexer.ResolveIndex(entries, ref, o)
+	if errors.Is(err, indexer.ErrBadRef) && isSessionFile(cfg, ref) {
+		// An existing session file outside the scope is a session not found
+		// here (the hint names --all), not a bad REF.
+		where := o.Scope
+		if where == "" {
+			where = "this project"
+		}
+		err = fmt.Errorf("%w for %s: %s", indexer.ErrNotFound, where, ref)
+	}
 	if err != nil {
 		return indexer.Entry{}, 0, refErr(err, sc.all, "list")
 	}
 	return entries[i], i + 1, nil
+}
+
+// isSessionFile reports whether path is the file of a session any catalog
+// lists, of any project, type or source. Only a REF that named no session of
+// its scope asks, so reading every catalog costs only that error.
+func isSessionFile(cfg *config.Config, path string) bool {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return false
+	}
+	if _, err := os.Lstat(abs); err != nil {
+		return false
+	}
+	entries, _ := indexer.ReadCatalogs(cfg.StateDir, nil, nil)
+	for _, en := range entries {
+		if en.File == abs {
+			return true
+		}
+	}
+	return false
 }
 
 // refErr maps a REF resolution error to its exit code and hint; listCmd is the

@@ -2,11 +2,15 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sessionwatch/sessionwatch/indexer"
 )
 
 const (
@@ -222,5 +226,88 @@ func TestSearchReindexMergesOnce(t *testing.T) {
 	}
 	if out, errb, code := e.cli("reindex", "--check"); code != 0 {
 		t.Errorf("reindex --check exit %d:\n%s%s", code, out, errb)
+	}
+}
+
+// TestSearchFlagsNarrow: each of search's filters narrows the hits as its
+// flag says: --source, --since and --until (dates and durations), --role,
+// --limit (0: all), and the current project without --all.
+func TestSearchFlagsNarrow(t *testing.T) {
+	e := newEnv(t)
+	root2 := filepath.Join(e.home, ".wave2", "projects")
+	e.writeConfig(`{"state_dir":%q,"archive_dir":%q,"janitor":{"run_at_start":false,"schedule":"off"},
+	 "sources":[{"name":"wave","layout":"wave","root":%q},{"name":"wave2","layout":"wave","root":%q}]}`,
+		e.state, filepath.Join(e.home, "archive"), e.root, root2)
+	work := filepath.Join(e.home, "work")
+	os.MkdirAll(work, 0o700)
+	day := func(m time.Month, d int) time.Time { return time.Date(2026, m, d, 10, 0, 0, 0, time.UTC) }
+	const idA, idB, idC = "a1a1a1a1-0000-4000-8000-000000000001", "b2b2b2b2-0000-4000-8000-000000000002", "c3c3c3c3-0000-4000-8000-000000000003"
+	assistant := func(ts time.Time, text string) string {
+		return `{"timestamp":"` + ts.Format(time.RFC3339Nano) + `","id":"r","role":"assistant","blocks":[{"type":"text","content":"` + text + `"}]}` + "\n"
+	}
+	// A: this project, January, a user message and an assistant's reply.
+	appendTo(t, filepath.Join(e.project(work), idA+".jsonl"), header(work)+message(day(1, 10), "quokka alpha")+assistant(day(1, 10).Add(time.Minute), "the quokka answers"))
+	// C: another project, February.
+	appendTo(t, filepath.Join(e.project("/elsewhere"), idC+".jsonl"), header("/elsewhere")+message(day(2, 10), "quokka gamma"))
+	// B: the second source, this project, recent.
+	recent := time.Now().UTC().Add(-2 * time.Hour).Truncate(time.Second)
+	d2 := filepath.Join(root2, indexer.EncodeProject(work))
+	os.MkdirAll(d2, 0o700)
+	appendTo(t, filepath.Join(d2, idB+".jsonl"), header(work)+message(recent, "quokka beta"))
+	if out, errb, code := e.cli("reindex"); code != 0 {
+		t.Fatalf("reindex exit %d:\n%s%s", code, out, errb)
+	}
+	t.Chdir(work)
+	ids := func(args ...string) string {
+		t.Helper()
+		out, errb, code := e.cli(append([]string{"search", "--json"}, args...)...)
+		var rows []searchRow
+		if code != 0 || json.Unmarshal([]byte(out), &rows) != nil {
+			t.Fatalf("search %v = %d\n%s%s", args, code, out, errb)
+		}
+		var got []string
+		for _, r := range rows {
+			got = append(got, r.ID[:2])
+			for _, m := range r.Matches {
+				if slices.Contains(args, "--role") && m.Role != args[slices.Index(args, "--role")+1] {
+					t.Errorf("search %v: match of role %q", args, m.Role)
+				}
+			}
+		}
+		slices.Sort(got)
+		return strings.Join(got, " ")
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"quokka", "--all"}, "a1 b2 c3"},
+		{[]string{"quokka"}, "a1 b2"},
+		{[]string{"quokka", "--all", "--source", "wave2"}, "b2"},
+		{[]string{"quokka", "--all", "--source", "wave"}, "a1 c3"},
+		{[]string{"quokka", "--all", "--since", "2026-02-01"}, "b2 c3"},
+		{[]string{"quokka", "--all", "--since", "7d"}, "b2"},
+		{[]string{"quokka", "--all", "--until", "2026-01-31"}, "a1"},
+		{[]string{"quokka", "--all", "--since", "2026-02-01", "--until", "2026-02-28"}, "c3"},
+		{[]string{"quokka", "--all", "--role", "assistant"}, "a1"},
+		{[]string{"answers", "--all", "--role", "user"}, ""},
+		{[]string{"quokka", "--all", "--limit", "2"}, "2 rows"},
+		{[]string{"quokka", "--all", "--limit", "0"}, "a1 b2 c3"},
+	} {
+		got := ids(c.args...)
+		if strings.HasSuffix(c.want, " rows") {
+			if n := len(strings.Fields(got)); fmt.Sprint(n, " rows") != c.want {
+				t.Errorf("search %v = %q, want %s", c.args, got, c.want)
+			}
+			continue
+		}
+		if got != c.want {
+			t.Errorf("search %v = %q, want %q", c.args, got, c.want)
+		}
+	}
+	for _, bad := range [][]string{{"quokka", "--role", "robot"}, {"quokka", "--since", "someday"}, {"quokka", "--limit", "-1"}, {"quokka", "--source", "nope"}} {
+		if _, errb, code := e.cli(append([]string{"search"}, bad...)...); code != 2 || !strings.HasPrefix(errb, "sessionwatch: ") {
+			t.Errorf("search %v = %d %q, want a usage error (2)", bad, code, errb)
+		}
 	}
 }

@@ -175,3 +175,52 @@ func usageStore(t *testing.T) (*testEnv, string) {
 	appendTo(t, file, header("/w/p")+waveAssistant("2026-03-01T10:00:00Z", "claude-sonnet-4-5", 100, 1))
 	return e, file
 }
+
+// TestUsageSessionAndProjectReports: `usage session` has a row per session,
+// `usage project` a row per project (split by model with --by model); without
+// --all only the current directory's project is counted; --since and --until
+// bound both.
+func TestUsageSessionAndProjectReports(t *testing.T) {
+	e := newEnv(t)
+	work := filepath.Join(e.home, "work")
+	os.MkdirAll(work, 0o700)
+	const s1, s2, s3 = "11111111-1111-4111-8111-111111111111", "22222222-2222-4222-8222-222222222222", "33333333-3333-4333-8333-333333333333"
+	appendTo(t, filepath.Join(e.project(work), s1+".jsonl"), header(work)+
+		waveAssistant("2026-03-01T10:00:00Z", "claude-sonnet-4-5", 100, 1)+waveAssistant("2026-03-02T10:00:00Z", "gpt-5", 200, 2))
+	appendTo(t, filepath.Join(e.project(work), s2+".jsonl"), header(work)+waveAssistant("2026-03-05T10:00:00Z", "claude-sonnet-4-5", 1000, 10))
+	appendTo(t, filepath.Join(e.project("/w/other"), s3+".jsonl"), header("/w/other")+waveAssistant("2026-03-03T10:00:00Z", "gpt-5", 5000, 50))
+	t.Chdir(work)
+	report := func(args ...string) map[string]int64 {
+		t.Helper()
+		out, errOut, code := e.cli(append([]string{"usage"}, append(args, "--json", "--utc")...)...)
+		var rep usage.Report
+		if code != 0 || json.Unmarshal([]byte(out), &rep) != nil {
+			t.Fatalf("usage %v = %d\n%s%s", args, code, out, errOut)
+		}
+		got := map[string]int64{}
+		for _, r := range rep.Rows {
+			k := r.Key
+			if r.Model != "" {
+				k += " " + r.Model
+			}
+			got[k] += r.Total
+		}
+		return got
+	}
+	for _, c := range []struct {
+		args []string
+		want map[string]int64
+	}{
+		{[]string{"session", "--all"}, map[string]int64{s1: 303, s2: 1010, s3: 5050}},
+		{[]string{"session"}, map[string]int64{s1: 303, s2: 1010}},
+		{[]string{"session", "--all", "--since", "2026-03-03"}, map[string]int64{s2: 1010, s3: 5050}},
+		{[]string{"project", "--all"}, map[string]int64{work: 1313, "/w/other": 5050}},
+		{[]string{"project"}, map[string]int64{work: 1313}},
+		{[]string{"project", "--all", "--until", "2026-03-01"}, map[string]int64{work: 101}},
+		{[]string{"project", "--all", "--by", "model"}, map[string]int64{work + " claude-sonnet-4-5": 1111, work + " gpt-5": 202, "/w/other gpt-5": 5050}},
+	} {
+		if got := report(c.args...); fmt.Sprint(got) != fmt.Sprint(c.want) {
+			t.Errorf("usage %v: rows %v, want %v", c.args, got, c.want)
+		}
+	}
+}
