@@ -59,7 +59,10 @@ func (job *mergeJob) mergeTerms(w *segWriter, rm *remapper) error {
 			return err
 		}
 		m.yield = job.yield
-		return m.run(w.term)
+		if !w.noSum {
+			m.sum = &w.sum
+		}
+		return m.run(w.termSum)
 	}
 	lo, err := newTermMerger(job.in, rm, "", pivot)
 	if err != nil {
@@ -74,6 +77,9 @@ func (job *mergeJob) mergeTerms(w *segWriter, rm *remapper) error {
 	if err != nil {
 		return err
 	}
+	if !w.noSum {
+		lo.sum, hi.sum = &w.sum, &part.sum
+	}
 	defer part.remove()
 	mergeSplits.Add(1)
 	var wg sync.WaitGroup
@@ -85,7 +91,7 @@ func (job *mergeJob) mergeTerms(w *segWriter, rm *remapper) error {
 			herr = part.err
 		}
 	}()
-	err = lo.run(w.term)
+	err = lo.run(w.termSum)
 	wg.Wait()
 	if err != nil {
 		return err
@@ -106,6 +112,10 @@ type termMerger struct {
 	pbuf []byte // the postings being read, reused
 	// yield is called before each term (mergeJob.yield); its error ends the run
 	yield func() error
+	// sum is the summarizer of the writer the terms go to (nil: no summaries):
+	// a term whose postings need no remap is summarized as its list is
+	// spliced, in the one pass that finds where each input's list ends.
+	sum *sumWriter
 }
 
 func newTermMerger(in []*segment, rm *remapper, from, to string) (*termMerger, error) {
@@ -121,8 +131,8 @@ func newTermMerger(in []*segment, rm *remapper, from, to string) (*termMerger, e
 }
 
 // run merges the range's terms in order, handing each to emit (its bytes valid
-// during the call).
-func (m *termMerger) run(emit func(term string, df uint32, post []byte)) error {
+// during the call), with its summary if summed (nil: none, or not worth it).
+func (m *termMerger) run(emit func(term string, df uint32, post, sum []byte, summed bool)) error {
 	for {
 		term := ""
 		have := false
@@ -140,6 +150,23 @@ func (m *termMerger) run(emit func(term string, df uint32, post []byte)) error {
 			}
 		}
 		m.tl = termList{buf: m.tl.buf[:0]}
+		// Summarized while spliced: a term the writer summarizes (by the
+		// inputs' dictionaries; its true count decides below) whose lists are
+		// all spliced.
+		fused := false
+		if m.sum != nil {
+			var df uint64
+			fused = true
+			for i, it := range m.its {
+				if it.ok && it.e.term == term {
+					df += uint64(it.e.df)
+					fused = fused && len(m.rm.dropped[i]) == 0
+				}
+			}
+			if fused = fused && df >= uint64(sumMinDF); fused {
+				m.sum.begin(uint32(min(df, 1<<32-1)))
+			}
+		}
 		for i, it := range m.its {
 			if !it.ok || it.e.term != term {
 				continue
@@ -149,9 +176,14 @@ func (m *termMerger) run(emit func(term string, df uint32, post []byte)) error {
 				return err
 			}
 			m.pbuf = post
-			if len(m.rm.dropped[i]) == 0 {
+			switch {
+			case fused:
+				if err = m.tl.spliceScan(post, m.rm.base[i], m.sum); err != nil {
+					err = fmt.Errorf("term %q: %w", term, err)
+				}
+			case len(m.rm.dropped[i]) == 0:
 				err = m.tl.splice(post, m.rm.base[i])
-			} else {
+			default:
 				err = decodePostings(post, func(doc, tf uint32) {
 					if nd, ok := m.rm.remap(i, doc); ok {
 						m.tl.add(nd, tf)
@@ -165,8 +197,15 @@ func (m *termMerger) run(emit func(term string, df uint32, post []byte)) error {
 				return err
 			}
 		}
+		var sum []byte
+		if fused {
+			sum = m.sum.end(m.tl.n)
+			if m.tl.n < sumMinDF {
+				sum = nil // as the writer would: no summary for so few
+			}
+		}
 		if m.tl.n > 0 {
-			emit(term, m.tl.n, m.tl.buf)
+			emit(term, m.tl.n, m.tl.buf, sum, fused)
 		}
 	}
 }
@@ -209,6 +248,31 @@ func (t *termList) splice(post []byte, base uint32) error {
 	t.buf = append(t.buf, rest...)
 	t.last = uint32(doc) + base
 	t.n += count
+	return nil
+}
+
+// spliceScan is splice summarizing the postings appended (sw.scan): that pass
+// over them is the one that finds the list's last doc and count.
+func (t *termList) spliceScan(post []byte, base uint32, sw *sumWriter) error {
+	v, n := binary.Uvarint(post)
+	if n <= 0 {
+		return errCorrupt
+	}
+	p := n
+	tf := uint64(1)
+	if v&1 == 0 {
+		if tf, n = binary.Uvarint(post[p:]); n <= 0 {
+			return errCorrupt
+		}
+		p += n
+	}
+	at := len(t.buf)
+	t.add(uint32(v>>1)+base, uint32(tf))
+	t.buf = append(t.buf, post[p:]...)
+	if err := sw.scan(t.buf, at); err != nil {
+		return err
+	}
+	t.last, t.n = uint32(sw.sc.doc), sw.sc.n
 	return nil
 }
 
@@ -329,13 +393,12 @@ func newMergePart(path string, seg *segWriter) (*mergePart, error) {
 	return p, nil
 }
 
-// term is segWriter.term into the part.
-func (p *mergePart) term(term string, df uint32, post []byte) {
+// term is segWriter.termSum into the part.
+func (p *mergePart) term(term string, df uint32, post, sum []byte, summed bool) {
 	if p.err != nil {
 		return
 	}
-	var sum []byte
-	if df >= sumMinDF && !p.noSum {
+	if !summed && df >= sumMinDF && !p.noSum {
 		if sum, p.err = p.sum.summarize(post, df); p.err != nil {
 			p.err = fmt.Errorf("term %q: %w", term, p.err)
 			return

@@ -222,8 +222,13 @@ func (s *segWriter) endDocs(tokens uint64) {
 // term appends one term (terms come in ascending order) with its postings, and
 // the per-session summary of a common term's postings after them.
 func (s *segWriter) term(term string, df uint32, post []byte) {
-	var sum []byte
-	if df >= sumMinDF && !s.noSum && s.err == nil {
+	s.termSum(term, df, post, nil, false)
+}
+
+// termSum is term with the summary given if summed (a merge summarizes a
+// term's postings as it splices them: s.sum's, nil if not worth it).
+func (s *segWriter) termSum(term string, df uint32, post, sum []byte, summed bool) {
+	if !summed && df >= sumMinDF && !s.noSum && s.err == nil {
 		if sum, s.err = s.sum.summarize(post, df); s.err != nil {
 			s.err = fmt.Errorf("term %q: %w", term, s.err)
 		}

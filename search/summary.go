@@ -41,7 +41,13 @@ type sumWriter struct {
 	// in state plus one; reset after each term).
 	at    []int32
 	state []sumState
-	out   []byte // the last summary's bytes, reused
+	pairs []sumPair // the frontiers of state (sumState.front)
+	out   []byte    // the last summary's bytes, reused
+	sc    sumScan   // the term being scanned
+	// The current session's frontier: as a table, or (a pair of a large tf
+	// came) as its pairs.
+	best     sumBestTable
+	bigFront []sumPair
 }
 
 // sumRun: docs from first on belong to session ord (until the next run).
@@ -54,7 +60,10 @@ type sumState struct {
 	first, last uint32 // docs
 	off         uint64 // byte offset of the first posting in the list
 	maxTime     uint32
-	front       []sumPair // Pareto frontier, ascending tf (and length)
+	// The session's Pareto frontier, ascending tf (and length): pairs[front :
+	// front+nfront], written when its postings end (in one array, not a slice
+	// per session: end reads them in order).
+	front, nfront uint32
 }
 
 func (w *sumWriter) doc(d *docRec) {
@@ -107,96 +116,235 @@ func (w *sumWriter) table() []byte {
 // (delta), last doc - first doc, newest time (signed delta), n, n× (tf, length)
 // (deltas after the first)`.
 func (w *sumWriter) summarize(post []byte, df uint32) ([]byte, error) {
+	w.begin(df)
+	if err := w.scan(post, 0); err != nil {
+		return nil, err
+	}
+	return w.end(df), nil
+}
+
+// sumBest: the current session's frontier is kept as a table of tfs below it
+// (sumBestTable) until a pair of a larger tf comes, then by addFrontier.
+const sumBest = 64
+
+// sumScan is where a term's scan stands between two calls of scan (a merge
+// scans a term's list as each input's postings are appended to it).
+type sumScan struct {
+	run    int    // the run of the last posting (-1: none yet)
+	runEnd uint32 // the first doc of the run after it (0: none yet)
+	doc    uint64 // the last posting's doc
+	n      uint32 // postings scanned
+	cur    int    // the last posting's session: its index in state (-1: none)
+	// The current session's last doc and newest time (in state when it changes).
+	last, maxTime uint32
+	hi            int  // best[:hi+1] may be set
+	big           bool // the current session has a pair of tf sumBest or more: its frontier is in bigFront
+}
+
+// begin starts the summary of a term of about df postings: scan its list, then
+// end.
+func (w *sumWriter) begin(df uint32) {
 	if len(w.at) < w.nsessions {
 		w.at = make([]int32, w.nsessions)
 	}
-	w.state = w.state[:0]
+	w.state, w.pairs = w.state[:0], w.pairs[:0]
 	if n := min(int(df), w.nsessions); cap(w.state) < n {
 		// At most one state per session holding the term: grown once to that,
 		// not by appends (a large slice grows by a quarter at a time).
 		w.state = make([]sumState, 0, n)
 	}
-	defer func() {
-		for i := range w.state {
-			w.at[w.state[i].ord] = 0
-		}
-	}()
-	run := -1
-	var runEnd uint32 // the first doc of the run after run; 0: none yet
-	var st *sumState  // run's session's
-	var doc uint64
-	first := true
-	off := 0
+	w.sc = sumScan{run: -1, cur: -1, hi: -1}
+}
+
+// scan summarizes the postings of post[off:], which go on those scanned before
+// (post is the term's list so far: a posting's offset is its index in post).
+// This runs for every posting a merge writes: the current session's state is
+// kept in locals, and its frontier as a table (best) where a posting is one
+// lookup (about half of them are not beaten by the frontier so far), made into
+// the frontier's pairs once the session's postings end.
+func (w *sumWriter) scan(post []byte, off int) error {
+	sc := w.sc
+	run, runEnd, doc, n, cur, last, maxTime, hi, big := sc.run, sc.runEnd, sc.doc, sc.n, sc.cur, sc.last, sc.maxTime, sc.hi, sc.big
+	lens, times := w.lens, w.times
+	best := &w.best
 	for off < len(post) {
 		at := off
-		// A one-byte gap of tf 1 (most postings) without a call.
+		// One-byte gaps and tfs (most postings) without a call.
 		v := uint64(post[off])
 		if v < 0x80 {
 			off++
 		} else {
-			var n int
-			if v, n = uvarint(post[off:]); n <= 0 {
-				return nil, errCorrupt
+			var k int
+			if v, k = uvarint(post[off:]); k <= 0 {
+				w.abortScan(hi)
+				return errCorrupt
 			}
-			off += n
+			off += k
 		}
 		tf := uint64(1)
 		if v&1 == 0 {
-			var n int
-			if tf, n = uvarint(post[off:]); n <= 0 {
-				return nil, errCorrupt
+			if off < len(post) && post[off] < 0x80 {
+				tf = uint64(post[off])
+				off++
+			} else {
+				var k int
+				if tf, k = uvarint(post[off:]); k <= 0 {
+					w.abortScan(hi)
+					return errCorrupt
+				}
+				off += k
 			}
-			off += n
 		}
-		if first {
-			doc, first = v>>1, false
+		if n == 0 {
+			doc = v >> 1
 		} else {
 			doc += v >> 1
 		}
-		if doc >= uint64(len(w.lens)) {
-			return nil, errCorrupt
+		n++
+		if doc >= uint64(len(lens)) {
+			w.abortScan(hi)
+			return errCorrupt
 		}
 		d := uint32(doc)
 		// The run holding d: postings ascend, so the cursor only moves forward,
 		// and the session's state is looked up only when it moves.
 		if d >= runEnd {
+			if cur >= 0 {
+				w.leave(cur, last, maxTime, hi, big)
+			}
 			run = w.runAfter(run, d)
 			runEnd = math.MaxUint32
 			if run+1 < len(w.runs) {
 				runEnd = w.runs[run+1].first
 			}
 			o := w.runs[run].ord
-			i := int(w.at[o]) - 1
-			if i < 0 {
-				i = len(w.state)
-				w.at[o] = int32(i + 1)
-				if i < cap(w.state) {
-					w.state = w.state[:i+1]
+			hi, big = -1, false
+			cur = int(w.at[o]) - 1
+			if cur < 0 {
+				cur = len(w.state)
+				w.at[o] = int32(cur + 1)
+				if cur < cap(w.state) {
+					w.state = w.state[:cur+1]
 				} else {
 					w.state = append(w.state, sumState{})
 				}
-				st := &w.state[i]
-				front := st.front[:0]
-				*st = sumState{ord: o, first: d, off: uint64(at), front: front}
+				w.state[cur] = sumState{ord: o, first: d, off: uint64(at)}
+				last, maxTime = d, 0
+			} else {
+				// A session seen before (its docs are in two runs): its
+				// frontier goes back into best.
+				st := &w.state[cur]
+				last, maxTime = st.last, st.maxTime
+				f := w.pairs[st.front : st.front+st.nfront]
+				for _, q := range f {
+					hi = best.add(q, hi)
+				}
+				if big = len(f) > 0 && f[len(f)-1].tf >= sumBest; big {
+					w.bigFront = append(w.bigFront[:0], f...)
+				}
 			}
-			st = &w.state[i]
 		}
-		st.last = d
-		st.maxTime = max(st.maxTime, w.times[d])
-		// A pair the frontier's first beats (most: a posting of tf 1) is
-		// dropped without a call.
-		p := sumPair{uint32(tf), uint32(w.lens[d])}
-		if f := st.front; len(f) == 0 || f[0].tf < p.tf || f[0].len > p.len {
-			st.front = addFrontier(f, p)
+		last = d
+		maxTime = max(maxTime, times[d])
+		p := sumPair{uint32(tf), uint32(lens[d])}
+		if p.tf < sumBest && best[p.tf] >= 1<<16-p.len {
+			continue // a pair seen has as high a tf and as low a length
 		}
+		if p.tf >= sumBest && !big {
+			// The table would not tell this pair from one of tf sumBest-1:
+			// from here on the session's frontier is kept as pairs.
+			w.bigFront = best.frontier(w.bigFront[:0], hi)
+			big = true
+		}
+		if big {
+			w.bigFront = addFrontier(w.bigFront, p)
+		}
+		hi = best.add(p, hi)
+	}
+	w.sc = sumScan{run: run, runEnd: runEnd, doc: doc, n: n, cur: cur, last: last, maxTime: maxTime, hi: hi, big: big}
+	return nil
+}
+
+// leave stores the current session's state when its postings end (or the
+// term's) and empties best.
+func (w *sumWriter) leave(cur int, last, maxTime uint32, hi int, big bool) {
+	st := &w.state[cur]
+	st.last, st.maxTime = last, maxTime
+	st.front = uint32(len(w.pairs))
+	if big {
+		w.pairs = append(w.pairs, w.bigFront...)
+	} else {
+		w.pairs = w.best.frontier(w.pairs, hi)
+	}
+	st.nfront = uint32(len(w.pairs)) - st.front
+	clear(w.best[:hi+1])
+}
+
+// sumBestTable is a session's frontier as a lookup table: t[k] is 1<<16 minus
+// the least length of the session's pairs of tf k or more (k below sumBest; a
+// pair of a larger tf counts as sumBest-1), 0 if none. Lengths are 16 bits. A
+// pair (tf, len) of tf below sumBest is beaten iff t[tf] >= 1<<16 - len.
+type sumBestTable [sumBest + 1]uint32
+
+// add records pair p, beaten or not, and returns the new highest index set.
+func (t *sumBestTable) add(p sumPair, hi int) int {
+	k := int(min(p.tf, sumBest-1))
+	v := 1<<16 - p.len
+	hi = max(hi, k)
+	for ; k >= 0 && t[k] < v; k-- {
+		t[k] = v
+	}
+	return hi
+}
+
+// frontier appends the frontier of the pairs added (all of tf below sumBest),
+// in ascending tf: the pairs no other beats are those (k, least length of tf k
+// or more) whose length is less than that of tf k+1 or more. (t[hi+1] is 0:
+// t[sumBest] is never set. Each k is written, and kept or not without a branch:
+// which are kept is not predictable.)
+func (t *sumBestTable) frontier(f []sumPair, hi int) []sumPair {
+	n := len(f)
+	f = slices.Grow(f, hi+1)[:n+hi+1]
+	for k := 0; k <= hi && k < sumBest; k++ {
+		v := t[k]
+		f[n] = sumPair{uint32(k), 1<<16 - v}
+		keep := 0
+		if v > t[k+1] {
+			keep = 1
+		}
+		n += keep
+	}
+	return f[:n]
+}
+
+// abortScan leaves the per-term scratch as begin expects it after a failed scan.
+func (w *sumWriter) abortScan(hi int) {
+	clear(w.best[:hi+1])
+	for i := range w.state {
+		w.at[w.state[i].ord] = 0
+	}
+	w.state = w.state[:0]
+	w.sc = sumScan{run: -1, cur: -1, hi: -1}
+}
+
+// end returns the summary of the postings scanned since begin (df of them: nil
+// if not worth it); its bytes are valid until the next term's.
+func (w *sumWriter) end(df uint32) []byte {
+	if sc := &w.sc; sc.cur >= 0 {
+		w.leave(sc.cur, sc.last, sc.maxTime, sc.hi, sc.big)
+	} else {
+		clear(w.best[:sc.hi+1])
+	}
+	w.sc = sumScan{run: -1, cur: -1, hi: -1}
+	for i := range w.state {
+		w.at[w.state[i].ord] = 0
 	}
 	if len(w.state)*sumMinPerSession > int(df) {
 		// Sessions hold the term in about one message each: the summary would be
 		// no shorter to walk than the postings, and several times their size.
-		return nil, nil
+		return nil
 	}
 	b := w.out[:0] // the caller writes it out before the next term
-	defer func() { w.out = b[:0] }()
 	var prevOrd int64
 	var prevFirst uint32
 	var prevOff uint64
@@ -208,16 +356,17 @@ func (w *sumWriter) summarize(post []byte, df uint32) ([]byte, error) {
 		b = binary.AppendUvarint(b, st.off-prevOff)
 		b = binary.AppendUvarint(b, uint64(st.last-st.first))
 		b = binary.AppendVarint(b, int64(st.maxTime)-prevTime)
-		b = binary.AppendUvarint(b, uint64(len(st.front)))
+		b = binary.AppendUvarint(b, uint64(st.nfront))
 		var p sumPair
-		for _, q := range st.front {
+		for _, q := range w.pairs[st.front : st.front+st.nfront] {
 			b = binary.AppendUvarint(b, uint64(q.tf-p.tf))
 			b = binary.AppendUvarint(b, uint64(q.len-p.len))
 			p = q
 		}
 		prevOrd, prevFirst, prevOff, prevTime = int64(st.ord), st.first, st.off, int64(st.maxTime)
 	}
-	return b, nil
+	w.out = b[:0]
+	return b
 }
 
 // runAfter returns the run holding doc d, the last whose first doc is at most d,
