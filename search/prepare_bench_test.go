@@ -137,9 +137,24 @@ func BenchmarkLinesPrepared(b *testing.B) {
 // (scratch, what it did before; now its fallback for a part that does not
 // decode).
 func BenchmarkCountTerms(b *testing.B) {
+	benchCountTerms(b, genUnits(b))
+}
+
+// BenchmarkCountTerms6K: BenchmarkCountTerms on lines as the search bench
+// store's (6 KiB of word salad on average, BenchmarkColdLines'), whose strings
+// are mostly counted block by block (countBlocks).
+func BenchmarkCountTerms6K(b *testing.B) {
+	units, err := gen.LineUnits(b.TempDir(), gen.Spec{Projects: 2, Sessions: 6, Lines: 40, LineSize: 6144})
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchCountTerms(b, units)
+}
+
+func benchCountTerms(b *testing.B, us []unitLines) {
 	var units [][]textParts
 	var n int64
-	for _, u := range genUnits(b) {
+	for _, u := range us {
 		var ms []textParts
 		for j, l := range u.Lines {
 			for _, m := range ExtractLine(nil, u.Ref.Layout, u.Offs[j], l, false) {
