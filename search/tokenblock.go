@@ -91,7 +91,7 @@ func (p *preparedLines) countCut(in []byte, nw int, doc uint32, pairs []termTF) 
 		pairs = slices.Grow(pairs, nw) // room for every word
 	}
 	for j := 0; ; j++ {
-		j, pairs = cw.count(j, doc, p.dict.table, pairs)
+		j, pairs = cw.countRun(j, doc, p.dict.table, pairs)
 		if j >= nw {
 			return pairs
 		}
@@ -152,10 +152,14 @@ const maxBlockWords = 32
 // loads are issued from addresses known from the start, and the loop that
 // counts them ends once a run, not once a block.
 type blockWords struct {
-	key [256]uint64 // lower case, masked to the word (its first 8 bytes if longer)
-	lh  [256]uint32 // the dict's hash<<8 | length (the hash only if at most 8 bytes); after the last word 0
-	at  [256]int32  // where the word starts in the string
+	key [cutWords]uint64 // lower case, masked to the word (its first 8 bytes if longer)
+	lh  [cutWords]uint32 // the dict's hash<<8 | length (the hash only if at most 8 bytes); after the last word 0
+	at  [cutWords]int32  // where the word starts in the string
 }
+
+// cutWords is how many words blockWords holds (the last after them of no
+// bytes): a power of two.
+const cutWords = 256
 
 // keyMask keeps the bytes of a word of k bytes (all 8 if longer) in its key.
 var keyMask = func() (m [64]uint64) {

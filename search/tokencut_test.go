@@ -118,6 +118,34 @@ func TestCountCutSlots(t *testing.T) {
 		t.Fatalf("counted %q, want %q", got, want)
 	}
 
+	// The words of the last slots, cut and counted in one run: each is
+	// found in its first slot or the next (past the last, the first), the
+	// third word left to the calls, by the assembly and by the Go.
+	for doc, asm := range []bool{true, false} {
+		if asm && !useCountAsm {
+			continue
+		}
+		doc := uint32(doc) + 2 // the message above was doc 1
+		func() {
+			defer func(was bool) { useCountAsm = was }(useCountAsm)
+			useCountAsm = asm
+			in := []byte(strings.Repeat(last[0]+" "+last[1]+" "+last[2]+" ", 4) + strings.Repeat(" ", blockSpan))
+			w, _ := classify64(in)
+			var cw blockWords
+			nw := cw.cut((*[blockSpan]byte)(in), w&(1<<63-1), 0, 0)
+			cw.lh[nw] = 0
+			pairs := make([]termTF, 0, nw)
+			j, pairs := cw.countRun(0, doc, p.dict.table, pairs)
+			if j != 2 || len(pairs) != 2 {
+				t.Fatalf("asm %v: countRun stopped at word %d of %d with %d pairs, want at the third (in slot 1)", asm, j, nw, len(pairs))
+			}
+			j, pairs = cw.countRun(3, doc, p.dict.table, pairs)
+			if j != 5 || len(pairs) != 2 || pairs[0].tf != 2 || pairs[1].tf != 2 {
+				t.Fatalf("asm %v: countRun from word 3 stopped at %d with pairs %v, want at 5, two of tf 2", asm, j, pairs)
+			}
+		}()
+	}
+
 	// A term of 8 bytes and the longer ones it begins, one of them in the
 	// first slot of the 8 bytes' term (found under this process's seed).
 	short := []byte("abcdefgh")
