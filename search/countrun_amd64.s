@@ -56,3 +56,54 @@ done:
 	MOVQ CX, next+64(FP)
 	MOVQ R11, n+72(FP)
 	RET
+
+// func cutAsm(b *[blockSpan]byte, ws uint64, base, n int, c *blockWords) int
+//
+// blockWords.cut: c's key, lh and at arrays are at 0, 8*cutWords and
+// 12*cutWords (countrun_amd64.go checks).
+TEXT ·cutAsm(SB), NOSPLIT, $0-48
+	MOVQ b+0(FP), SI
+	MOVQ ws+8(FP), AX
+	MOVQ base+16(FP), R8
+	MOVQ n+24(FP), CX
+	MOVQ c+32(FP), DI
+	LEAQ (AX)(AX*1), BX
+	NOTQ BX
+	ANDQ AX, BX            // the words' first bytes
+	MOVQ AX, DX
+	SHRQ $1, DX
+	NOTQ DX
+	ANDQ AX, DX            // their last bytes
+	TESTQ BX, BX
+	JZ   cutdone
+	MOVQ $0x2020202020202020, R11
+	MOVQ $0x9E3779B97F4A7C15, R12 // dictMul
+	LEAQ ·keyMask(SB), R13
+
+cutloop:
+	BSFQ  BX, AX           // s
+	BSFQ  DX, R9
+	LEAQ  -1(BX), R14
+	ANDQ  R14, BX
+	LEAQ  -1(DX), R14
+	ANDQ  R14, DX
+	SUBQ  AX, R9
+	INCQ  R9               // k
+	MOVQ  (SI)(AX*1), R10
+	ORQ   R11, R10         // lower case
+	ANDQ  (R13)(R9*8), R10 // keyMask[k]
+	MOVQ  R10, (DI)(CX*8)  // key
+	IMULQ R12, R10
+	SHRQ  $40, R10
+	SHLL  $8, R10
+	ORL   R9, R10
+	MOVL  R10, 2048(DI)(CX*4) // lh
+	LEAQ  (R8)(AX*1), R14
+	MOVL  R14, 3072(DI)(CX*4) // at
+	INCQ  CX
+	TESTQ BX, BX
+	JNZ   cutloop
+
+cutdone:
+	MOVQ CX, ret+40(FP)
+	RET

@@ -67,7 +67,7 @@ func (p *preparedLines) countBlocks(in []byte, i int, doc uint32, pairs []termTF
 				pairs = p.countCut(in, nw, doc, pairs)
 				n, nw = n+nw, 0
 			}
-			nw = cw.cut((*[blockSpan]byte)(b), ws, i, nw)
+			nw = cw.cutRun((*[blockSpan]byte)(b), ws, i, nw)
 		}
 		if stop >= 0 || end == 0 {
 			return i + end, n + nw, p.countCut(in, nw, doc, pairs), max(stop, i+end)

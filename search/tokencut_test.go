@@ -119,8 +119,9 @@ func TestCountCutSlots(t *testing.T) {
 	}
 
 	// The words of the last slots, cut and counted in one run: each is
-	// found in its first slot or the next (past the last, the first), the
-	// third word left to the calls, by the assembly and by the Go.
+	// found in its first slot or the next (past the last, the first; upper
+	// case too), the third word left to the calls, by the assembly and by
+	// the Go.
 	for doc, asm := range []bool{true, false} {
 		if asm && !useCountAsm {
 			continue
@@ -129,10 +130,10 @@ func TestCountCutSlots(t *testing.T) {
 		func() {
 			defer func(was bool) { useCountAsm = was }(useCountAsm)
 			useCountAsm = asm
-			in := []byte(strings.Repeat(last[0]+" "+last[1]+" "+last[2]+" ", 4) + strings.Repeat(" ", blockSpan))
+			in := []byte(strings.Repeat(last[0]+" "+strings.ToUpper(last[1])+" "+last[2]+" ", 4) + strings.Repeat(" ", blockSpan))
 			w, _ := classify64(in)
 			var cw blockWords
-			nw := cw.cut((*[blockSpan]byte)(in), w&(1<<63-1), 0, 0)
+			nw := cw.cutRun((*[blockSpan]byte)(in), w&(1<<63-1), 0, 0)
 			cw.lh[nw] = 0
 			pairs := make([]termTF, 0, nw)
 			j, pairs := cw.countRun(0, doc, p.dict.table, pairs)
