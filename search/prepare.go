@@ -20,6 +20,7 @@ type preparedLines struct {
 	layout  string
 	scratch []byte          // scratch: one message's terms, each after its length byte
 	long    [blockSpan]byte // countWord's: a word lower case
+	cut     blockWords      // countBlocks': the words cut and not yet counted
 
 	dict termDict // the unit's distinct terms, by local id
 
@@ -225,11 +226,12 @@ const dictMul = 0x9E3779B97F4A7C15
 
 // termDict numbers the distinct terms of a unit in order of first occurrence: an
 // open-addressing table over one arena of names, no string per term. A slot
-// holds a term's first 8 bytes, its length and 24 bits of its hash, so that a
-// term of up to 8 bytes (most words) is found by comparing one slot, hashed
-// without a call; a longer one is compared with its name in the arena too. The
-// slot also keeps what preparedLines counts of the term in the doc at hand, so
-// that a term costs one slot's cache line.
+// holds a term's key (its first 8 bytes; a longer term's of another form), its
+// length and 24 bits of its hash, so that a term of up to 8 bytes (most words)
+// is found by comparing one slot, hashed without a call (its key alone tells
+// it: blockWords.count); a longer one is compared with its name in the arena
+// too. The slot also keeps what preparedLines counts of the term in the doc at
+// hand, so that a term costs one slot's cache line.
 type termDict struct {
 	table []dictSlot // a power of two, at most a quarter full (most terms in their first slot)
 	arena []byte     // the names back to back
@@ -237,7 +239,7 @@ type termDict struct {
 }
 
 type dictSlot struct {
-	key  uint64 // the term's first 8 bytes, little-endian, zero-padded (no term holds a 0 byte)
+	key  uint64 // a term of up to 8 bytes': its bytes, little-endian, zero-padded (no term holds a 0 byte); a longer one's: its first 6, a 0 and a 1 (no shorter term's)
 	id   uint32 // 1 + id; 0: empty
 	lh   uint32 // hash<<8 | length
 	mark uint32 // preparedLines': 1 + the doc the term last occurred in
@@ -283,6 +285,7 @@ func termKey(t []byte) (uint64, uint32) {
 		h = key * dictMul
 	} else {
 		h = maphash.Bytes(dictSeed, t)
+		key = key&^(0xffff<<48) | 1<<56 // a 0 byte, then one that is not: no shorter term's key
 	}
 	return key, uint32(h>>40)<<8 | uint32(len(t))
 }
