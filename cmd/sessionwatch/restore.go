@@ -127,9 +127,11 @@ func archiveByAction(archives []janitor.Archived, stateDir, id string) (janitor.
 	}
 	js, _ := janitor.ReadJournal(filepath.Join(stateDir, janitor.JournalName))
 	for i := len(js) - 1; i >= 0; i-- {
-		// Only an archive action wrote an archive: a restore, an expiry or a
-		// record's removal names the archive path too, with an id of its own.
-		if !strings.EqualFold(js[i].ActionID, id) || js[i].Action != janitor.KindArchive || js[i].Archive == "" {
+		// Only an action that archived (a retirement, or a terminal record's
+		// removal into records.jsonl) wrote an archive: a restore or an
+		// expiry names the archive path too, with an id of its own.
+		wrote := js[i].Action == janitor.KindArchive || js[i].Action == janitor.KindRemoveRecord
+		if !strings.EqualFold(js[i].ActionID, id) || !wrote || js[i].Archive == "" {
 			continue
 		}
 		for _, a := range archives {
