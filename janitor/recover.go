@@ -2,10 +2,12 @@ package janitor
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -132,16 +134,13 @@ func openIntents(path string) ([]JournalEntry, error) {
 	defer f.Close()
 	open := map[string]JournalEntry{}
 	var order []string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	for sc.Scan() {
-		line := sc.Bytes()
+	err = eachJournalLine(f, maxJournalLine, func(line []byte) {
 		if !mayBeOfAnIntent(line) {
-			continue
+			return
 		}
 		var e JournalEntry
 		if json.Unmarshal(line, &e) != nil || e.ActionID == "" {
-			continue
+			return
 		}
 		switch {
 		case e.Phase == PhaseIntent:
@@ -152,7 +151,7 @@ func openIntents(path string) ([]JournalEntry, error) {
 		default:
 			delete(open, e.ActionID)
 		}
-	}
+	})
 	var out []JournalEntry
 	for _, id := range order {
 		if e, ok := open[id]; ok {
@@ -160,7 +159,52 @@ func openIntents(path string) ([]JournalEntry, error) {
 			delete(open, id)
 		}
 	}
-	return out, sc.Err()
+	if err != nil {
+		err = fmt.Errorf("read journal: %w", err)
+	}
+	return out, err
+}
+
+// maxJournalLine bounds the memory a journal line may take while recovery
+// reads it: no line the janitor writes comes near it.
+const maxJournalLine = 16 << 20
+
+// eachJournalLine calls fn with every line of r (without its CR LF or LF) of
+// at most max bytes. A longer line (junk a crash or a bad disk left) is
+// skipped, not the end: every intent after it must still be found, and the
+// journal only grows, so stopping there would hide each intent written after
+// it from every later start.
+func eachJournalLine(r io.Reader, max int, fn func([]byte)) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var line []byte
+	long := false
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if !long {
+			if len(line)+len(chunk) > max+2 {
+				long, line = true, line[:0]
+			} else {
+				line = append(line, chunk...)
+			}
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if !long {
+			line = bytes.TrimSuffix(line, []byte("\n"))
+			line = bytes.TrimSuffix(line, []byte("\r"))
+			if len(line) > 0 && len(line) <= max {
+				fn(line)
+			}
+		}
+		line, long = line[:0], false
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
 }
 
 // mayBeOfAnIntent: line may be an intent or close one, as only the lines of

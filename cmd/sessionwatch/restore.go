@@ -113,8 +113,9 @@ func isActionID(ref string) bool {
 	return err == nil
 }
 
-// archiveByAction finds the archive a journal action wrote: by the action id
-// in its metadata, else by the archive path the journal recorded for it.
+// archiveByAction finds the archive a journal archive action wrote: by the
+// action id in its metadata, else by the archive path the journal recorded for
+// that action.
 func archiveByAction(archives []janitor.Archived, stateDir, id string) (janitor.Archived, error) {
 	if !isActionID(id) {
 		return janitor.Archived{}, errNoAction
@@ -126,7 +127,11 @@ func archiveByAction(archives []janitor.Archived, stateDir, id string) (janitor.
 	}
 	js, _ := janitor.ReadJournal(filepath.Join(stateDir, janitor.JournalName))
 	for i := len(js) - 1; i >= 0; i-- {
-		if !strings.EqualFold(js[i].ActionID, id) || js[i].Archive == "" {
+		// Only an action that archived (a retirement, or a terminal record's
+		// removal into records.jsonl) wrote an archive: a restore or an
+		// expiry names the archive path too, with an id of its own.
+		wrote := js[i].Action == janitor.KindArchive || js[i].Action == janitor.KindRemoveRecord
+		if !strings.EqualFold(js[i].ActionID, id) || !wrote || js[i].Archive == "" {
 			continue
 		}
 		for _, a := range archives {

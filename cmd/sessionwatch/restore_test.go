@@ -161,3 +161,49 @@ func gunzipFile(t *testing.T, path string) []byte {
 	}
 	return data
 }
+
+// TestRestoreByActionIDOnlyOfAnArchive: the action id `restore` takes is the
+// one of the archive action that wrote the archive; the id of any other
+// journal line naming that archive path (the restore that emptied it, as every
+// line now has an actionId: an expire-archive, a restore of a record) names no
+// archive to restore, even once the same path holds a newer archive of the
+// same session.
+func TestRestoreByActionIDOnlyOfAnArchive(t *testing.T) {
+	e := newEnv(t)
+	work := filepath.Join(e.home, "code", "oproj")
+	os.MkdirAll(work, 0o700)
+	old := e.agedSession(work, idOld, 20*24*time.Hour)
+	if _, errs, code := e.cli("clean"); code != 0 || fileExists(old) {
+		t.Fatalf("clean: %d %s", code, errs)
+	}
+	t.Chdir(work)
+	if _, errs, code := e.cli("restore", idOld); code != 0 || !fileExists(old) {
+		t.Fatalf("restore: %d %s", code, errs)
+	}
+	past := time.Now().Add(-30 * 24 * time.Hour)
+	os.Chtimes(old, past, past)
+	if _, errs, code := e.cli("delete", idOld); code != 0 || fileExists(old) {
+		t.Fatalf("delete (archive again): %d %s", code, errs)
+	}
+	js, _ := janitor.ReadJournal(filepath.Join(e.state, janitor.JournalName))
+	var restoreID, archiveID string
+	for _, j := range js {
+		switch {
+		case j.Action == janitor.KindRestore && j.ID == idOld:
+			restoreID = j.ActionID
+		case j.Action == janitor.KindArchive && j.ID == idOld:
+			archiveID = j.ActionID
+		}
+	}
+	ars, _ := janitor.ListArchives(e.archiveDir(), nil)
+	if restoreID == "" || archiveID == "" || len(ars) != 1 {
+		t.Fatalf("journal: restore %q, last archive %q; archives %v", restoreID, archiveID, ars)
+	}
+	_, errs, code := e.cli("restore", restoreID)
+	if code != 1 || !strings.Contains(errs, "no archive written by action "+restoreID) || fileExists(old) {
+		t.Fatalf("restore by the id of a restore = %d, %q (restored: %v), want not found", code, errs, fileExists(old))
+	}
+	if _, errs, code := e.cli("restore", archiveID); code != 0 || !fileExists(old) {
+		t.Fatalf("restore by the archive's action id = %d, %q", code, errs)
+	}
+}
