@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"unicode"
 )
 
 // Gemini CLI (SPEC §3.4): <root>/<slug-or-sha256>/chats/session-<...>.jsonl, subagents
@@ -468,36 +469,89 @@ var geminiIgnoredPrefixes = []string{"/", "?", "<session_context>", "<hook_conte
 // geminiPrompt renders a user message's content as a first-prompt candidate, or ""
 // when it is not eligible. content is a string, a part {text}, or an array of both;
 // the texts are joined as Gemini joins them.
+//
+// Only the start of a long text can matter (Prompt keeps MaxPromptChars
+// characters, and the ignored prefixes are short): the text is first joined with
+// its long strings clipped (geminiTextClip), and when Prompt cuts that text, the
+// whole text gives the same prompt; else it is joined whole.
 func geminiPrompt(raw json.RawMessage, m *Members) string {
-	text := geminiText(raw, m)
-	if text == "" {
-		return ""
-	}
-	for _, p := range geminiIgnoredPrefixes {
-		if strings.HasPrefix(text, p) {
-			return ""
+	if text, clipped := geminiTextClip(raw, m, geminiPromptClip); clipped {
+		if p, cut := promptCut(text); cut {
+			if geminiIgnored(strings.TrimLeftFunc(text, unicode.IsSpace)) {
+				return ""
+			}
+			return p
 		}
+	}
+	text := geminiText(raw, m)
+	if text == "" || geminiIgnored(text) {
+		return ""
 	}
 	return Prompt(text)
 }
 
+// geminiIgnored reports whether trimmed user text starts with one of
+// geminiIgnoredPrefixes.
+func geminiIgnored(text string) bool {
+	for _, p := range geminiIgnoredPrefixes {
+		if strings.HasPrefix(text, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// geminiPromptClip is how many bytes of a long string geminiPrompt decodes at
+// first: MaxPromptChars characters of text are a few hundred bytes.
+const geminiPromptClip = 2048
+
 // geminiText joins a message's content parts as Gemini's partListUnionToString
 // does, trimmed; m, if not nil, is the scan of the line that holds raw.
 func geminiText(raw json.RawMessage, m *Members) string {
+	text, _ := geminiTextClip(raw, m, 0)
+	return strings.TrimSpace(text)
+}
+
+// geminiTextClip is geminiText untrimmed, except that with clip > 0 the first
+// string whose text is longer than clip bytes (of JSON) is clipped: cut at a
+// space byte in its first clip bytes (never within an escape or a character,
+// the string being valid JSON), and nothing joined after it; clipped tells. The
+// text is then a prefix of the whole one (geminiText's, untrimmed).
+func geminiTextClip(raw json.RawMessage, m *Members, clip int) (text string, clipped bool) {
 	var b strings.Builder
+	str := func(raw []byte) {
+		raw = bytes.TrimSpace(raw)
+		if in := len(raw) - 2; clip > 0 && in > clip && raw[0] == '"' {
+			// Every string handed here was validated with the object or
+			// array it is a member of (ObjectFields, arrayElems).
+			if sp := bytes.LastIndexByte(raw[1:1+clip], ' '); sp >= clip/2 {
+				var q [geminiPromptClip + 2]byte
+				buf := q[:0]
+				if clip > geminiPromptClip {
+					buf = make([]byte, 0, clip+2)
+				}
+				buf = append(append(append(buf, '"'), raw[1:1+sp]...), '"')
+				s, _ := JSONString(buf)
+				b.WriteString(s)
+				clipped = true
+				return
+			}
+		}
+		s, _ := JSONString(raw)
+		b.WriteString(s)
+	}
 	var add func(raw json.RawMessage, nested bool)
 	add = func(raw json.RawMessage, nested bool) {
 		raw = bytes.TrimSpace(raw)
-		if len(raw) == 0 {
+		if len(raw) == 0 || clipped {
 			return
 		}
 		switch raw[0] {
 		case '"':
-			s, _ := jsString(raw)
-			b.WriteString(s)
+			str(raw)
 		case '{':
 			if part, err := jsObjectOf(raw, m); err == nil {
-				b.WriteString(jsStr(part["text"]))
+				str(part["text"])
 			}
 		case '[':
 			if !nested {
@@ -506,7 +560,7 @@ func geminiText(raw json.RawMessage, m *Members) string {
 		}
 	}
 	add(raw, false)
-	return strings.TrimSpace(b.String())
+	return b.String(), clipped
 }
 
 // ParseDocument reads a legacy single-document chat (the header object plus
