@@ -350,6 +350,9 @@ func scanObject(b []byte, i, depth int, fn func(key, val []byte), rec *Members) 
 				return 0, errSyntax
 			}
 			key = []byte(k)
+			if rec != nil {
+				rec.copied = true
+			}
 		}
 		kStart := i + 1
 		i = skipSpace(b, kEnd)
@@ -553,6 +556,9 @@ type Members struct {
 	objs []objSpan   // the nested objects scanned whole, by start
 	sub  []subMember // their members
 	keys [][]byte    // their keys that were unescaped into copies
+	// Whether a key of the line (at any depth) was unescaped into a copy
+	// (KeyText cannot tell where its text is).
+	copied bool
 }
 
 type member struct{ key, val []byte }
@@ -574,13 +580,56 @@ type subMember struct {
 func (m *Members) Scan(line []byte) {
 	clear(m.mem)
 	clear(m.keys)
-	m.line, m.mem, m.objs, m.sub, m.keys = line, m.mem[:0], m.objs[:0], m.sub[:0], m.keys[:0]
+	m.line, m.mem, m.objs, m.sub, m.keys, m.copied = line, m.mem[:0], m.objs[:0], m.sub[:0], m.keys[:0], false
 	if len(line) > math.MaxInt32 {
 		// The records' offsets would not fit: nothing nested is recorded.
 		m.err = objectFields(line, func(key, val []byte) { m.mem = append(m.mem, member{key, val}) }, nil)
 		return
 	}
 	m.err = objectFields(line, nil, m)
+}
+
+// KeyText is bytes.Contains(line, []byte(`"`+key+`":`+string(c))) told from the
+// scan, without reading the line again: known is false when the scan cannot
+// tell (m nil, line not the line last scanned in place, the line not valid
+// JSON, a key unescaped into a copy, or key not made of ASCII letters, digits
+// and '_'). c is the first byte of a JSON value ('{', '[', '"', …).
+//
+// In a valid line such text is a member's key and the start of its value: its
+// first quote opens a string (a closing quote is followed by no letter, and
+// one within a string is escaped; then the string, ending with that escape and
+// the key, would be a key with a backslash in it: unescaped into a copy).
+func (m *Members) KeyText(line []byte, key string, c byte) (found, known bool) {
+	if m == nil || len(line) == 0 || len(line) != len(m.line) || &line[0] != &m.line[0] ||
+		m.err != nil || m.copied || len(line) > math.MaxInt32 || !plainKey(key) {
+		return false, false
+	}
+	at := func(q int) bool { // the key's closing quote is line[q]
+		return q+2 < len(line) && line[q+1] == ':' && line[q+2] == c
+	}
+	for _, e := range m.mem {
+		if string(e.key) == key {
+			if off := cap(line) - cap(e.key); off > 0 && off < len(line) && &line[off] == &e.key[0] && at(off+len(key)) {
+				return true, true
+			}
+		}
+	}
+	for _, e := range m.sub {
+		if int(e.kEnd-e.kStart) == len(key) && string(line[e.kStart:e.kEnd]) == key && at(int(e.kEnd)) {
+			return true, true
+		}
+	}
+	return false, true
+}
+
+// plainKey reports whether key is a non-empty run of ASCII letters, digits and '_'.
+func plainKey(key string) bool {
+	for i := 0; i < len(key); i++ {
+		if c := key[i]; !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return key != ""
 }
 
 // Line is the line last scanned.
