@@ -115,3 +115,27 @@ func BenchmarkJSONString(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkFoldLines is the catalog's fold of each line from its scan
+// (MembersLiner.LineMembers on the read workers), the scan not counted, on lines
+// of the 20k search store's size (6 KiB).
+func BenchmarkFoldLines(b *testing.B) {
+	stores := newStores(b)
+	for _, layout := range gen.Layouts() {
+		b.Run(layout, func(b *testing.B) {
+			ly := lineLayout(b, layout)
+			lines, n := genLines(b, stores, layout, 6144)
+			scans := make([]indexer.Members, len(lines))
+			for i, l := range lines {
+				scans[i].Scan(l)
+			}
+			b.SetBytes(n)
+			for b.Loop() {
+				acc := ly.NewAccumulator("u").(indexer.MembersLiner)
+				for i := range scans {
+					acc.LineMembers(&scans[i])
+				}
+			}
+		})
+	}
+}
