@@ -589,23 +589,24 @@ func (m *Members) Scan(line []byte) {
 	m.err = objectFields(line, nil, m)
 }
 
-// KeyText is bytes.Contains(line, []byte(`"`+key+`":`+string(c))) told from the
+// KeyText is bytes.Contains(line, []byte(`"`+key+`"`+after)) told from the
 // scan, without reading the line again: known is false when the scan cannot
 // tell (m nil, line not the line last scanned in place, the line not valid
-// JSON, a key unescaped into a copy, or key not made of ASCII letters, digits
-// and '_'). c is the first byte of a JSON value ('{', '[', '"', …).
+// JSON, a key unescaped into a copy, key not made of ASCII letters, digits and
+// '_', or after not starting with ':').
 //
-// In a valid line such text is a member's key and the start of its value: its
-// first quote opens a string (a closing quote is followed by no letter, and
-// one within a string is escaped; then the string, ending with that escape and
-// the key, would be a key with a backslash in it: unescaped into a copy).
-func (m *Members) KeyText(line []byte, key string, c byte) (found, known bool) {
+// In a valid line such text is a member's key and what follows it: its first
+// quote opens a string (a closing quote is followed by no letter, and one
+// within a string is escaped; then the string, ending with that escape and the
+// key, would be a key with a backslash in it: unescaped into a copy), which
+// ends right after key, a ':' after it.
+func (m *Members) KeyText(line []byte, key, after string) (found, known bool) {
 	if m == nil || len(line) == 0 || len(line) != len(m.line) || &line[0] != &m.line[0] ||
-		m.err != nil || m.copied || len(line) > math.MaxInt32 || !plainKey(key) {
+		m.err != nil || m.copied || len(line) > math.MaxInt32 || !plainKey(key) || after == "" || after[0] != ':' {
 		return false, false
 	}
 	at := func(q int) bool { // the key's closing quote is line[q]
-		return q+2 < len(line) && line[q+1] == ':' && line[q+2] == c
+		return len(line)-(q+1) >= len(after) && string(line[q+1:q+1+len(after)]) == after
 	}
 	for _, e := range m.mem {
 		if string(e.key) == key {

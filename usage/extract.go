@@ -143,7 +143,7 @@ func parseClaude(sc *scanner, line []byte) (Event, bool) {
 // claudeMarked reports whether line holds claudeUsageMarker: told by the line's
 // scan when it can, else (no scan, an invalid line, …) read from the line.
 func claudeMarked(sc *scanner, line []byte) bool {
-	if found, known := sc.mem.KeyText(line, "usage", '{'); known {
+	if found, known := sc.mem.KeyText(line, "usage", ":{"); known {
 		return found
 	}
 	return bytes.Contains(line, claudeUsageMarker)
