@@ -550,8 +550,13 @@ func geminiTextClip(raw json.RawMessage, m *Members, clip int) (text string, cli
 		case '"':
 			str(raw)
 		case '{':
-			if part, err := jsObjectOf(raw, m); err == nil {
-				str(part["text"])
+			var text json.RawMessage // the last one, as a map of the members holds
+			if jsFieldsOf(raw, m, func(k, v []byte) {
+				if string(k) == "text" {
+					text = v
+				}
+			}) == nil {
+				str(text)
 			}
 		case '[':
 			if !nested {

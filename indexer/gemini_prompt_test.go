@@ -160,3 +160,29 @@ func FuzzGeminiPrompt(f *testing.F) {
 		checkGeminiPrompt(t, content)
 	})
 }
+
+// TestGeminiTextLastTextWins: of a part's text members the last is its text, as
+// in a map of the members.
+func TestGeminiTextLastTextWins(t *testing.T) {
+	for content, want := range map[string]string{
+		`[{"text":"a","text":"b"}]`:             "b",
+		`[{"text":"a","text":7}]`:               "",
+		`{"text":"a","x":1,"text":" c "}`:       "c",
+		`[{"text":"a"},{"text":"b","text":""}]`: "a",
+		`[{"text":"a"} , "b" ]`:                 "ab",
+		`[{"text":"a"},"b",]`:                   "",
+	} {
+		raw, m := geminiContentMembers(content)
+		if m == nil {
+			if want != "" {
+				t.Fatalf("invalid test content %s", content)
+			}
+			continue
+		}
+		for _, mm := range []*Members{m, nil} {
+			if got := geminiText(raw, mm); got != want {
+				t.Errorf("geminiText(%s) = %q, want %q", content, got, want)
+			}
+		}
+	}
+}

@@ -695,18 +695,40 @@ func arrayElems(raw []byte, fn func(elem []byte)) bool {
 	if i >= len(raw) || raw[i] != '[' {
 		return false
 	}
-	end, err := scanValue(raw, i, 0)
-	if err != nil || skipSpace(raw, end) != len(raw) {
-		return false
-	}
+	// One pass, as scanValue(raw, i, 0) validates the array, its elements'
+	// bounds kept to be handed out once it is valid: an element (a message's
+	// text) is not scanned twice.
+	var spans [16][2]int
+	elems := spans[:0]
 	j := skipSpace(raw, i+1)
-	for raw[j] != ']' {
-		e, _ := scanValue(raw, j, 1) // valid: scanned whole above
-		fn(raw[j:e])
-		j = skipSpace(raw, e)
-		if raw[j] == ',' {
+	if j < len(raw) && raw[j] == ']' {
+		j++
+	} else {
+		for {
+			e, err := scanValue(raw, j, 1)
+			if err != nil {
+				return false
+			}
+			elems = append(elems, [2]int{j, e})
+			j = skipSpace(raw, e)
+			if j >= len(raw) {
+				return false
+			}
+			if raw[j] == ']' {
+				j++
+				break
+			}
+			if raw[j] != ',' {
+				return false
+			}
 			j = skipSpace(raw, j+1)
 		}
+	}
+	if skipSpace(raw, j) != len(raw) {
+		return false
+	}
+	for _, e := range elems {
+		fn(raw[e[0]:e[1]])
 	}
 	return true
 }
