@@ -69,12 +69,18 @@ func skipSpace(b []byte, i int) int {
 func scanString(b []byte, i int) (int, bool, error) {
 	i++
 	escaped := false
-	if i+8 <= len(b) && swarSpecialMask(binary.LittleEndian.Uint64(b[i:])) == 0 {
-		// Not a short string: its runs of plain bytes (a message's text)
-		// are crossed 64 bytes at a time.
-		var err error
-		if i, escaped, err = scanStringBlocks(b, i+8); err != nil {
-			return 0, false, err
+	if i+8 <= len(b) {
+		if m := swarSpecialMask(binary.LittleEndian.Uint64(b[i:])); m == 0 {
+			// Not a short string: its runs of plain bytes (a message's text)
+			// are crossed 64 bytes at a time.
+			var err error
+			if i, escaped, err = scanStringBlocks(b, i+8); err != nil {
+				return 0, false, err
+			}
+		} else if j := i + bits.TrailingZeros64(m)>>3; b[j] == '"' {
+			// A short string (a key, most values), closed in its first 8
+			// bytes: told by the mask at hand.
+			return j + 1, false, nil
 		}
 	}
 	for {

@@ -36,11 +36,13 @@ func BenchmarkMembersScan(b *testing.B) {
 			lines, n := genLines(b, stores, layout, 2048)
 			b.SetBytes(n)
 			var m indexer.Members
+			cpu := processCPU()
 			for b.Loop() {
 				for _, l := range lines {
 					m.Scan(l)
 				}
 			}
+			b.ReportMetric(float64(processCPU()-cpu)/float64(b.N), "cpu-ns/op")
 		})
 	}
 }
