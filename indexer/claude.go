@@ -306,7 +306,7 @@ func (a *claudeAcc) line(line []byte, m *Members) error {
 		}
 		a.Messages++
 		if a.FirstPrompt == "" && !l.isCompactSummary && !bytes.Contains(line, []byte(`"tool_result"`)) {
-			a.userPrompt(line, l.message)
+			a.userPrompt(line, l.message, m)
 		}
 	case "assistant":
 		a.Conv = true
@@ -339,9 +339,9 @@ func (a *claudeAcc) line(line []byte, m *Members) error {
 }
 
 // userPrompt folds an eligible user line into the prompt candidates.
-func (a *claudeAcc) userPrompt(line, message []byte) {
+func (a *claudeAcc) userPrompt(line, message []byte, m *Members) {
 	if a.Media == "" {
-		a.Media = claudeMedia(line)
+		a.Media = claudeMedia(line, m)
 	}
 	content, ok := jsonMember(message, "content")
 	if !ok {

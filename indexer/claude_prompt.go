@@ -128,12 +128,19 @@ func jsSpace(r rune) bool {
 // claudeMedia names an attachment-only first message as the SDK titles it: a user
 // line (not isMeta, no tool_result) holding an image block is "Image", else one
 // holding a document block is "Document"; "" otherwise. The SDK tests the line's
-// text, so a line naming both is "Image".
-func claudeMedia(line []byte) string {
+// text, so a line naming both is "Image". m, if not nil, is the scan of the
+// line, which tells where the text is without reading the line (KeyText).
+func claudeMedia(line []byte, m *Members) string {
+	has := func(after string) bool {
+		if found, known := m.KeyText(line, "type", after); known {
+			return found
+		}
+		return bytes.Contains(line, []byte(`"type"`+after))
+	}
 	switch {
-	case bytes.Contains(line, []byte(`"type":"image"`)) || bytes.Contains(line, []byte(`"type": "image"`)):
+	case has(`:"image"`) || has(`: "image"`):
 		return "Image"
-	case bytes.Contains(line, []byte(`"type":"document"`)) || bytes.Contains(line, []byte(`"type": "document"`)):
+	case has(`:"document"`) || has(`: "document"`):
 		return "Document"
 	}
 	return ""

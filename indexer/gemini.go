@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"unicode"
 )
 
 // Gemini CLI (SPEC §3.4): <root>/<slug-or-sha256>/chats/session-<...>.jsonl, subagents
@@ -207,30 +208,79 @@ func (a *geminiAcc) Line(line []byte) error { return a.line(line, nil) }
 func (a *geminiAcc) LineMembers(m *Members) error { return a.line(m.Line(), m) }
 
 func (a *geminiAcc) line(line []byte, m *Members) error {
-	rec, err := jsObjectOf(line, m)
-	if err != nil {
+	var rec geminiRec
+	if err := rec.read(line, m); err != nil {
 		return err
 	}
-	a.fold(rec, m)
+	a.fold(&rec, m)
 	return nil
 }
 
+// geminiRec is the members of a Gemini record (a line, a $set, a document or
+// one of its messages) that the fold reads: the last of a key, as a map of the
+// members holds; nil if absent. It is read without making that map.
+type geminiRec struct {
+	rewindTo, id, set, sessionID, projectHash, timestamp, typ, model, content, toolCalls, thoughts,
+	kind, summary, startTime, lastUpdated, messages json.RawMessage
+}
+
+// read reads the object raw's members (jsObjectOf's error if it is none).
+func (r *geminiRec) read(raw []byte, m *Members) error {
+	return jsFieldsOf(raw, m, func(k, v []byte) {
+		switch string(k) {
+		case "$rewindTo":
+			r.rewindTo = v
+		case "id":
+			r.id = v
+		case "$set":
+			r.set = v
+		case "sessionId":
+			r.sessionID = v
+		case "projectHash":
+			r.projectHash = v
+		case "timestamp":
+			r.timestamp = v
+		case "type":
+			r.typ = v
+		case "model":
+			r.model = v
+		case "content":
+			r.content = v
+		case "toolCalls":
+			r.toolCalls = v
+		case "thoughts":
+			r.thoughts = v
+		case "kind":
+			r.kind = v
+		case "summary":
+			r.summary = v
+		case "startTime":
+			r.startTime = v
+		case "lastUpdated":
+			r.lastUpdated = v
+		case "messages":
+			r.messages = v
+		}
+	})
+}
+
 // fold folds a record; m, if not nil, is the scan of the line that holds it.
-func (a *geminiAcc) fold(rec map[string]json.RawMessage, m *Members) {
-	if id, ok := jsString(rec["$rewindTo"]); ok {
+func (a *geminiAcc) fold(rec *geminiRec, m *Members) {
+	if id, ok := jsString(rec.rewindTo); ok {
 		a.rewind(id)
 		return
 	}
-	if id, ok := jsString(rec["id"]); ok {
+	if id, ok := jsString(rec.id); ok {
 		a.message(id, rec, m)
 		return
 	}
-	if set, err := jsObjectOf(rec["$set"], m); err == nil {
-		a.meta(set)
+	var set geminiRec
+	if err := set.read(rec.set, m); err == nil {
+		a.meta(&set)
 		return
 	}
-	_, sid := jsString(rec["sessionId"])
-	_, ph := jsString(rec["projectHash"])
+	_, sid := jsString(rec.sessionID)
+	_, ph := jsString(rec.projectHash)
 	if sid && ph {
 		a.meta(rec)
 	}
@@ -247,20 +297,20 @@ func (a *geminiAcc) lookup(id string) (int, bool) {
 	return i, ok
 }
 
-func (a *geminiAcc) message(id string, rec map[string]json.RawMessage, m *Members) {
-	if ts := NormTime(jsStr(rec["timestamp"])); ts != "" {
+func (a *geminiAcc) message(id string, rec *geminiRec, m *Members) {
+	if ts := NormTime(jsStr(rec.timestamp)); ts != "" {
 		if a.FirstTS == "" {
 			a.FirstTS = ts
 		}
 		a.LastTS = ts
 	}
-	typ := jsStr(rec["type"])
-	if m := jsStr(rec["model"]); typ == "gemini" && m != "" {
+	typ := jsStr(rec.typ)
+	if m := jsStr(rec.model); typ == "gemini" && m != "" {
 		a.Model = m
 	}
 	p := ""
 	if typ == "user" {
-		p = geminiPrompt(rec["content"], m)
+		p = geminiPrompt(rec.content, m)
 	}
 	i, ok := a.lookup(id)
 	if !ok {
@@ -310,10 +360,9 @@ func (a *geminiAcc) rewind(id string) {
 
 // meta merges metadata fields: a string sets a field, null clears it, other values
 // (and unparseable times) are ignored. messages replaces the whole history.
-func (a *geminiAcc) meta(m map[string]json.RawMessage) {
-	setStr := func(key string, dst *string, norm func(string) string) {
-		raw, ok := m[key]
-		if !ok {
+func (a *geminiAcc) meta(m *geminiRec) {
+	setStr := func(raw json.RawMessage, dst *string, norm func(string) string) {
+		if raw == nil {
 			return
 		}
 		if jsNull(raw) {
@@ -329,22 +378,22 @@ func (a *geminiAcc) meta(m map[string]json.RawMessage) {
 			*dst = s
 		}
 	}
-	setStr("sessionId", &a.SessionID, nil)
-	setStr("kind", &a.Kind, nil)
-	setStr("summary", &a.Summary, nil)
-	setStr("startTime", &a.Start, NormTime)
-	setStr("lastUpdated", &a.Updated, NormTime)
-	if raw, ok := m["messages"]; ok {
+	setStr(m.sessionID, &a.SessionID, nil)
+	setStr(m.kind, &a.Kind, nil)
+	setStr(m.summary, &a.Summary, nil)
+	setStr(m.startTime, &a.Start, NormTime)
+	setStr(m.lastUpdated, &a.Updated, NormTime)
+	if raw := m.messages; raw != nil {
 		var msgs []json.RawMessage
 		if json.Unmarshal(raw, &msgs) == nil && msgs != nil {
 			a.IDs, a.Prompts, a.index, a.Res = nil, nil, nil, 0
 			for _, mr := range msgs {
-				rec, err := jsObject(mr)
-				if err != nil {
+				var rec geminiRec
+				if rec.read(mr, nil) != nil {
 					continue
 				}
-				if id, ok := jsString(rec["id"]); ok {
-					a.message(id, rec, nil)
+				if id, ok := jsString(rec.id); ok {
+					a.message(id, &rec, nil)
 				}
 			}
 		}
@@ -395,10 +444,10 @@ var geminiUserIgnored = []string{"/", "?", "<session_context>", "<hook_context>"
 // thoughts. Content is rendered as Gemini renders it there (geminiVerboseText), so
 // an image or a function response alone is content. m, if not nil, is the scan of
 // the line that holds rec.
-func geminiResumable(typ string, rec map[string]json.RawMessage, m *Members) bool {
+func geminiResumable(typ string, rec *geminiRec, m *Members) bool {
 	switch typ {
 	case "user":
-		text := geminiVerboseText(rec["content"], m)
+		text := geminiVerboseText(rec.content, m)
 		if text == "" {
 			return false
 		}
@@ -409,7 +458,7 @@ func geminiResumable(typ string, rec map[string]json.RawMessage, m *Members) boo
 		}
 		return true
 	case "gemini":
-		return geminiVerboseText(rec["content"], m) != "" || jsNonEmptyArray(rec["toolCalls"]) || jsNonEmptyArray(rec["thoughts"])
+		return geminiVerboseText(rec.content, m) != "" || jsNonEmptyArray(rec.toolCalls) || jsNonEmptyArray(rec.thoughts)
 	}
 	return false
 }
@@ -468,36 +517,94 @@ var geminiIgnoredPrefixes = []string{"/", "?", "<session_context>", "<hook_conte
 // geminiPrompt renders a user message's content as a first-prompt candidate, or ""
 // when it is not eligible. content is a string, a part {text}, or an array of both;
 // the texts are joined as Gemini joins them.
+//
+// Only the start of a long text can matter (Prompt keeps MaxPromptChars
+// characters, and the ignored prefixes are short): the text is first joined with
+// its long strings clipped (geminiTextClip), and when Prompt cuts that text, the
+// whole text gives the same prompt; else it is joined whole.
 func geminiPrompt(raw json.RawMessage, m *Members) string {
-	text := geminiText(raw, m)
-	if text == "" {
-		return ""
-	}
-	for _, p := range geminiIgnoredPrefixes {
-		if strings.HasPrefix(text, p) {
-			return ""
+	if text, clipped := geminiTextClip(raw, m, geminiPromptClip); clipped {
+		if p, cut := promptCut(text); cut {
+			if geminiIgnored(strings.TrimLeftFunc(text, unicode.IsSpace)) {
+				return ""
+			}
+			return p
 		}
+	}
+	text := geminiText(raw, m)
+	if text == "" || geminiIgnored(text) {
+		return ""
 	}
 	return Prompt(text)
 }
 
+// geminiIgnored reports whether trimmed user text starts with one of
+// geminiIgnoredPrefixes.
+func geminiIgnored(text string) bool {
+	for _, p := range geminiIgnoredPrefixes {
+		if strings.HasPrefix(text, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// geminiPromptClip is how many bytes of a long string geminiPrompt decodes at
+// first: MaxPromptChars characters of text are a few hundred bytes.
+const geminiPromptClip = 2048
+
 // geminiText joins a message's content parts as Gemini's partListUnionToString
 // does, trimmed; m, if not nil, is the scan of the line that holds raw.
 func geminiText(raw json.RawMessage, m *Members) string {
+	text, _ := geminiTextClip(raw, m, 0)
+	return strings.TrimSpace(text)
+}
+
+// geminiTextClip is geminiText untrimmed, except that with clip > 0 the first
+// string whose text is longer than clip bytes (of JSON) is clipped: cut at a
+// space byte in its first clip bytes (never within an escape or a character,
+// the string being valid JSON), and nothing joined after it; clipped tells. The
+// text is then a prefix of the whole one (geminiText's, untrimmed).
+func geminiTextClip(raw json.RawMessage, m *Members, clip int) (text string, clipped bool) {
 	var b strings.Builder
+	str := func(raw []byte) {
+		raw = bytes.TrimSpace(raw)
+		if in := len(raw) - 2; clip > 0 && in > clip && raw[0] == '"' {
+			// Every string handed here was validated with the object or
+			// array it is a member of (ObjectFields, arrayElems).
+			if sp := bytes.LastIndexByte(raw[1:1+clip], ' '); sp >= clip/2 {
+				var q [geminiPromptClip + 2]byte
+				buf := q[:0]
+				if clip > geminiPromptClip {
+					buf = make([]byte, 0, clip+2)
+				}
+				buf = append(append(append(buf, '"'), raw[1:1+sp]...), '"')
+				s, _ := JSONString(buf)
+				b.WriteString(s)
+				clipped = true
+				return
+			}
+		}
+		s, _ := JSONString(raw)
+		b.WriteString(s)
+	}
 	var add func(raw json.RawMessage, nested bool)
 	add = func(raw json.RawMessage, nested bool) {
 		raw = bytes.TrimSpace(raw)
-		if len(raw) == 0 {
+		if len(raw) == 0 || clipped {
 			return
 		}
 		switch raw[0] {
 		case '"':
-			s, _ := jsString(raw)
-			b.WriteString(s)
+			str(raw)
 		case '{':
-			if part, err := jsObjectOf(raw, m); err == nil {
-				b.WriteString(jsStr(part["text"]))
+			var text json.RawMessage // the last one, as a map of the members holds
+			if jsFieldsOf(raw, m, func(k, v []byte) {
+				if string(k) == "text" {
+					text = v
+				}
+			}) == nil {
+				str(text)
 			}
 		case '[':
 			if !nested {
@@ -506,7 +613,7 @@ func geminiText(raw json.RawMessage, m *Members) string {
 		}
 	}
 	add(raw, false)
-	return strings.TrimSpace(b.String())
+	return b.String(), clipped
 }
 
 // ParseDocument reads a legacy single-document chat (the header object plus
@@ -533,15 +640,15 @@ func (geminiLayout) ParseDocument(f FileFacts, data []byte) ([]*Session, error) 
 // parseGeminiDocument folds a legacy document; ok is false when it is not a
 // conversation record.
 func parseGeminiDocument(data []byte) (*geminiAcc, bool) {
-	rec, err := jsObject(data)
-	if err != nil {
+	var rec geminiRec
+	if rec.read(data, nil) != nil {
 		return nil, false
 	}
-	if _, ok := jsString(rec["sessionId"]); !ok {
+	if _, ok := jsString(rec.sessionID); !ok {
 		return nil, false
 	}
 	acc := &geminiAcc{V: geminiAccVersion}
-	acc.meta(rec)
+	acc.meta(&rec)
 	return acc, true
 }
 

@@ -34,6 +34,18 @@ func jsObjectOf(raw []byte, mem *Members) (map[string]json.RawMessage, error) {
 	return m, nil
 }
 
+// jsFieldsOf is jsObjectOf calling fn with each member instead of making a map
+// of them (the same error).
+func jsFieldsOf(raw []byte, mem *Members, fn func(k, v []byte)) error {
+	if err := mem.ObjectFields(raw, fn); err != nil {
+		if t := bytes.TrimSpace(raw); len(t) > 0 && t[0] != '{' {
+			return errJSNotObject
+		}
+		return err
+	}
+	return nil
+}
+
 // jsString decodes raw if it is a JSON string.
 func jsString(raw json.RawMessage) (string, bool) {
 	return JSONString(bytes.TrimSpace(raw))

@@ -69,12 +69,18 @@ func skipSpace(b []byte, i int) int {
 func scanString(b []byte, i int) (int, bool, error) {
 	i++
 	escaped := false
-	if i+8 <= len(b) && swarSpecialMask(binary.LittleEndian.Uint64(b[i:])) == 0 {
-		// Not a short string: its runs of plain bytes (a message's text)
-		// are crossed 64 bytes at a time.
-		var err error
-		if i, escaped, err = scanStringBlocks(b, i+8); err != nil {
-			return 0, false, err
+	if i+8 <= len(b) {
+		if m := swarSpecialMask(binary.LittleEndian.Uint64(b[i:])); m == 0 {
+			// Not a short string: its runs of plain bytes (a message's text)
+			// are crossed 64 bytes at a time.
+			var err error
+			if i, escaped, err = scanStringBlocks(b, i+8); err != nil {
+				return 0, false, err
+			}
+		} else if j := i + bits.TrailingZeros64(m)>>3; b[j] == '"' {
+			// A short string (a key, most values), closed in its first 8
+			// bytes: told by the mask at hand.
+			return j + 1, false, nil
 		}
 	}
 	for {
@@ -350,6 +356,9 @@ func scanObject(b []byte, i, depth int, fn func(key, val []byte), rec *Members) 
 				return 0, errSyntax
 			}
 			key = []byte(k)
+			if rec != nil {
+				rec.copied = true
+			}
 		}
 		kStart := i + 1
 		i = skipSpace(b, kEnd)
@@ -553,6 +562,9 @@ type Members struct {
 	objs []objSpan   // the nested objects scanned whole, by start
 	sub  []subMember // their members
 	keys [][]byte    // their keys that were unescaped into copies
+	// Whether a key of the line (at any depth) was unescaped into a copy
+	// (KeyText cannot tell where its text is).
+	copied bool
 }
 
 type member struct{ key, val []byte }
@@ -574,13 +586,57 @@ type subMember struct {
 func (m *Members) Scan(line []byte) {
 	clear(m.mem)
 	clear(m.keys)
-	m.line, m.mem, m.objs, m.sub, m.keys = line, m.mem[:0], m.objs[:0], m.sub[:0], m.keys[:0]
+	m.line, m.mem, m.objs, m.sub, m.keys, m.copied = line, m.mem[:0], m.objs[:0], m.sub[:0], m.keys[:0], false
 	if len(line) > math.MaxInt32 {
 		// The records' offsets would not fit: nothing nested is recorded.
 		m.err = objectFields(line, func(key, val []byte) { m.mem = append(m.mem, member{key, val}) }, nil)
 		return
 	}
 	m.err = objectFields(line, nil, m)
+}
+
+// KeyText is bytes.Contains(line, []byte(`"`+key+`"`+after)) told from the
+// scan, without reading the line again: known is false when the scan cannot
+// tell (m nil, line not the line last scanned in place, the line not valid
+// JSON, a key unescaped into a copy, key not made of ASCII letters, digits and
+// '_', or after not starting with ':').
+//
+// In a valid line such text is a member's key and what follows it: its first
+// quote opens a string (a closing quote is followed by no letter, and one
+// within a string is escaped; then the string, ending with that escape and the
+// key, would be a key with a backslash in it: unescaped into a copy), which
+// ends right after key, a ':' after it.
+func (m *Members) KeyText(line []byte, key, after string) (found, known bool) {
+	if m == nil || len(line) == 0 || len(line) != len(m.line) || &line[0] != &m.line[0] ||
+		m.err != nil || m.copied || len(line) > math.MaxInt32 || !plainKey(key) || after == "" || after[0] != ':' {
+		return false, false
+	}
+	at := func(q int) bool { // the key's closing quote is line[q]
+		return len(line)-(q+1) >= len(after) && string(line[q+1:q+1+len(after)]) == after
+	}
+	for _, e := range m.mem {
+		if string(e.key) == key {
+			if off := cap(line) - cap(e.key); off > 0 && off < len(line) && &line[off] == &e.key[0] && at(off+len(key)) {
+				return true, true
+			}
+		}
+	}
+	for _, e := range m.sub {
+		if int(e.kEnd-e.kStart) == len(key) && string(line[e.kStart:e.kEnd]) == key && at(int(e.kEnd)) {
+			return true, true
+		}
+	}
+	return false, true
+}
+
+// plainKey reports whether key is a non-empty run of ASCII letters, digits and '_'.
+func plainKey(key string) bool {
+	for i := 0; i < len(key); i++ {
+		if c := key[i]; !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return key != ""
 }
 
 // Line is the line last scanned.
@@ -645,18 +701,40 @@ func arrayElems(raw []byte, fn func(elem []byte)) bool {
 	if i >= len(raw) || raw[i] != '[' {
 		return false
 	}
-	end, err := scanValue(raw, i, 0)
-	if err != nil || skipSpace(raw, end) != len(raw) {
-		return false
-	}
+	// One pass, as scanValue(raw, i, 0) validates the array, its elements'
+	// bounds kept to be handed out once it is valid: an element (a message's
+	// text) is not scanned twice.
+	var spans [16][2]int
+	elems := spans[:0]
 	j := skipSpace(raw, i+1)
-	for raw[j] != ']' {
-		e, _ := scanValue(raw, j, 1) // valid: scanned whole above
-		fn(raw[j:e])
-		j = skipSpace(raw, e)
-		if raw[j] == ',' {
+	if j < len(raw) && raw[j] == ']' {
+		j++
+	} else {
+		for {
+			e, err := scanValue(raw, j, 1)
+			if err != nil {
+				return false
+			}
+			elems = append(elems, [2]int{j, e})
+			j = skipSpace(raw, e)
+			if j >= len(raw) {
+				return false
+			}
+			if raw[j] == ']' {
+				j++
+				break
+			}
+			if raw[j] != ',' {
+				return false
+			}
 			j = skipSpace(raw, j+1)
 		}
+	}
+	if skipSpace(raw, j) != len(raw) {
+		return false
+	}
+	for _, e := range elems {
+		fn(raw[e[0]:e[1]])
 	}
 	return true
 }

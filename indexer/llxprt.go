@@ -162,6 +162,34 @@ type llxprtLine struct {
 	Payload json.RawMessage `json:"payload"`
 }
 
+// llxprtPayload is the members of an event's payload the fold reads.
+type llxprtPayload struct {
+	sessionID, cwd, workspaceDirs, provider, model, startTime, content, name, title json.RawMessage
+}
+
+func (p *llxprtPayload) member(k, v []byte) {
+	switch string(k) {
+	case "sessionId":
+		p.sessionID = v
+	case "cwd":
+		p.cwd = v
+	case "workspaceDirs":
+		p.workspaceDirs = v
+	case "provider":
+		p.provider = v
+	case "model":
+		p.model = v
+	case "startTime":
+		p.startTime = v
+	case "content":
+		p.content = v
+	case "name":
+		p.name = v
+	case "title":
+		p.title = v
+	}
+}
+
 // Line folds one event. An envelope whose type or ts is not a string, or a known
 // event whose payload is not an object, is rejected; unknown types only advance
 // the activity time.
@@ -171,16 +199,28 @@ func (a *llxprtAcc) Line(line []byte) error { return a.line(line, nil) }
 func (a *llxprtAcc) LineMembers(m *Members) error { return a.line(m.Line(), m) }
 
 func (a *llxprtAcc) line(line []byte, m *Members) error {
-	rec, err := jsObjectOf(line, m)
-	if err != nil {
+	// The members a map of them would hold (the last of a key wins), read
+	// without one.
+	var typ, ts json.RawMessage
+	var l llxprtLine
+	if err := jsFieldsOf(line, m, func(k, v []byte) {
+		switch string(k) {
+		case "type":
+			typ = v
+		case "ts":
+			ts = v
+		case "payload":
+			l.Payload = v
+		}
+	}); err != nil {
 		return err
 	}
-	var l llxprtLine
 	for _, f := range []struct {
 		key string
+		raw json.RawMessage
 		dst *string
-	}{{"type", &l.Type}, {"ts", &l.TS}} {
-		if raw, ok := rec[f.key]; ok && !jsNull(raw) {
+	}{{"type", typ, &l.Type}, {"ts", ts, &l.TS}} {
+		if raw := f.raw; raw != nil && !jsNull(raw) {
 			s, ok := jsString(raw)
 			if !ok {
 				return fmt.Errorf("envelope %s is not a string", f.key)
@@ -188,12 +228,10 @@ func (a *llxprtAcc) line(line []byte, m *Members) error {
 			*f.dst = s
 		}
 	}
-	l.Payload = rec["payload"]
-	var p map[string]json.RawMessage
+	var p llxprtPayload
 	switch l.Type {
 	case "session_start", "content", "provider_switch", "session_named", "session_metadata":
-		var err error
-		if p, err = jsObjectOf(l.Payload, m); err != nil {
+		if err := jsFieldsOf(l.Payload, m, p.member); err != nil {
 			return fmt.Errorf("%s payload: %w", l.Type, err)
 		}
 	}
@@ -209,34 +247,34 @@ func (a *llxprtAcc) line(line []byte, m *Members) error {
 			return nil // only the first one describes the session
 		}
 		a.Started = true
-		a.SessionID = jsStr(p["sessionId"])
-		a.Cwd = jsStr(p["cwd"])
+		a.SessionID = jsStr(p.sessionID)
+		a.Cwd = jsStr(p.cwd)
 		if a.Cwd == "" {
 			// Recordings before cwd was added: the first workspace dir is the root.
 			var dirs []json.RawMessage
-			if json.Unmarshal(p["workspaceDirs"], &dirs) == nil && len(dirs) > 0 {
+			if json.Unmarshal(p.workspaceDirs, &dirs) == nil && len(dirs) > 0 {
 				a.Cwd = jsStr(dirs[0])
 			}
 		}
-		a.Provider = jsStr(p["provider"])
-		a.Model = jsStr(p["model"])
-		a.Start = NormTime(jsStr(p["startTime"]))
+		a.Provider = jsStr(p.provider)
+		a.Model = jsStr(p.model)
+		a.Start = NormTime(jsStr(p.startTime))
 	case "content":
 		a.Contents++
 		if a.Prompt == "" {
-			a.Prompt = llxprtHumanText(p["content"], m)
+			a.Prompt = llxprtHumanText(p.content, m)
 		}
 	case "provider_switch":
-		if s, ok := jsString(p["provider"]); ok {
+		if s, ok := jsString(p.provider); ok {
 			a.Provider = s
 		}
-		if s, ok := jsString(p["model"]); ok {
+		if s, ok := jsString(p.model); ok {
 			a.Model = s
 		}
 	case "session_named":
-		a.setTitle(p["name"])
+		a.setTitle(p.name)
 	case "session_metadata":
-		a.setTitle(p["title"])
+		a.setTitle(p.title)
 	}
 	return nil
 }

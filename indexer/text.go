@@ -96,8 +96,16 @@ func daysIn(month, year int) int {
 // one: ASCII, single spaces, short) is copied as it is; ASCII is written a
 // byte at a time, without decoding it as runes.
 func Prompt(s string) string {
+	p, _ := promptCut(s)
+	return p
+}
+
+// promptCut is Prompt(s), and whether it cut s (a character followed the
+// MaxPromptChars-th kept): then it read s only up to that character, and the
+// prompt of any text that starts as s does up to there is the same.
+func promptCut(s string) (string, bool) {
 	if promptPlain(s) {
-		return strings.Clone(s) // never a slice of the line it was read from
+		return strings.Clone(s), false // never a slice of the line it was read from
 	}
 	var b strings.Builder
 	space := false
@@ -121,7 +129,7 @@ func Prompt(s string) string {
 		if space {
 			if n == MaxPromptChars {
 				b.WriteString("…")
-				return b.String()
+				return b.String(), true
 			}
 			b.WriteByte(' ')
 			n++
@@ -129,7 +137,7 @@ func Prompt(s string) string {
 		}
 		if n == MaxPromptChars {
 			b.WriteString("…")
-			return b.String()
+			return b.String(), true
 		}
 		if r < utf8.RuneSelf {
 			b.WriteByte(byte(r))
@@ -138,7 +146,7 @@ func Prompt(s string) string {
 		}
 		n++
 	}
-	return b.String()
+	return b.String(), false
 }
 
 // promptPlain reports whether Prompt(s) is s: at most MaxPromptChars printable

@@ -121,7 +121,7 @@ var claudeUsageMarker = []byte(`"usage":{`)
 // line's type is not looked at. Old "progress" lines carry a sub-agent's message
 // under data.message and count too.
 func parseClaude(sc *scanner, line []byte) (Event, bool) {
-	if !bytes.Contains(line, claudeUsageMarker) || hasNullField(line) {
+	if !claudeMarked(sc, line) || hasNullField(line) {
 		return Event{}, false
 	}
 	top := sc.fields(line)
@@ -138,6 +138,15 @@ func parseClaude(sc *scanner, line []byte) (Event, bool) {
 		}
 	}
 	return Event{}, false
+}
+
+// claudeMarked reports whether line holds claudeUsageMarker: told by the line's
+// scan when it can, else (no scan, an invalid line, …) read from the line.
+func claudeMarked(sc *scanner, line []byte) bool {
+	if found, known := sc.mem.KeyText(line, "usage", ":{"); known {
+		return found
+	}
+	return bytes.Contains(line, claudeUsageMarker)
 }
 
 func claudeEntry(sc *scanner, e object, direct bool) (Event, bool) {
