@@ -393,3 +393,60 @@ func TestMergeDiff(t *testing.T) {
 	}
 	t.Logf("%+v", diffStats)
 }
+
+// TestMergeRefusesDocPastEnd: the one way the merge's one-pass summaries
+// differ from the merge before them. A term its inputs' dictionaries call
+// common (so it is summarized as spliced) but whose lists are short and name
+// a doc the merged segment has not: the old merge wrote that list as it was
+// (no summary for so few postings, so no scan of it), the merge now fails with
+// errCorrupt, as both did for such a list of sumMinDF postings or more.
+func TestMergeRefusesDocPastEnd(t *testing.T) {
+	defer func(d uint32) { sumMinDF = d }(sumMinDF)
+	sumMinDF = 8
+	dir := t.TempDir()
+	docs := make([]docRec, 10)
+	for i := range docs {
+		docs[i] = docRec{Unit: uint32(i / 4), Len: 50, Time: uint32(i)}
+	}
+	var in []*segment
+	for i, ds := range [][]uint32{{0, 1, 2, 50}, {0, 1}} {
+		var tl termList
+		for _, d := range ds {
+			tl.add(d, 2)
+		}
+		path := filepath.Join(dir, fmt.Sprintf("in%d", i))
+		w, err := newSegWriter(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.noSum = true
+		w.units(nil)
+		w.docs(docs, 0)
+		w.term("x", tl.n+4, tl.buf) // the dictionary overstates: 8 and 6
+		if err := w.finish(); err != nil {
+			t.Fatal(err)
+		}
+		s, err := openSegment(path, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.close()
+		in = append(in, s)
+	}
+	rm := &remapper{dropped: make([][]uint32, 2), base: []uint32{0, 10}}
+	w, err := newSegWriter(filepath.Join(dir, "out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.abort()
+	w.units(nil)
+	w.docs(append(slices.Clone(docs), docs...), 0)
+	m, err := newTermMerger(in, rm, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.sum = &w.sum
+	if err := m.run(w.termSum); !errors.Is(err, errCorrupt) {
+		t.Fatalf("merge: %v, want errCorrupt", err)
+	}
+}
