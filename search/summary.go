@@ -131,6 +131,10 @@ func (w *sumWriter) summarize(post []byte, df uint32) ([]byte, error) {
 // (sumBestTable) until a pair of a larger tf comes, then by addFrontier.
 const sumBest = 64
 
+// sumShortRun: a run of a session's docs this long or shorter keeps the
+// session's frontier as pairs (as after a pair of a large tf).
+const sumShortRun = 8
+
 // sumScan is where a term's scan stands between two calls of scan (a merge
 // scans a term's list as each input's postings are appended to it).
 type sumScan struct {
@@ -222,7 +226,12 @@ func (w *sumWriter) scan(post []byte, off int) error {
 				runEnd = w.runs[run+1].first
 			}
 			o := w.runs[run].ord
-			hi, big = -1, false
+			// A run of few docs: its few postings go into the session's
+			// frontier as pairs (bigFront, addFrontier), not through a table
+			// made for them and made into pairs after. (best then holds only
+			// this run's pairs: what it says is beaten still is.)
+			short := runEnd-d <= sumShortRun
+			hi, big = -1, short
 			cur = int(w.at[o]) - 1
 			if cur < 0 {
 				cur = len(w.state)
@@ -234,16 +243,22 @@ func (w *sumWriter) scan(post []byte, off int) error {
 				}
 				w.state[cur] = sumState{ord: o, first: d, off: uint64(at)}
 				last, maxTime = d, 0
+				if short {
+					w.bigFront = w.bigFront[:0]
+				}
 			} else {
 				// A session seen before (its docs are in two runs): its
-				// frontier goes back into best.
+				// frontier goes back into best (or bigFront).
 				st := &w.state[cur]
 				last, maxTime = st.last, st.maxTime
 				f := w.pairs[st.front : st.front+st.nfront]
-				for _, q := range f {
-					hi = best.add(q, hi)
+				if !short {
+					for _, q := range f {
+						hi = best.add(q, hi)
+					}
+					big = len(f) > 0 && f[len(f)-1].tf >= sumBest
 				}
-				if big = len(f) > 0 && f[len(f)-1].tf >= sumBest; big {
+				if big {
 					w.bigFront = append(w.bigFront[:0], f...)
 				}
 			}
