@@ -337,3 +337,50 @@ func writeTestSegment(t *testing.T, path string, docs []docRec, terms map[string
 	}
 	return s
 }
+
+// TestSummarizeFrontiersBounded: the frontiers a summary holds are those of
+// its sessions, however many runs the sessions' docs are in: a session of a
+// 60-pair frontier whose docs alternate with another's (a run per doc, a
+// session appended to across many flushes) keeps about 60 pairs, not 60 a
+// run (as summarize did before scan: one frontier per session).
+func TestSummarizeFrontiersBounded(t *testing.T) {
+	// Runs of 1 doc (the frontier kept as pairs) and of 20 (as a table).
+	for _, runLen := range []uint32{1, 20} {
+		const runs = 4000
+		var w sumWriter
+		var tl termList
+		for d := range 2 * runs * runLen {
+			a := d/runLen%2 == 0
+			u, ln, tf := uint32(1), uint16(300), uint32(1)
+			if a {
+				u, ln = 0, 1000
+				if i := d/runLen/2*runLen + d%runLen; i < 60 {
+					// Session 0: tf and length growing together, a frontier of
+					// 60 pairs; then pairs it beats.
+					ln, tf = uint16(100+i), i+1
+				}
+			}
+			w.doc(&docRec{Unit: u, Len: ln, Time: d})
+			tl.add(d, tf)
+		}
+		want, err := w.refSummarize(tl.buf, tl.n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = slices.Clone(want)
+		got, err := w.summarize(tl.buf, tl.n)
+		if err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("runs of %d: summarize %x (%v), want %x", runLen, got, err, want)
+		}
+		live := 0
+		for _, st := range w.state {
+			live += int(st.nfront)
+		}
+		if live != 61 {
+			t.Fatalf("runs of %d: %d frontier pairs, want 61", runLen, live)
+		}
+		if c := cap(w.pairs); c > 4*live+4*sumBest {
+			t.Fatalf("runs of %d: %d pairs held for %d sessions' %d frontier pairs (%d runs)", runLen, c, len(w.state), live, 2*runs)
+		}
+	}
+}

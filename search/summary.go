@@ -42,8 +42,12 @@ type sumWriter struct {
 	at    []int32
 	state []sumState
 	pairs []sumPair // the frontiers of state (sumState.front)
-	out   []byte    // the last summary's bytes, reused
-	sc    sumScan   // the term being scanned
+	// Pairs of pairs no state's frontier is (a session seen again, in a later
+	// run of its docs, wrote its frontier anew), and where pairs is compacted.
+	dead  int
+	spare []sumPair
+	out   []byte  // the last summary's bytes, reused
+	sc    sumScan // the term being scanned
 	// The current session's frontier: as a table, or (a pair of a large tf
 	// came) as its pairs.
 	best     sumBestTable
@@ -127,6 +131,10 @@ func (w *sumWriter) summarize(post []byte, df uint32) ([]byte, error) {
 // (sumBestTable) until a pair of a larger tf comes, then by addFrontier.
 const sumBest = 64
 
+// sumShortRun: a run of a session's docs this long or shorter keeps the
+// session's frontier as pairs (as after a pair of a large tf).
+const sumShortRun = 8
+
 // sumScan is where a term's scan stands between two calls of scan (a merge
 // scans a term's list as each input's postings are appended to it).
 type sumScan struct {
@@ -147,7 +155,7 @@ func (w *sumWriter) begin(df uint32) {
 	if len(w.at) < w.nsessions {
 		w.at = make([]int32, w.nsessions)
 	}
-	w.state, w.pairs = w.state[:0], w.pairs[:0]
+	w.state, w.pairs, w.dead = w.state[:0], w.pairs[:0], 0
 	if n := min(int(df), w.nsessions); cap(w.state) < n {
 		// At most one state per session holding the term: grown once to that,
 		// not by appends (a large slice grows by a quarter at a time).
@@ -218,7 +226,12 @@ func (w *sumWriter) scan(post []byte, off int) error {
 				runEnd = w.runs[run+1].first
 			}
 			o := w.runs[run].ord
-			hi, big = -1, false
+			// A run of few docs: its few postings go into the session's
+			// frontier as pairs (bigFront, addFrontier), not through a table
+			// made for them and made into pairs after. (best then holds only
+			// this run's pairs: what it says is beaten still is.)
+			short := runEnd-d <= sumShortRun
+			hi, big = -1, short
 			cur = int(w.at[o]) - 1
 			if cur < 0 {
 				cur = len(w.state)
@@ -230,16 +243,22 @@ func (w *sumWriter) scan(post []byte, off int) error {
 				}
 				w.state[cur] = sumState{ord: o, first: d, off: uint64(at)}
 				last, maxTime = d, 0
+				if short {
+					w.bigFront = w.bigFront[:0]
+				}
 			} else {
 				// A session seen before (its docs are in two runs): its
-				// frontier goes back into best.
+				// frontier goes back into best (or bigFront).
 				st := &w.state[cur]
 				last, maxTime = st.last, st.maxTime
 				f := w.pairs[st.front : st.front+st.nfront]
-				for _, q := range f {
-					hi = best.add(q, hi)
+				if !short {
+					for _, q := range f {
+						hi = best.add(q, hi)
+					}
+					big = len(f) > 0 && f[len(f)-1].tf >= sumBest
 				}
-				if big = len(f) > 0 && f[len(f)-1].tf >= sumBest; big {
+				if big {
 					w.bigFront = append(w.bigFront[:0], f...)
 				}
 			}
@@ -267,9 +286,19 @@ func (w *sumWriter) scan(post []byte, off int) error {
 
 // leave stores the current session's state when its postings end (or the
 // term's) and empties best.
+//
+// A session seen before (its docs are in several runs: a session appended to
+// across flushes) had its frontier written: the new one goes over it if it is
+// the last written or no longer, else after the others, and pairs is compacted
+// once most of it is frontiers written over, so that it holds about one
+// frontier per session however many runs their docs are in.
 func (w *sumWriter) leave(cur int, last, maxTime uint32, hi int, big bool) {
 	st := &w.state[cur]
 	st.last, st.maxTime = last, maxTime
+	old, nold := st.front, st.nfront
+	if nold > 0 && int(old+nold) == len(w.pairs) {
+		w.pairs = w.pairs[:old]
+	}
 	st.front = uint32(len(w.pairs))
 	if big {
 		w.pairs = append(w.pairs, w.bigFront...)
@@ -278,6 +307,27 @@ func (w *sumWriter) leave(cur int, last, maxTime uint32, hi int, big bool) {
 	}
 	st.nfront = uint32(len(w.pairs)) - st.front
 	clear(w.best[:hi+1])
+	if nold == 0 || st.front == old {
+		return
+	}
+	if st.nfront <= nold {
+		copy(w.pairs[old:], w.pairs[st.front:])
+		w.pairs = w.pairs[:st.front]
+		st.front = old
+		w.dead += int(nold - st.nfront)
+	} else {
+		w.dead += int(nold)
+	}
+	if w.dead > len(w.pairs)/2 {
+		f := w.spare[:0]
+		for i := range w.state {
+			st := &w.state[i]
+			n := len(f)
+			f = append(f, w.pairs[st.front:st.front+st.nfront]...)
+			st.front = uint32(n)
+		}
+		w.pairs, w.spare, w.dead = f, w.pairs[:0], 0
+	}
 }
 
 // sumBestTable is a session's frontier as a lookup table: t[k] is 1<<16 minus
