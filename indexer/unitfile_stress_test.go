@@ -44,7 +44,9 @@ func TestUnitFileDescriptorsUnderStress(t *testing.T) {
 		noise.Add(1)
 		go func() {
 			defer noise.Done()
-			buf := make([]byte, 4096)
+			// Room for the longest file: 64 copies of its path, however long
+			// TMPDIR makes it.
+			buf := make([]byte, 64*(len(ownFiles[len(ownFiles)-1])+1))
 			for i := g; ; i++ {
 				select {
 				case <-stopNoise:
