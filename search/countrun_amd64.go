@@ -42,8 +42,13 @@ func cutAsm(b *[blockSpan]byte, ws uint64, base, n int, c *blockWords) int
 // The assembly takes the offsets of blockWords', dictSlot's and termTF's
 // fields from go_asm.h; what it assumes beyond them is checked here (a compile
 // error if not so): a slot's index times 3 times 8 is its offset, a pair's
-// times 8, and a pair {id, 0} is written at once as id's 8 bytes.
+// times 8, a key's and keyMask's times 8, an lh's and an at's times 4, and a
+// pair {id, 0} is written at once as id's 8 bytes.
 var (
+	_ = [1]struct{}{}[unsafe.Sizeof(blockWords{}.key[0])-8]
+	_ = [1]struct{}{}[unsafe.Sizeof(blockWords{}.lh[0])-4]
+	_ = [1]struct{}{}[unsafe.Sizeof(blockWords{}.at[0])-4]
+	_ = [1]struct{}{}[unsafe.Sizeof(keyMask)-64*8]
 	_ = [1]struct{}{}[unsafe.Sizeof(dictSlot{})-24]
 	_ = [1]struct{}{}[unsafe.Sizeof(dictSlot{}.key)-8]
 	_ = [1]struct{}{}[unsafe.Sizeof(termTF{})-8]
