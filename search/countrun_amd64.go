@@ -26,7 +26,7 @@ func countRunAsm(keys *[cutWords]uint64, lhs *[cutWords]uint32, j int, doc uint3
 
 // countRun is blockWords.count.
 func (c *blockWords) countRun(j int, doc uint32, tb []dictSlot, pairs []termTF) (int, []termTF) {
-	if !useCountAsm || len(tb) == 0 || cap(pairs) == len(pairs) {
+	if !useCountAsm || len(tb) == 0 || cap(pairs) == len(pairs) || uint(j) >= cutWords {
 		return c.count(j, doc, tb, pairs)
 	}
 	pp := pairs[:cap(pairs)]
@@ -39,12 +39,25 @@ func (c *blockWords) countRun(j int, doc uint32, tb []dictSlot, pairs []termTF) 
 //go:noescape
 func cutAsm(b *[blockSpan]byte, ws uint64, base, n int, c *blockWords) int
 
-// cutAsm's offsets of c's arrays: a compile error if they are not these.
-var _ = [1]struct{}{}[unsafe.Offsetof(blockWords{}.key)+unsafe.Offsetof(blockWords{}.lh)-8*cutWords+unsafe.Offsetof(blockWords{}.at)-12*cutWords]
+// The assembly takes the offsets of blockWords', dictSlot's and termTF's
+// fields from go_asm.h; what it assumes beyond them is checked here (a compile
+// error if not so): a slot's index times 3 times 8 is its offset, a pair's
+// times 8, a key's and keyMask's times 8, an lh's and an at's times 4, and a
+// pair {id, 0} is written at once as id's 8 bytes.
+var (
+	_ = [1]struct{}{}[unsafe.Sizeof(blockWords{}.key[0])-8]
+	_ = [1]struct{}{}[unsafe.Sizeof(blockWords{}.lh[0])-4]
+	_ = [1]struct{}{}[unsafe.Sizeof(blockWords{}.at[0])-4]
+	_ = [1]struct{}{}[unsafe.Sizeof(keyMask)-64*8]
+	_ = [1]struct{}{}[unsafe.Sizeof(dictSlot{})-24]
+	_ = [1]struct{}{}[unsafe.Sizeof(dictSlot{}.key)-8]
+	_ = [1]struct{}{}[unsafe.Sizeof(termTF{})-8]
+	_ = [1]struct{}{}[unsafe.Offsetof(termTF{}.tf)-unsafe.Offsetof(termTF{}.id)-4]
+)
 
 // cutRun is blockWords.cut.
 func (c *blockWords) cutRun(b *[blockSpan]byte, ws uint64, base, n int) int {
-	if !useCountAsm {
+	if !useCountAsm || uint(n) > cutWords-maxBlockWords {
 		return c.cut(b, ws, base, n)
 	}
 	return cutAsm(b, ws, base, n, c)

@@ -1,12 +1,14 @@
 //go:build amd64 && !purego
 
+#include "go_asm.h"
 #include "textflag.h"
 
 // func countRunAsm(keys *[cutWords]uint64, lhs *[cutWords]uint32, j int, doc uint32, tb *dictSlot, mask uint32, pp *termTF, np int) (next, n int)
 //
 // blockWords.count: for each word from j on, until one of no bytes or more
 // than 8 (lhs' low byte) or not in its first slot or the next (a dictSlot is
-// 24 bytes: key 0, id 8, lh 12, mark 16, pair 20), its pair is tallied: a new
+// 24 bytes, a termTF 8, its id first: countrun_amd64.go checks; the fields'
+// offsets are go_asm.h's), its pair is tallied: a new
 // one {id, 0} is written at np and kept if the term's mark is not doc, then
 // the pair at the slot's pair (np if new) gets one more.
 TEXT ·countRunAsm(SB), NOSPLIT, $0-80
@@ -32,22 +34,22 @@ loop:
 	ANDL    R9, BX          // the next
 	LEAQ    (AX)(AX*2), AX
 	LEAQ    (BX)(BX*2), BX
-	CMPQ    R12, (R8)(AX*8)
+	CMPQ    R12, dictSlot_key(R8)(AX*8)
 	CMOVQNE BX, AX          // the next slot if the first is not the term's
-	CMPQ    R12, (R8)(AX*8)
+	CMPQ    R12, dictSlot_key(R8)(AX*8)
 	JNE     done            // new to the dict, or further on
 	LEAQ    (R8)(AX*8), AX  // the term's slot
-	MOVL    8(AX), BX
+	MOVL    dictSlot_id(AX), BX
 	DECL    BX              // its id (the upper half zeroed)
-	MOVQ    BX, (R10)(R11*8) // pairs[np] = {id, 0}
+	MOVQ    BX, termTF_id(R10)(R11*8) // pairs[np] = {id, 0}
 	MOVL    R11, R13         // at: np if new
-	CMPL    DX, 16(AX)
-	CMOVLEQ 20(AX), R13      // the term's pair if it occurred in doc
+	CMPL    DX, dictSlot_mark(AX)
+	CMOVLEQ dictSlot_pair(AX), R13      // the term's pair if it occurred in doc
 	SETNE   BL
 	MOVBLZX BX, BX           // 1: new to the doc
-	MOVL    DX, 16(AX)
-	MOVL    R13, 20(AX)
-	INCL    4(R10)(R13*8)    // pairs[at].tf++
+	MOVL    DX, dictSlot_mark(AX)
+	MOVL    R13, dictSlot_pair(AX)
+	INCL    termTF_tf(R10)(R13*8)    // pairs[at].tf++
 	ADDQ    BX, R11
 	INCQ    CX
 	JMP     loop
@@ -59,8 +61,9 @@ done:
 
 // func cutAsm(b *[blockSpan]byte, ws uint64, base, n int, c *blockWords) int
 //
-// blockWords.cut: c's key, lh and at arrays are at 0, 8*cutWords and
-// 12*cutWords (countrun_amd64.go checks).
+// blockWords.cut: c's key, lh and at arrays at go_asm.h's offsets. c holds
+// n and the block's words (at most 32) at their indexes unmasked: cutRun
+// checks that they fit.
 TEXT ·cutAsm(SB), NOSPLIT, $0-48
 	MOVQ b+0(FP), SI
 	MOVQ ws+8(FP), AX
@@ -92,14 +95,14 @@ cutloop:
 	MOVQ  (SI)(AX*1), R10
 	ORQ   R11, R10         // lower case
 	ANDQ  (R13)(R9*8), R10 // keyMask[k]
-	MOVQ  R10, (DI)(CX*8)  // key
+	MOVQ  R10, blockWords_key(DI)(CX*8) // key
 	IMULQ R12, R10
 	SHRQ  $40, R10
 	SHLL  $8, R10
 	ORL   R9, R10
-	MOVL  R10, 2048(DI)(CX*4) // lh
+	MOVL  R10, blockWords_lh(DI)(CX*4) // lh
 	LEAQ  (R8)(AX*1), R14
-	MOVL  R14, 3072(DI)(CX*4) // at
+	MOVL  R14, blockWords_at(DI)(CX*4) // at
 	INCQ  CX
 	TESTQ BX, BX
 	JNZ   cutloop
