@@ -210,23 +210,31 @@ func (m *termMerger) run(emit func(term string, df uint32, post, sum []byte, sum
 	}
 }
 
+// firstPosting decodes the first entry of an encoded list: its doc (absolute),
+// its tf, and where the entries after it start.
+func firstPosting(post []byte) (doc, tf uint64, p int, err error) {
+	v, n := binary.Uvarint(post)
+	if n <= 0 {
+		return 0, 0, 0, errCorrupt
+	}
+	p, tf = n, 1
+	if v&1 == 0 {
+		if tf, n = binary.Uvarint(post[p:]); n <= 0 {
+			return 0, 0, 0, errCorrupt
+		}
+		p += n
+	}
+	return v >> 1, tf, p, nil
+}
+
 // splice appends an input's encoded postings, none dropped, each doc moved up by
 // base: only the first entry is encoded again (its doc is absolute, or now a delta
 // from the list's last doc); the deltas after it stay as they are.
 func (t *termList) splice(post []byte, base uint32) error {
-	v, n := binary.Uvarint(post)
-	if n <= 0 {
-		return errCorrupt
+	doc, tf, p, err := firstPosting(post)
+	if err != nil {
+		return err
 	}
-	p := n
-	tf := uint64(1)
-	if v&1 == 0 {
-		if tf, n = binary.Uvarint(post[p:]); n <= 0 {
-			return errCorrupt
-		}
-		p += n
-	}
-	doc := v >> 1
 	t.add(uint32(doc)+base, uint32(tf))
 	rest := post[p:]
 	var count uint32
@@ -254,20 +262,12 @@ func (t *termList) splice(post []byte, base uint32) error {
 // spliceScan is splice summarizing the postings appended (sw.scan): that pass
 // over them is the one that finds the list's last doc and count.
 func (t *termList) spliceScan(post []byte, base uint32, sw *sumWriter) error {
-	v, n := binary.Uvarint(post)
-	if n <= 0 {
-		return errCorrupt
-	}
-	p := n
-	tf := uint64(1)
-	if v&1 == 0 {
-		if tf, n = binary.Uvarint(post[p:]); n <= 0 {
-			return errCorrupt
-		}
-		p += n
+	doc, tf, p, err := firstPosting(post)
+	if err != nil {
+		return err
 	}
 	at := len(t.buf)
-	t.add(uint32(v>>1)+base, uint32(tf))
+	t.add(uint32(doc)+base, uint32(tf))
 	t.buf = append(t.buf, post[p:]...)
 	if err := sw.scan(t.buf, at); err != nil {
 		return err
