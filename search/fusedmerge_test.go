@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -219,14 +218,7 @@ func TestMergeSummarizedWhileSpliced(t *testing.T) {
 			return path
 		}
 		fusedPath, afterPath := merge("fused", true), merge("after", false)
-		a, err := os.ReadFile(fusedPath)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := os.ReadFile(afterPath)
-		if err != nil {
-			t.Fatal(err)
-		}
+		a, b := readBoth(t, fusedPath, afterPath)
 		if !bytes.Equal(a, b) {
 			t.Fatalf("iter %d: the merge summarizing while splicing wrote %d bytes unlike the one summarizing after (%d)", iter, len(a), len(b))
 		}

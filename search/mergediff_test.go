@@ -292,14 +292,7 @@ func mergeDiffCase(t *testing.T, dir string, seed uint64, shape []byte) {
 		t.Fatalf("new merge: %v, not errCorrupt", newErr)
 	}
 	if newErr == nil && oldErr == nil {
-		a, err := os.ReadFile(newPath)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := os.ReadFile(oldPath)
-		if err != nil {
-			t.Fatal(err)
-		}
+		a, b := readBoth(t, newPath, oldPath)
 		if !bytes.Equal(a, b) {
 			t.Fatalf("merged segment of %d bytes, the old merge's %d (pivot %q, k %d, sumMinDF %d)", len(a), len(b), pivot, k, sumMinDF)
 		}
@@ -449,4 +442,18 @@ func TestMergeRefusesDocPastEnd(t *testing.T) {
 	if err := m.run(w.termSum); !errors.Is(err, errCorrupt) {
 		t.Fatalf("merge: %v, want errCorrupt", err)
 	}
+}
+
+// readBoth reads the two files a merge through each path wrote.
+func readBoth(t testing.TB, pa, pb string) ([]byte, []byte) {
+	t.Helper()
+	a, err := os.ReadFile(pa)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(pb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a, b
 }

@@ -117,16 +117,7 @@ func TestReadOnlyCommandsWriteNothing(t *testing.T) {
 	}
 
 	d := e.startDaemon()
-	// Let the daemon settle what it writes at start-up; then it writes only its
-	// status file (skipped) until something changes.
-	quiet := statTree(t, e.home, "status.json")
-	waitFor(t, 20*time.Second, "the daemon quiet", func() bool {
-		time.Sleep(200 * time.Millisecond)
-		now := statTree(t, e.home, "status.json")
-		same := now == quiet
-		quiet = now
-		return same
-	})
+	waitDaemonQuiet(t, e.home)
 	whileRunning := append(readOnly,
 		[]string{"search", "prompt"}, []string{"search", "prompt", "--all", "--json", "--archived", "--source", "wave", "--since", "90d", "--until", "2099-01-01", "--role", "user", "--limit", "5"},
 		[]string{"usage"}, []string{"usage", "daily", "--all", "--by", "model", "--json", "--utc"}, []string{"usage", "--statusline"},
@@ -149,4 +140,19 @@ func deadPID(t *testing.T) int {
 	}
 	p.Wait()
 	return p.Pid
+}
+
+// waitDaemonQuiet waits until nothing under home but the daemon's status file
+// changes for 200 ms: the daemon has settled what it writes at start-up, and
+// writes only its status file until something changes.
+func waitDaemonQuiet(t *testing.T, home string) {
+	t.Helper()
+	quiet := statTree(t, home, "status.json")
+	waitFor(t, 20*time.Second, "the daemon quiet", func() bool {
+		time.Sleep(200 * time.Millisecond)
+		now := statTree(t, home, "status.json")
+		same := now == quiet
+		quiet = now
+		return same
+	})
 }

@@ -118,14 +118,7 @@ func TestDestructiveRefPathsOutsideTheScope(t *testing.T) {
 	check("no daemon", "writer.lock")
 
 	d := e.startDaemon()
-	quiet := statTree(t, e.home, "status.json")
-	waitFor(t, 20*time.Second, "the daemon quiet", func() bool {
-		time.Sleep(200 * time.Millisecond)
-		now := statTree(t, e.home, "status.json")
-		same := now == quiet
-		quiet = now
-		return same
-	})
+	waitDaemonQuiet(t, e.home)
 	check("daemon running", "status.json")
 	if code := d.stop(); code != 0 {
 		t.Errorf("daemon exit %d", code)
